@@ -1,0 +1,85 @@
+from django.contrib import admin
+
+from . import models
+
+
+@admin.register(models.Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "created_at"]
+    search_fields = ["slug", "name"]
+    prepopulated_fields = {"slug": ["name"]}
+
+
+@admin.register(models.Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "project", "role", "in_answer_pool"]
+    list_filter = ["role", "project"]
+    search_fields = ["user__username"]
+
+
+@admin.register(models.App)
+class AppAdmin(admin.ModelAdmin):
+    list_display = ["package", "project", "non_english"]
+    list_filter = ["project", "non_english"]
+    search_fields = ["package"]
+
+
+class CandidateInline(admin.TabularInline):
+    model = models.Candidate
+    extra = 0
+
+
+@admin.register(models.Screen)
+class ScreenAdmin(admin.ModelAdmin):
+    list_display = ["rico_id", "project", "app", "width", "height", "state", "split"]
+    list_filter = ["project", "state", "split"]
+    search_fields = ["rico_id", "app__package"]
+    raw_id_fields = ["app"]
+    inlines = [CandidateInline]
+
+
+@admin.register(models.Candidate)
+class CandidateAdmin(admin.ModelAdmin):
+    list_display = ["screen", "vh_index", "type", "class_name", "text"]
+    list_filter = ["type"]
+    raw_id_fields = ["screen"]
+
+
+@admin.register(models.ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ["pk", "project", "status", "processed", "total", "created_at"]
+    list_filter = ["status"]
+
+
+@admin.register(models.Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["pk", "project", "stage", "annotator", "status", "lease_expires_at"]
+    list_filter = ["stage", "status", "project"]
+    raw_id_fields = ["screen", "question", "annotator"]
+
+
+@admin.register(models.PrefilterJudgment)
+class PrefilterJudgmentAdmin(admin.ModelAdmin):
+    list_display = ["screen", "annotator", "non_english_app", "vh_out_of_sync"]
+    raw_id_fields = ["assignment", "screen", "annotator"]
+
+
+class AnswerElementInline(admin.TabularInline):
+    model = models.AnswerElement
+    extra = 0
+
+
+@admin.register(models.Question)
+class QuestionAdmin(admin.ModelAdmin):
+    list_display = ["text", "screen", "source", "state", "answers_done", "answers_needed"]
+    list_filter = ["source", "state"]
+    search_fields = ["text"]
+    raw_id_fields = ["screen", "author", "origin"]
+
+
+@admin.register(models.Answer)
+class AnswerAdmin(admin.ModelAdmin):
+    list_display = ["question", "annotator", "verdict", "kept"]
+    list_filter = ["verdict", "kept"]
+    raw_id_fields = ["assignment", "question", "annotator"]
+    inlines = [AnswerElementInline]

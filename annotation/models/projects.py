@@ -1,0 +1,111 @@
+"""Projects, their members and the apps their screens come from."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+
+class Project(models.Model):
+    """A dataset under construction, with its pipeline settings.
+
+    Defaults are the ScreenQA paper's (PIPELINE.md): question caps 5 and 3,
+    1 answer per train question and 3 per validation/test question, an 80/10/10
+    split, 90% qualification, 95% monitoring and a 10% not-answerable target.
+    """
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    # VH device space of the imported screens (RICO: 1440x2560).
+    device_width = models.PositiveIntegerField(default=1440)
+    device_height = models.PositiveIntegerField(default=2560)
+
+    prefilter_judgments = models.PositiveSmallIntegerField(default=1, help_text="judgments per screen (majority)")
+    questions_pass1_cap = models.PositiveSmallIntegerField(default=5)
+    questions_pass2_cap = models.PositiveSmallIntegerField(default=3)
+    answers_train = models.PositiveSmallIntegerField(default=1)
+    answers_validation = models.PositiveSmallIntegerField(default=3)
+    answers_test = models.PositiveSmallIntegerField(default=3)
+    split_train = models.PositiveSmallIntegerField(default=80, help_text="percent")
+    split_validation = models.PositiveSmallIntegerField(default=10, help_text="percent")
+    split_test = models.PositiveSmallIntegerField(default=10, help_text="percent")
+    split_seed = models.CharField(max_length=64, default="screenqa")
+    qualification_threshold = models.FloatField(default=0.90)
+    monitoring_threshold = models.FloatField(default=0.95)
+    not_answerable_target = models.FloatField(default=0.10)
+    lease_minutes = models.PositiveSmallIntegerField(default=30)
+    # Agreement between the answers of one question (see docs/formats.md).
+    agreement_use_boxes = models.BooleanField(default=False)
+    agreement_iou_threshold = models.FloatField(default=0.5)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(split_train__gte=0)
+                & Q(split_validation__gte=0)
+                & Q(split_test__gte=0)
+                & Q(split_train__lte=100)
+                & Q(split_validation__lte=100)
+                & Q(split_test__lte=100),
+                name="project_split_percent_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(split_train=100 - F("split_validation") - F("split_test")),
+                name="project_split_sums_to_100",
+            ),
+            models.CheckConstraint(condition=Q(questions_pass1_cap__lte=20), name="project_pass1_cap_max"),
+            models.CheckConstraint(condition=Q(questions_pass2_cap__lte=20), name="project_pass2_cap_max"),
+            models.CheckConstraint(condition=Q(prefilter_judgments__gte=1), name="project_prefilter_judgments_min"),
+            models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="project_lease_minutes_min"),
+            models.CheckConstraint(
+                condition=Q(answers_train__gte=1) & Q(answers_validation__gte=1) & Q(answers_test__gte=1),
+                name="project_answers_min",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def answers_needed(self, split: str) -> int:
+        return {"train": self.answers_train, "validation": self.answers_validation, "test": self.answers_test}[split]
+
+
+class Role(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    LEAD = "lead", "Lead"
+
+
+class Membership(models.Model):
+    """A user's role in one project. Site admins (``is_superuser``) need none."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+    in_answer_pool = models.BooleanField(default=True, help_text="may work on the answers stage")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="membership_unique_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project} ({self.role})"
+
+
+class App(models.Model):
+    """An Android app (package name) whose screens are in the project."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="apps")
+    package = models.CharField(max_length=255)
+    # Set by a lead for the whole app ("non-English app" is a property of the app).
+    non_english = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "package"], name="app_unique_package")]
+
+    def __str__(self) -> str:
+        return self.package

@@ -1,0 +1,140 @@
+"""Screens (screenshot + view hierarchy), their candidate elements, import jobs."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from .projects import App, Project
+
+
+class ScreenState(models.TextChoices):
+    PREFILTER = "prefilter", "Waiting for pre-filtering"
+    EXCLUDED = "excluded", "Excluded by pre-filtering"
+    QUESTIONS_1 = "questions-1", "Question writing, pass 1"
+    QUESTIONS_2 = "questions-2", "Question writing, pass 2"
+    ANSWERING = "answering", "Questions final"
+    NO_QUESTIONS = "no-questions", "Closed: no questions"
+
+
+class Split(models.TextChoices):
+    TRAIN = "train", "train"
+    VALIDATION = "validation", "validation"
+    TEST = "test", "test"
+
+
+class Screen(models.Model):
+    """One RICO screen. ``rico_id`` is RICO's id (``image_id`` in the release);
+    trace screens get ``<app>:trace_<n>:<k>``."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="screens")
+    app = models.ForeignKey(App, on_delete=models.PROTECT, related_name="screens")
+    rico_id = models.CharField(max_length=255)
+    activity_name = models.CharField(max_length=512, blank=True)
+    image = models.FileField(upload_to="screens/", max_length=512)
+    width = models.PositiveIntegerField()
+    height = models.PositiveIntegerField()
+    vh = models.JSONField()
+    content_sha256 = models.CharField(max_length=64, help_text="hash of image and VH bytes")
+    overlay = models.FileField(upload_to="overlays/", max_length=512, blank=True)
+    state = models.CharField(max_length=16, choices=ScreenState.choices, default=ScreenState.PREFILTER)
+    exclusion_reason = models.CharField(max_length=64, blank=True)
+    split = models.CharField(max_length=12, choices=Split.choices, blank=True)
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "rico_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "rico_id"], name="screen_unique_rico_id"),
+            models.CheckConstraint(condition=Q(width__gt=0) & Q(height__gt=0), name="screen_positive_size"),
+            models.CheckConstraint(
+                condition=~Q(state="excluded") | ~Q(exclusion_reason=""), name="screen_excluded_has_reason"
+            ),
+            models.CheckConstraint(
+                condition=~Q(state="answering") | ~Q(split=""), name="screen_answering_has_split"
+            ),
+        ]
+        indexes = [models.Index(fields=["project", "state"], name="screen_project_state")]
+
+    def __str__(self) -> str:
+        return f"{self.project.slug}/{self.rico_id}"
+
+
+class ElementType(models.TextChoices):
+    TEXT = "text"
+    IMAGE = "image"
+    BUTTON = "button"
+    CHECKBOX = "checkbox"
+    WEBVIEW = "webview"
+    OTHER = "other"
+
+
+class Candidate(models.Model):
+    """A visible VH leaf: a UI element an answerer can pick.
+
+    Bounds are screenshot pixels ``[left, top, right, bottom)``, clipped to the image.
+    ``vh_index`` is the pre-order index over every node of ``activity.root``
+    (see ``annotation.vh.iter_nodes``).
+    """
+
+    screen = models.ForeignKey(Screen, on_delete=models.CASCADE, related_name="candidates")
+    vh_index = models.PositiveIntegerField()
+    left = models.IntegerField()
+    top = models.IntegerField()
+    right = models.IntegerField()
+    bottom = models.IntegerField()
+    class_name = models.CharField(max_length=255, blank=True)
+    type = models.CharField(max_length=12, choices=ElementType.choices, default=ElementType.OTHER)
+    text = models.TextField(blank=True)
+    content_desc = models.TextField(blank=True)
+    resource_id = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        ordering = ["screen", "vh_index"]
+        constraints = [
+            models.UniqueConstraint(fields=["screen", "vh_index"], name="candidate_unique_vh_index"),
+            models.CheckConstraint(
+                condition=Q(left__gte=0) & Q(top__gte=0) & Q(right__gt=F("left")) & Q(bottom__gt=F("top")),
+                name="candidate_positive_area",
+            ),
+        ]
+
+    @property
+    def bounds(self) -> list[int]:
+        return [self.left, self.top, self.right, self.bottom]
+
+    @property
+    def label(self) -> str:
+        return self.text or self.content_desc
+
+
+class ImportJob(models.Model):
+    """An import started from the web; the Celery task reports into it."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    source = models.CharField(max_length=1024, help_text="storage name of an uploaded zip, or a storage prefix")
+    source_kind = models.CharField(max_length=16, choices=[("zip", "zip"), ("prefix", "prefix")])
+    device_width = models.PositiveIntegerField(null=True, blank=True)
+    device_height = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    processed = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(processed__lte=F("total")) | Q(total=0), name="importjob_progress")
+        ]

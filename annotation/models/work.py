@@ -1,0 +1,230 @@
+"""The work of the pipeline: assignments, judgments, questions and answers.
+
+Invariants that can live in the database do (see the constraints); the
+services in ``annotation.services`` and ``pipeline`` enforce the rest under
+row locks taken through ``annotation.lock_objects``.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from .projects import Project
+from .screens import Screen
+
+SCREEN_WRITING_STAGES = ("questions-1", "questions-2", "not-answerable")
+
+
+class Stage(models.TextChoices):
+    PREFILTER = "prefilter", "Pre-filtering"
+    QUESTIONS_1 = "questions-1", "Questions, pass 1"
+    QUESTIONS_2 = "questions-2", "Questions, pass 2"
+    ANSWERS = "answers", "Answers"
+    NOT_ANSWERABLE = "not-answerable", "Not-answerable questions"
+
+
+class AssignmentStatus(models.TextChoices):
+    LEASED = "leased"
+    SUBMITTED = "submitted"
+    SKIPPED = "skipped"
+    RELEASED = "released"
+    EXPIRED = "expired"
+
+
+class Assignment(models.Model):
+    """One annotator's lease on one unit of work (a screen, or a question for ``answers``)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
+    stage = models.CharField(max_length=16, choices=Stage.choices)
+    screen = models.ForeignKey(Screen, on_delete=models.CASCADE, related_name="assignments")
+    question = models.ForeignKey(
+        "Question", null=True, blank=True, on_delete=models.CASCADE, related_name="assignments"
+    )
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=12, choices=AssignmentStatus.choices, default=AssignmentStatus.LEASED)
+    lease_expires_at = models.DateTimeField()
+    draft = models.JSONField(default=dict, blank=True)
+    submission = models.JSONField(null=True, blank=True, help_text="the accepted submit body (idempotency)")
+    skip_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(stage="answers") & Q(question__isnull=False))
+                | (~Q(stage="answers") & Q(question__isnull=True)),
+                name="assignment_question_iff_answers",
+            ),
+            # One writer at a time, and exactly one accepted writer, per screen and writing stage.
+            models.UniqueConstraint(
+                fields=["screen", "stage"],
+                condition=Q(status="leased", stage__in=SCREEN_WRITING_STAGES),
+                name="assignment_one_lease_per_writing_stage",
+            ),
+            models.UniqueConstraint(
+                fields=["screen", "stage"],
+                condition=Q(status="submitted", stage__in=SCREEN_WRITING_STAGES),
+                name="assignment_one_submission_per_writing_stage",
+            ),
+            # The two question passes of a screen have two different writers.
+            models.UniqueConstraint(
+                fields=["screen", "annotator"],
+                condition=Q(status__in=["leased", "submitted"], stage__in=["questions-1", "questions-2"]),
+                name="assignment_distinct_question_writers",
+            ),
+            # One pre-filter judgment per annotator and screen.
+            models.UniqueConstraint(
+                fields=["screen", "annotator"],
+                condition=Q(status__in=["leased", "submitted"], stage="prefilter"),
+                name="assignment_one_prefilter_per_annotator",
+            ),
+            # Never twice by one annotator.
+            models.UniqueConstraint(
+                fields=["question", "annotator"],
+                condition=Q(status__in=["leased", "submitted"], stage="answers"),
+                name="assignment_one_answer_per_annotator",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="submitted") | Q(submitted_at__isnull=False),
+                name="assignment_submitted_has_time",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["project", "stage", "status"], name="assignment_queue"),
+            models.Index(fields=["annotator", "stage", "status"], name="assignment_annotator"),
+            models.Index(fields=["status", "lease_expires_at"], name="assignment_lease_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.stage} #{self.pk} ({self.status})"
+
+
+class PrefilterJudgment(models.Model):
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="judgment")
+    screen = models.ForeignKey(Screen, on_delete=models.CASCADE, related_name="judgments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    non_english_app = models.BooleanField()
+    vh_out_of_sync = models.BooleanField()
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["screen", "annotator"], name="judgment_once_per_annotator"),
+        ]
+
+
+class QuestionSource(models.TextChoices):
+    PASS_1 = "questions-1", "Pass 1"
+    PASS_2 = "questions-2", "Pass 2"
+    NOT_ANSWERABLE = "not-answerable", "Not-answerable stage"
+    IMPORTED = "imported", "Imported release"
+
+
+class QuestionState(models.TextChoices):
+    DRAFTING = "drafting", "Waiting for the screen's question passes"
+    ANSWERING = "answering", "Collecting answers"
+    ANSWERED = "answered", "All answers in"
+    KEPT = "kept", "Kept by post-processing"
+    DROPPED = "dropped", "Dropped by post-processing"
+
+
+class Question(models.Model):
+    screen = models.ForeignKey(Screen, on_delete=models.CASCADE, related_name="questions")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="questions"
+    )
+    origin = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="questions_written"
+    )
+    source = models.CharField(max_length=16, choices=QuestionSource.choices)
+    position = models.PositiveSmallIntegerField(help_text="order of the question on its screen")
+    text = models.TextField(help_text="as written")
+    final_text = models.TextField(blank=True, help_text="after post-processing")
+    state = models.CharField(max_length=12, choices=QuestionState.choices, default=QuestionState.DRAFTING)
+    answers_needed = models.PositiveSmallIntegerField(default=0)
+    answers_done = models.PositiveSmallIntegerField(default=0)
+    drop_reason = models.CharField(max_length=255, blank=True)
+    agreement = models.CharField(max_length=16, blank=True, help_text="all / two / none (validation, test)")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["screen", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["screen", "position"], name="question_unique_position"),
+            models.CheckConstraint(condition=Q(answers_done__lte=F("answers_needed")), name="question_answer_cap"),
+            models.CheckConstraint(condition=~Q(text=""), name="question_text_not_empty"),
+            models.CheckConstraint(
+                condition=~Q(state="dropped") | ~Q(drop_reason=""), name="question_dropped_has_reason"
+            ),
+        ]
+        indexes = [models.Index(fields=["state"], name="question_state")]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Verdict(models.TextChoices):
+    ANSWERED = "answered"
+    INVALID = "invalid"
+    NOT_ANSWERABLE = "not_answerable"
+
+
+class Answer(models.Model):
+    assignment = models.OneToOneField(
+        Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="answer"
+    )
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="answers"
+    )
+    verdict = models.CharField(max_length=16, choices=Verdict.choices)
+    question_text = models.TextField(help_text="the question as fixed by the answerer")
+    full_answer = models.TextField(blank=True)
+    kept = models.BooleanField(default=True)
+    drop_reason = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["question", "created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question", "annotator"],
+                condition=Q(annotator__isnull=False),
+                name="answer_once_per_annotator",
+            ),
+            models.CheckConstraint(condition=Q(kept=True) | ~Q(drop_reason=""), name="answer_dropped_has_reason"),
+        ]
+
+
+class AnswerElement(models.Model):
+    """One ordered element of an answer: a VH candidate or a drawn box, in screenshot pixels."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="elements")
+    position = models.PositiveSmallIntegerField()
+    vh_index = models.IntegerField(null=True, blank=True, help_text="null for a drawn box (-1 in the release)")
+    left = models.IntegerField()
+    top = models.IntegerField()
+    right = models.IntegerField()
+    bottom = models.IntegerField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["answer", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "position"], name="element_unique_position"),
+            models.CheckConstraint(
+                condition=Q(left__gte=0) & Q(top__gte=0) & Q(right__gt=F("left")) & Q(bottom__gt=F("top")),
+                name="element_positive_area",
+            ),
+            models.CheckConstraint(condition=~Q(text=""), name="element_text_not_empty"),
+        ]
+
+    @property
+    def bounds(self) -> list[int]:
+        return [self.left, self.top, self.right, self.bottom]

@@ -1,0 +1,226 @@
+"""Settings shared by every profile.
+
+Everything that differs between machines comes from the environment (see
+``docs/operations.md``). The profiles only choose defaults:
+
+* ``annotation.settings.local``      embedded default: SQLite, local files, in-process tasks
+* ``annotation.settings.test``       the test suite: PostgreSQL and Redis
+* ``annotation.settings.production`` PostgreSQL, Redis broker, S3; secrets have no default
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+
+def env(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(name)
+    return value if value not in (None, "") else default
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = env(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    value = env(name)
+    return int(value) if value is not None else default
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = env(name)
+    if value is None:
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+DATA_DIR = Path(env("SCREENQA_DATA_DIR", str(BASE_DIR / "data")) or "data")
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "annotation",
+    "pipeline",
+    "frontend",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "annotation.urls"
+WSGI_APPLICATION = "annotation.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+
+def database_from_env(default_url: str) -> dict[str, Any]:
+    """One database from ``DATABASE_URL``; SQLite gets IMMEDIATE transactions.
+
+    IMMEDIATE makes every SQLite transaction take the write lock when it starts,
+    so two concurrent writers queue instead of failing with "database is locked"
+    half-way through (Django 5.1+ ``transaction_mode``).
+    """
+    url = env("DATABASE_URL", default_url) or default_url
+    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 0)))
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["OPTIONS"] = {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    else:
+        config.setdefault("OPTIONS", {})
+    config["ATOMIC_REQUESTS"] = False
+    return config
+
+
+DATABASES = {"default": database_from_env(f"sqlite:///{DATA_DIR / 'db.sqlite3'}")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(env("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")) or "staticfiles")
+MEDIA_ROOT = DATA_DIR / "media"
+MEDIA_URL = "/media/"  # never served directly: screens go through permission-checked views
+
+# Storage: local files by default, S3 when AWS_STORAGE_BUCKET_NAME is set.
+AWS_STORAGE_BUCKET_NAME = env("AWS_STORAGE_BUCKET_NAME")
+if AWS_STORAGE_BUCKET_NAME:
+    STORAGES: dict[str, dict[str, Any]] = {
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": AWS_STORAGE_BUCKET_NAME,
+                "region_name": env("AWS_S3_REGION_NAME"),
+                "endpoint_url": env("AWS_S3_ENDPOINT_URL"),
+                "location": env("AWS_S3_LOCATION", "") or "",
+                "default_acl": None,
+                "querystring_auth": True,
+                "file_overwrite": True,
+            },
+        },
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
+else:
+    STORAGES = {
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(MEDIA_ROOT)},
+        },
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+LOGIN_URL = "frontend:login"
+LOGIN_REDIRECT_URL = "frontend:home"
+LOGOUT_REDIRECT_URL = "frontend:login"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "annotation.apis.errors.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "ScreenQA annotation platform API",
+    "DESCRIPTION": "Screens, stages and assignments of the ScreenQA annotation pipeline.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Celery. Without a broker the embedded default runs tasks in-process.
+CELERY_BROKER_URL = env("CELERY_BROKER_URL")
+CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND")
+CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# Embedded default only: run "queued" jobs on a background thread of the web
+# process, so the page that started a job can show its progress.
+SCREENQA_INPROCESS_THREADS = env_bool("SCREENQA_INPROCESS_THREADS", CELERY_BROKER_URL is None)
+
+# Upload and import limits (see docs/operations.md).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+SCREENQA_IMPORT = {
+    "MAX_IMAGE_PIXELS": env_int("SCREENQA_MAX_IMAGE_PIXELS", 1440 * 2560 * 4),
+    "MAX_IMAGE_BYTES": env_int("SCREENQA_MAX_IMAGE_BYTES", 20 * 1024 * 1024),
+    "MAX_JSON_BYTES": env_int("SCREENQA_MAX_JSON_BYTES", 20 * 1024 * 1024),
+    "MAX_JSON_DEPTH": env_int("SCREENQA_MAX_JSON_DEPTH", 200),
+    "ZIP_MAX_ENTRIES": env_int("SCREENQA_ZIP_MAX_ENTRIES", 500_000),
+    "ZIP_MAX_TOTAL_BYTES": env_int("SCREENQA_ZIP_MAX_TOTAL_BYTES", 50 * 1024**3),
+    "ZIP_MAX_RATIO": env_int("SCREENQA_ZIP_MAX_RATIO", 200),
+    "MAX_UPLOAD_BYTES": env_int("SCREENQA_MAX_UPLOAD_BYTES", 2 * 1024**3),
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "INFO"}},
+}

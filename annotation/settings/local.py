@@ -1,0 +1,7 @@
+"""Embedded default: SQLite, local files, tasks in-process. Runs with no services."""
+
+from .base import *  # noqa: F403
+from .base import env, env_bool
+
+DEBUG = env_bool("DJANGO_DEBUG", True)
+SECRET_KEY = env("DJANGO_SECRET_KEY", "embedded-default-not-secret-change-me-in-production") or ""
