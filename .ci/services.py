@@ -72,13 +72,24 @@ def start_postgres(tmp: str) -> tuple[str, list[list[str]]]:
     run_as: list[str] = []
     if os.geteuid() == 0:  # initdb refuses to run as root
         run_as = ["runuser", "-u", "postgres", "--"]
-        os.chmod(tmp, 0o777)
-    subprocess.run([*run_as, initdb, "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"], check=True,
-                   capture_output=True)
+        os.chmod(tmp, 0o777)  # noqa: S103 - the throwaway server runs as user postgres
     subprocess.run(
-        [*run_as, pg_ctl, "-D", data, "-w", "-l", os.path.join(data, "log"), "-o",
-         f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off"],
-        check=True, capture_output=True,
+        [*run_as, initdb, "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"], check=True, capture_output=True
+    )
+    subprocess.run(
+        [
+            *run_as,
+            pg_ctl,
+            "-D",
+            data,
+            "-w",
+            "-l",
+            os.path.join(data, "log"),
+            "-o",
+            f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off",
+        ],
+        check=True,
+        capture_output=True,
     )
     print(f"[services] started a throwaway PostgreSQL on 127.0.0.1:{port}", file=sys.stderr)
     return f"postgres://postgres@127.0.0.1:{port}/screenqa", [[*run_as, pg_ctl, "-D", data, "-m", "fast", "stop"]]
@@ -124,8 +135,10 @@ def main(argv: list[str]) -> int:
                 env["CELERY_BROKER_URL"] = "redis://127.0.0.1:6379/0"
             else:
                 env["CELERY_BROKER_URL"], procs = start_redis(tmp)
-        print(f"[services] DATABASE_URL={env['DATABASE_URL']} CELERY_BROKER_URL={env['CELERY_BROKER_URL']}",
-              file=sys.stderr)
+        print(
+            f"[services] DATABASE_URL={env['DATABASE_URL']} CELERY_BROKER_URL={env['CELERY_BROKER_URL']}",
+            file=sys.stderr,
+        )
         return subprocess.call(command, env=env)
     finally:
         for stop in stops:

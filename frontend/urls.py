@@ -1,9 +1,11 @@
-from django.contrib.auth import views as auth_views
-from django.urls import path
+"""Pages, one module per area (each owned by its part of the code)."""
+
+from django.urls import include, path
 
 app_name = "frontend"
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(), name="login"),
-    path("", auth_views.LoginView.as_view(), name="home"),
+    path("", include("frontend.views.urls_core")),
+    path("", include("frontend.views.urls_workspace")),
+    path("", include("frontend.views.urls_release")),
 ]

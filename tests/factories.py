@@ -30,7 +30,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     password = factory.PostGenerationMethodCall("set_password", PASSWORD)
 
     @factory.post_generation
-    def _save(obj, create, extracted, **kwargs):  # noqa: N805
+    def _save(obj, create, extracted, **kwargs):
         if create:
             obj.save()
 
@@ -69,7 +69,9 @@ class ScreenFactory(factory.django.DjangoModelFactory):
     rico_id = factory.Sequence(lambda n: str(10000 + n))
     width = 1080
     height = 1920
-    image = factory.LazyAttribute(lambda o: ContentFile(png_bytes(o.width // 10, o.height // 10), name=f"{o.rico_id}.png"))
+    image = factory.LazyAttribute(
+        lambda o: ContentFile(png_bytes(o.width // 10, o.height // 10), name=f"{o.rico_id}.png")
+    )
     vh = factory.LazyFunction(lambda: {"activity_name": "com.example/.Main", "activity": {"root": {}}})
     content_sha256 = factory.Sequence(lambda n: f"{n:064d}")
 

@@ -13,7 +13,7 @@ from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
-        code = status.HTTP_400_BAD_REQUEST
+        code: int = status.HTTP_400_BAD_REQUEST
         if isinstance(exc, ConflictError):
             code = status.HTTP_409_CONFLICT
         elif isinstance(exc, NotFoundError):

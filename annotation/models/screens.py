@@ -51,9 +51,7 @@ class Screen(models.Model):
             models.CheckConstraint(
                 condition=~Q(state="excluded") | ~Q(exclusion_reason=""), name="screen_excluded_has_reason"
             ),
-            models.CheckConstraint(
-                condition=~Q(state="answering") | ~Q(split=""), name="screen_answering_has_split"
-            ),
+            models.CheckConstraint(condition=~Q(state="answering") | ~Q(split=""), name="screen_answering_has_split"),
         ]
         indexes = [models.Index(fields=["project", "state"], name="screen_project_state")]
 

@@ -45,8 +45,13 @@ def test_two_passes_need_two_writers():
     writer = UserFactory()
     expires = timezone.now()
     Assignment.objects.create(
-        project=screen.project, stage="questions-1", screen=screen, annotator=writer, lease_expires_at=expires,
-        status="submitted", submitted_at=expires,
+        project=screen.project,
+        stage="questions-1",
+        screen=screen,
+        annotator=writer,
+        lease_expires_at=expires,
+        status="submitted",
+        submitted_at=expires,
     )
     with pytest.raises(IntegrityError), transaction.atomic():
         Assignment.objects.create(

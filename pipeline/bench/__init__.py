@@ -1,0 +1,1 @@
+"""Benchmarks (``make bench``). Each ``bench_*.py`` module here has ``run(full: bool) -> dict``."""

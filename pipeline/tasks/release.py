@@ -1,0 +1,1 @@
+"""Post-processing and export tasks."""
