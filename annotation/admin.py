@@ -83,3 +83,9 @@ class AnswerAdmin(admin.ModelAdmin):
     list_filter = ["verdict", "kept"]
     raw_id_fields = ["assignment", "question", "annotator"]
     inlines = [AnswerElementInline]
+
+
+@admin.register(models.ReleaseJob)
+class ReleaseJobAdmin(admin.ModelAdmin):
+    list_display = ["pk", "project", "kind", "format", "status", "processed", "total", "created_at"]
+    list_filter = ["kind", "status"]

@@ -9,6 +9,7 @@ from .work import (
     Question,
     QuestionSource,
     QuestionState,
+    ReleaseJob,
     Stage,
     Verdict,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "Question",
     "QuestionSource",
     "QuestionState",
+    "ReleaseJob",
     "Role",
     "Screen",
     "ScreenState",
