@@ -1,7 +1,9 @@
 """Embedded default: SQLite, local files, tasks in-process. Runs with no services."""
 
 from .base import *  # noqa: F403
-from .base import env, env_bool
+from .base import DATA_DIR, env, env_bool
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
 SECRET_KEY = env("DJANGO_SECRET_KEY", "embedded-default-not-secret-change-me-in-production") or ""
+
+DATA_DIR.mkdir(parents=True, exist_ok=True)
