@@ -1,3 +1,3 @@
 """Celery tasks. Celery's autodiscovery imports this package; each area has its module."""
 
-from . import imports, release  # noqa: F401
+from . import export, imports, postprocess  # noqa: F401

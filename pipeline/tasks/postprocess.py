@@ -1,0 +1,1 @@
+"""Post-processing and short-answer tasks."""

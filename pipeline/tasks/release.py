@@ -1,1 +1,0 @@
-"""Post-processing and export tasks."""
