@@ -41,7 +41,8 @@ def find_binary(name: str) -> str | None:
     found = shutil.which(name)
     if found:
         return found
-    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)
+    pattern = os.environ.get("SERVICES_PG_BIN_GLOB", "/usr/lib/postgresql/*/bin")
+    candidates = sorted(glob.glob(f"{pattern}/{name}"), reverse=True) if pattern else []
     return candidates[0] if candidates else None
 
 
@@ -87,6 +88,7 @@ def start_postgres(tmp: str) -> tuple[str, list[list[str]]]:
             os.path.join(data, "log"),
             "-o",
             f"-p {port} -k {tmp} -c listen_addresses=127.0.0.1 -c fsync=off",
+            "start",
         ],
         check=True,
         capture_output=True,
@@ -124,15 +126,17 @@ def main(argv: list[str]) -> int:
     tmp = tempfile.mkdtemp(prefix="screenqa-services-")
     stops: list[list[str]] = []
     procs: list[subprocess.Popen[bytes]] = []
+    pg_port = int(env.get("SERVICES_PG_PORT", "5432"))  # overridable so that the fallbacks can be tested
+    redis_port = int(env.get("SERVICES_REDIS_PORT", "6379"))
     try:
         if not env.get("DATABASE_URL"):
-            if postgres_usable("127.0.0.1", 5432):
-                env["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/screenqa"
+            if postgres_usable("127.0.0.1", pg_port):
+                env["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:{pg_port}/screenqa"
             else:
                 env["DATABASE_URL"], stops = start_postgres(tmp)
         if not env.get("CELERY_BROKER_URL"):
-            if port_open("127.0.0.1", 6379):
-                env["CELERY_BROKER_URL"] = "redis://127.0.0.1:6379/0"
+            if port_open("127.0.0.1", redis_port):
+                env["CELERY_BROKER_URL"] = f"redis://127.0.0.1:{redis_port}/0"
             else:
                 env["CELERY_BROKER_URL"], procs = start_redis(tmp)
         print(

@@ -17,6 +17,32 @@ import sys
 import time
 
 
+def database_prepare() -> None:
+    """Create the benchmark database if it is missing, then migrate it."""
+    from django.conf import settings
+    from django.core.management import call_command
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "django.db.backends.postgresql":
+        import psycopg
+
+        params = {
+            k: v
+            for k, v in {
+                "host": db.get("HOST"),
+                "port": db.get("PORT"),
+                "user": db.get("USER"),
+                "password": db.get("PASSWORD"),
+            }.items()
+            if v
+        }
+        with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]]).fetchone()
+            if not exists:
+                conn.execute(f'CREATE DATABASE "{db["NAME"]}"')
+    call_command("migrate", verbosity=0, interactive=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pipeline.bench")
     parser.add_argument("--full", action="store_true", help="run at full (RICO / ScreenQA) scale")
@@ -26,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
+    database_prepare()
     import pipeline.bench as package
 
     results: dict[str, object] = {}

@@ -1,0 +1,78 @@
+"""The settings profiles: one code base, chosen by environment variables."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROBE = """
+import json, importlib
+m = importlib.import_module('{module}')
+db = m.DATABASES['default']
+print(json.dumps({{
+  'engine': db['ENGINE'], 'options': db.get('OPTIONS', {{}}),
+  'storage': m.STORAGES['default']['BACKEND'],
+  'eager': m.CELERY_TASK_ALWAYS_EAGER, 'broker': m.CELERY_BROKER_URL, 'debug': m.DEBUG,
+  'threads': m.SCREENQA_INPROCESS_THREADS,
+}}))
+"""
+
+
+def load(module: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "CELERY_", "AWS_"))}
+    return subprocess.run(
+        [sys.executable, "-c", PROBE.format(module=module)],
+        env={**clean, **env},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_embedded_default_needs_no_services(tmp_path):
+    # Given no environment at all, when the local profile loads
+    result = load("annotation.settings.local", {"SCREENQA_DATA_DIR": str(tmp_path)})
+    # then it runs on SQLite with IMMEDIATE transactions, local files and in-process tasks
+    assert result.returncode == 0, result.stderr
+    config = json.loads(result.stdout)
+    assert config["engine"] == "django.db.backends.sqlite3"
+    assert config["options"]["transaction_mode"] == "IMMEDIATE"
+    assert config["storage"] == "django.core.files.storage.FileSystemStorage"
+    assert config["eager"] is True
+    assert config["threads"] is True
+    assert (tmp_path).is_dir()
+
+
+def test_production_refuses_to_start_without_secrets():
+    result = load("annotation.settings.production", {})
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY" in result.stderr
+
+
+def test_production_names_each_missing_variable():
+    result = load("annotation.settings.production", {"DJANGO_SECRET_KEY": "x" * 50})
+    assert "DATABASE_URL" in result.stderr
+
+
+def test_production_uses_postgres_redis_and_s3():
+    env = {
+        "DJANGO_SECRET_KEY": "x" * 50,
+        "DATABASE_URL": "postgres://app:pw@db.internal:5432/screenqa",
+        "CELERY_BROKER_URL": "redis://redis.internal:6379/0",
+        "AWS_STORAGE_BUCKET_NAME": "screenqa-media",
+    }
+    result = load("annotation.settings.production", env)
+    assert result.returncode == 0, result.stderr
+    config = json.loads(result.stdout)
+    assert config["engine"] == "django.db.backends.postgresql"
+    assert config["storage"] == "storages.backends.s3.S3Storage"
+    assert config["eager"] is False
+    assert config["broker"] == "redis://redis.internal:6379/0"
+    assert config["debug"] is False
+    assert config["threads"] is False
