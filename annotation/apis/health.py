@@ -1,0 +1,15 @@
+"""Liveness/readiness probe for load balancers and the container HEALTHCHECK. Anyone may call it."""
+
+from __future__ import annotations
+
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+
+
+def healthz(request: HttpRequest) -> JsonResponse:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception as exc:  # report, don't crash: the probe's job is to say "not ready"
+        return JsonResponse({"status": "error", "database": str(exc)[:200]}, status=503)
+    return JsonResponse({"status": "ok"})
