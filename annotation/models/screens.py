@@ -41,6 +41,8 @@ class Screen(models.Model):
     state = models.CharField(max_length=16, choices=ScreenState.choices, default=ScreenState.PREFILTER)
     exclusion_reason = models.CharField(max_length=64, blank=True)
     split = models.CharField(max_length=12, choices=Split.choices, blank=True)
+    # Chosen by a lead for the not-answerable stage (pipeline.stages.not_answerable).
+    not_answerable_sampled = models.BooleanField(default=False)
     imported_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
