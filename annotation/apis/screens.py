@@ -1,5 +1,142 @@
+"""Screen API: one screen with its candidates, its screenshot and its pre-filter overlay.
+
+Who may use it: members of the project (any role) and site admins. Anonymous callers
+get 403; users who are not members get 404 (the project's existence does not leak).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+from typing import Any
+
+from django.http import FileResponse, HttpResponse, HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from annotation.permissions import IsAuthenticated, project_get_for_member
+from annotation.selectors.screens import screen_get, screen_payload
+from annotation.services.overlays import screen_overlay_ensure
+
+# Private: the bytes are permission-checked, so no shared cache may keep them. Screenshots and
+# overlays never change after import, so the browser may keep them for a day.
+IMAGE_CACHE_CONTROL = "private, max-age=86400"
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class CandidateOutputSerializer(serializers.Serializer):
+    vh_index = serializers.IntegerField(help_text="pre-order index of the node in the VH (the release's vh_index)")
+    bounds = serializers.ListField(
+        child=serializers.IntegerField(), min_length=4, max_length=4, help_text="[left, top, right, bottom] pixels"
+    )
+    text = serializers.CharField(help_text="the node's text, else its content-desc, else empty")
+    type = serializers.CharField(help_text="text, image, button, checkbox, webview or other")
+    class_name = serializers.CharField()
+
+
+class ScreenOutputSerializer(serializers.Serializer):
+    """Documents ``annotation.selectors.screens.screen_payload`` (the one wire shape of a screen)."""
+
+    rico_id = serializers.CharField()
+    app = serializers.CharField(help_text="Android package name")
+    image_url = serializers.CharField(help_text="the screenshot (api-screen-image)")
+    overlay_url = serializers.CharField(help_text="the screenshot with every candidate outlined (api-screen-overlay)")
+    width = serializers.IntegerField(help_text="screenshot width in pixels")
+    height = serializers.IntegerField(help_text="screenshot height in pixels")
+    candidates = CandidateOutputSerializer(many=True, help_text="visible VH leaves, by vh_index")
+
+
+ERRORS: dict[int, Any] = {
+    403: OpenApiResponse(ErrorSerializer, description="not logged in"),
+    404: OpenApiResponse(ErrorSerializer, description="no such screen, or not a member of the project"),
+}
+
+
+def _stream(*, request: Request, storage_name: str, storage: Any, etag_source: str) -> HttpResponseBase:
+    """Stream a stored file (works with S3: no local path needed) with validators for revalidation."""
+    etag = '"' + hashlib.sha256(etag_source.encode()).hexdigest()[:32] + '"'
+    if etag in request.headers.get("If-None-Match", ""):
+        response: HttpResponseBase = HttpResponse(status=304)
+    else:
+        content_type = mimetypes.guess_type(storage_name)[0] or "application/octet-stream"
+        response = FileResponse(storage.open(storage_name, "rb"), content_type=content_type)
+    response["ETag"] = etag
+    response["Cache-Control"] = IMAGE_CACHE_CONTROL
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 class ScreenDetailApi(APIView):
-    """Placeholder; replaced by the screen API."""
+    """``GET /api/projects/<slug>/screens/<rico_id>/``: the screen and its candidates.
+
+    Members of the project only. Three queries whatever the number of candidates
+    (project, screen, candidates).
+    """
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="screen_retrieve",
+        summary="A screen with its candidate elements",
+        responses={200: ScreenOutputSerializer, **ERRORS},
+        tags=["screens"],
+    )
+    def get(self, request: Request, slug: str, rico_id: str) -> Response:
+        project = project_get_for_member(user=request.user, slug=slug)
+        screen = screen_get(project=project, rico_id=rico_id)
+        # The selector's dict is the wire shape; the serializer above documents it.
+        return Response(screen_payload(screen=screen))
+
+
+class ScreenImageApi(APIView):
+    """``GET /api/projects/<slug>/screens/<rico_id>/image/``: the screenshot bytes.
+
+    Members of the project only. Streamed from storage; ``ETag`` + private caching.
+    """
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="screen_image",
+        summary="The screenshot",
+        responses={(200, "image/*"): OpenApiTypes.BINARY, 304: None, **ERRORS},
+        tags=["screens"],
+    )
+    def get(self, request: Request, slug: str, rico_id: str) -> HttpResponseBase:
+        project = project_get_for_member(user=request.user, slug=slug)
+        screen = screen_get(project=project, rico_id=rico_id)
+        return _stream(
+            request=request,
+            storage_name=screen.image.name or "",
+            storage=screen.image.storage,
+            etag_source=f"image:{screen.content_sha256}:{screen.image.name}",
+        )
+
+
+class ScreenOverlayApi(APIView):
+    """``GET /api/projects/<slug>/screens/<rico_id>/overlay/``: the pre-filter overlay (PNG).
+
+    Members of the project only. Rendered on the first request and cached in storage
+    (see ``screen_overlay_ensure``); later requests stream the cached file.
+    """
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="screen_overlay",
+        summary="The screenshot with every candidate box outlined and labelled",
+        responses={(200, "image/png"): OpenApiTypes.BINARY, 304: None, **ERRORS},
+        tags=["screens"],
+    )
+    def get(self, request: Request, slug: str, rico_id: str) -> HttpResponseBase:
+        project = project_get_for_member(user=request.user, slug=slug)
+        screen = screen_get(project=project, rico_id=rico_id)
+        name = screen_overlay_ensure(screen=screen)
+        return _stream(request=request, storage_name=name, storage=screen.overlay.storage, etag_source=name)

@@ -1,0 +1,120 @@
+"""The pre-filtering overlay: the screenshot with every candidate box drawn over it.
+
+PIPELINE.md, stage 1: the pre-filter annotator judges whether the view hierarchy is
+in sync with the pixels, so every VH leaf is outlined and labelled with its short
+class name and the first characters of its text (or content-desc).
+
+The overlay is rendered once per screen and cached in storage (``Screen.overlay``).
+Candidates and screenshots never change after import, so the cache never goes stale.
+"""
+
+from __future__ import annotations
+
+import io
+import uuid
+from collections.abc import Iterable
+
+from django.core.files.base import ContentFile
+from django.db import transaction
+from PIL import Image, ImageDraw, ImageFont, ImageOps
+
+from annotation.lock_objects import screen_lock
+from annotation.models import Candidate, Screen
+
+LABEL_TEXT_CHARS = 12
+# Distinct, colour-blind-friendly outline colours (Okabe-Ito), cycled per box so that
+# neighbouring boxes can be told apart.
+PALETTE = [
+    (230, 159, 0),
+    (86, 180, 233),
+    (0, 158, 115),
+    (240, 228, 66),
+    (0, 114, 178),
+    (213, 94, 0),
+    (204, 121, 167),
+]
+
+
+def overlay_label(*, class_name: str, text: str) -> str:
+    """``"TextView: Deep Squat 3…"``: short class name plus at most 12 characters of text.
+
+    The class is the last dotted segment (inner classes keep their ``$`` part) because
+    obfuscated runtime classes are long and only the tail is informative.
+    """
+    short_class = class_name.rsplit(".", 1)[-1] if class_name else "?"
+    text = " ".join(text.split())  # newlines and runs of spaces would break the one-line label
+    if not text:
+        return short_class
+    snippet = text[:LABEL_TEXT_CHARS] + ("…" if len(text) > LABEL_TEXT_CHARS else "")
+    return f"{short_class}: {snippet}"
+
+
+def overlay_render(*, image_bytes: bytes, candidates: Iterable[Candidate]) -> bytes:
+    """Draw the candidates over the screenshot and return PNG bytes (pure, no I/O)."""
+    with Image.open(io.BytesIO(image_bytes)) as source:
+        base = ImageOps.exif_transpose(source).convert("RGB")
+    width, height = base.size
+    # Dim the screenshot slightly so that outlines and labels stay readable on any colour.
+    canvas = Image.blend(base, Image.new("RGB", base.size, (255, 255, 255)), 0.25).convert("RGBA")
+    layer = Image.new("RGBA", canvas.size, (0, 0, 0, 0))
+    draw = ImageDraw.Draw(layer)
+    font_size = max(10, round(width / 54))  # ~20 px on a 1080-wide screenshot, 10 px on 540
+    font = ImageFont.load_default(size=font_size)
+    line = max(1, round(width / 540))
+    for number, candidate in enumerate(candidates):
+        color = PALETTE[number % len(PALETTE)]
+        box = (
+            max(0, candidate.left),
+            max(0, candidate.top),
+            min(width, candidate.right) - 1,
+            min(height, candidate.bottom) - 1,
+        )
+        if box[2] <= box[0] or box[3] <= box[1]:
+            continue
+        draw.rectangle(box, outline=(*color, 255), width=line)
+        label = overlay_label(class_name=candidate.class_name, text=candidate.text or candidate.content_desc)
+        left, top, right, bottom = draw.textbbox((0, 0), label, font=font)
+        text_w, text_h = right - left, bottom - top
+        pad = max(1, font_size // 6)
+        x = min(box[0], max(0, width - text_w - 2 * pad))
+        # Label inside the top of the box, so that labels of stacked boxes do not cover each other's outline.
+        y = min(box[1], max(0, height - text_h - 2 * pad))
+        draw.rectangle((x, y, x + text_w + 2 * pad, y + text_h + 2 * pad), fill=(*color, 210))
+        draw.text((x + pad - left, y + pad - top), label, fill=(0, 0, 0, 255), font=font)
+    out = io.BytesIO()
+    Image.alpha_composite(canvas, layer).convert("RGB").save(out, "PNG", optimize=False)
+    return out.getvalue()
+
+
+def screen_overlay_ensure(*, screen: Screen) -> str:
+    """The storage name of the screen's overlay, rendering and caching it on first use.
+
+    Concurrency: the (slow) rendering happens without locks, into a file with a fresh
+    unique name, so two first requests never write the same file. The name is then
+    recorded under the screen's row lock (``screen_lock``); a request that finds a name
+    already recorded deletes its own file and returns the recorded one. A reader thus
+    only ever sees a complete file. Idempotent: once cached, no rendering and no lock.
+    """
+    if screen.overlay.name:
+        return screen.overlay.name
+    with screen.image.open("rb") as fh:
+        image_bytes = fh.read()
+    candidates = list(Candidate.objects.filter(screen=screen).order_by("vh_index"))
+    png = overlay_render(image_bytes=image_bytes, candidates=candidates)
+    storage = screen.overlay.storage
+    name = storage.save(f"overlays/{screen.pk}-{uuid.uuid4().hex}.png", ContentFile(png))
+    try:
+        with transaction.atomic():
+            locked = screen_lock(screen_id=screen.pk)
+            if locked.overlay.name:
+                winner: str = locked.overlay.name
+            else:
+                Screen.objects.filter(pk=screen.pk).update(overlay=name)
+                winner = name
+    except BaseException:
+        storage.delete(name)
+        raise
+    if winner != name:
+        storage.delete(name)
+    screen.overlay.name = winner
+    return winner
