@@ -1,0 +1,237 @@
+"""The three export formats. Each writer streams :func:`release_records` into files
+written through :func:`atomic_writer`, and returns what it wrote (paths, hashes, counts).
+
+JSON is written one entry at a time in exactly the layout ``json.dumps(list)`` gives
+(``[{...}, {...}]``, ASCII, default separators, no trailing newline), which is byte for
+byte the layout of the public ScreenQA files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from annotation.models import Project
+
+from .atomic import HashingWriter, atomic_writer
+from .records import SPLITS, ReleaseRecord, release_image_path, release_records
+
+Progress = Callable[[int], None]
+PROGRESS_EVERY = 1000
+
+
+@dataclass
+class SplitCounts:
+    questions: int = 0
+    screens: int = 0
+    answers: int = 0
+    ui_elements: int = 0
+    questions_without_answers: int = 0
+    questions_without_short_answers: int = 0
+    non_numeric_image_ids: int = 0
+
+
+@dataclass
+class WrittenFiles:
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def add(self, rel: str, writer: HashingWriter) -> None:
+        self.files[rel] = {"sha256": writer.sha256.hexdigest(), "bytes": writer.size}
+
+
+class _JsonList:
+    """Writes ``[a, b, ...]`` one item at a time."""
+
+    def __init__(self, out: HashingWriter) -> None:
+        self.out = out
+        self.first = True
+        out.write("[")
+
+    def add(self, item: Any) -> None:
+        self.out.write(("" if self.first else ", ") + json.dumps(item))
+        self.first = False
+
+    def close(self) -> None:
+        self.out.write("]")
+
+
+def _counted(
+    records: Iterator[ReleaseRecord], counts: SplitCounts, progress: Progress | None, done: list[int]
+) -> Iterator[ReleaseRecord]:
+    last_rico_id = None
+    for record in records:
+        counts.questions += 1
+        if record.rico_id != last_rico_id:
+            counts.screens += 1
+            last_rico_id = record.rico_id
+            if isinstance(record.image_id, str):
+                counts.non_numeric_image_ids += 1
+        counts.answers += len(record.ground_truth)
+        counts.ui_elements += sum(len(gt["ui_elements"]) for gt in record.ground_truth)
+        counts.questions_without_answers += not record.ground_truth
+        counts.questions_without_short_answers += not record.short_answers
+        yield record
+        done[0] += 1
+        if progress is not None and done[0] % PROGRESS_EVERY == 0:
+            progress(done[0])
+
+
+def _write_splits(
+    *,
+    project: Project,
+    out_dir: Path,
+    progress: Progress | None,
+    files_for: Callable[[str], list[str]],
+    write: Callable[[ReleaseRecord, list[Any], str], None],
+    open_sinks: Callable[[str, list[HashingWriter]], list[Any]],
+) -> WrittenFiles:
+    written = WrittenFiles()
+    done = [0]
+    for split in SPLITS:
+        counts = SplitCounts()
+        rels = files_for(split)
+        with ExitStack() as stack:
+            writers = [stack.enter_context(atomic_writer(out_dir / rel)) for rel in rels]
+            sinks = open_sinks(split, writers)
+            for record in _counted(release_records(project=project, split=split), counts, progress, done):
+                write(record, sinks, split)
+            for sink in sinks:
+                sink.close()
+        for rel, writer in zip(rels, writers, strict=True):
+            written.add(rel, writer)
+        written.counts[split] = asdict(counts)
+    if progress is not None:
+        progress(done[0])
+    return written
+
+
+def write_screenqa(*, project: Project, out_dir: Path, progress: Progress | None = None) -> WrittenFiles:
+    """``answers_and_bboxes/<split>.json`` and ``short_answers/<split>.json``: the same
+    (image, question) pairs in the same order, one ``ground_truth`` item per kept answer."""
+
+    def write(record: ReleaseRecord, sinks: list[Any], split: str) -> None:
+        answers, short = sinks
+        answers.add(
+            {
+                "image_id": record.image_id,
+                "image_width": record.width,
+                "image_height": record.height,
+                "question": record.question,
+                "ground_truth": record.ground_truth,
+            }
+        )
+        short.add({"image_id": record.image_id, "question": record.question, "ground_truth": record.short_answers})
+
+    return _write_splits(
+        project=project,
+        out_dir=out_dir,
+        progress=progress,
+        files_for=lambda split: [f"answers_and_bboxes/{split}.json", f"short_answers/{split}.json"],
+        write=write,
+        open_sinks=lambda split, writers: [_JsonList(w) for w in writers],
+    )
+
+
+DOCVQA_SPLIT = {"train": "train", "validation": "val", "test": "test"}
+DOCVQA_VERSION = "1.0"
+
+
+class _DocVqaFile:
+    """``{"dataset_name", "dataset_split", "dataset_version", "data": [...]}`` written incrementally."""
+
+    def __init__(self, out: HashingWriter, *, dataset_name: str, split: str) -> None:
+        head = {"dataset_name": dataset_name, "dataset_split": DOCVQA_SPLIT[split], "dataset_version": DOCVQA_VERSION}
+        out.write(json.dumps(head)[:-1] + ', "data": ')
+        self.items = _JsonList(out)
+        self.out = out
+
+    def add(self, item: Any) -> None:
+        self.items.add(item)
+
+    def close(self) -> None:
+        self.items.close()
+        self.out.write("}")
+
+
+def write_docvqa(*, project: Project, out_dir: Path, progress: Progress | None = None) -> WrittenFiles:
+    """DocVQA task-1 ground truth, one file per split (``train.json``, ``val.json``, ``test.json``).
+
+    ``answers`` are the short answers (``<no answer>`` included as is); ``questionId`` is the
+    question's database id (stable for the project); ``image`` is a relative path.
+    """
+
+    def write(record: ReleaseRecord, sinks: list[Any], split: str) -> None:
+        sinks[0].add(
+            {
+                "questionId": record.question_id,
+                "question": record.question,
+                "image": release_image_path(record.rico_id, record.image_name),
+                "image_id": record.image_id,
+                "answers": record.short_answers,
+                "data_split": DOCVQA_SPLIT[split],
+            }
+        )
+
+    def open_sinks(split: str, writers: list[HashingWriter]) -> list[Any]:
+        return [_DocVqaFile(writers[0], dataset_name=f"screenqa-{project.slug}", split=split)]
+
+    return _write_splits(
+        project=project,
+        out_dir=out_dir,
+        progress=progress,
+        files_for=lambda split: [f"{DOCVQA_SPLIT[split]}.json"],
+        write=write,
+        open_sinks=open_sinks,
+    )
+
+
+class _JsonLines:
+    def __init__(self, out: HashingWriter) -> None:
+        self.out = out
+
+    def add(self, item: Any) -> None:
+        self.out.write(json.dumps(item) + "\n")
+
+    def close(self) -> None:
+        pass
+
+
+def write_jsonl(*, project: Project, out_dir: Path, progress: Progress | None = None) -> WrittenFiles:
+    """``<split>.jsonl``: one JSON object per line and question. ``screen_id`` is always a string
+    (Arrow-based loaders need one type per column), ``image`` a relative path."""
+
+    def write(record: ReleaseRecord, sinks: list[Any], split: str) -> None:
+        sinks[0].add(
+            {
+                "question_id": record.question_id,
+                "screen_id": record.rico_id,
+                "image": release_image_path(record.rico_id, record.image_name),
+                "image_width": record.width,
+                "image_height": record.height,
+                "question": record.question,
+                "short_answers": record.short_answers,
+                "ground_truth": record.ground_truth,
+                "split": split,
+            }
+        )
+
+    return _write_splits(
+        project=project,
+        out_dir=out_dir,
+        progress=progress,
+        files_for=lambda split: [f"{split}.jsonl"],
+        write=write,
+        open_sinks=lambda split, writers: [_JsonLines(writers[0])],
+    )
+
+
+WRITERS: dict[str, Callable[..., WrittenFiles]] = {
+    "screenqa": write_screenqa,
+    "docvqa": write_docvqa,
+    "jsonl": write_jsonl,
+}
