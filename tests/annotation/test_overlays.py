@@ -1,0 +1,148 @@
+"""Pre-filter overlay: labels, drawing, caching and concurrent first requests."""
+
+from __future__ import annotations
+
+import io
+import threading
+
+import pytest
+from django.core.files.base import ContentFile
+from django.db import connection
+from PIL import Image
+
+from annotation.models import Candidate, Screen
+from annotation.services.overlays import PALETTE, overlay_label, overlay_render, screen_overlay_ensure
+from annotation.vh import vh_candidates
+from tests.factories import CandidateFactory, ScreenFactory, png_bytes
+
+
+class TestOverlayLabel:
+    def test_short_class_and_first_twelve_characters(self):
+        label = overlay_label(class_name="android.widget.TextView", text="Deep Squat 3 sets 15x")
+        assert label == "TextView: Deep Squat 3…"
+
+    def test_short_text_is_kept_whole_and_whitespace_squeezed(self):
+        assert overlay_label(class_name="a.b.Button", text="  Sign\n in ") == "Button: Sign in"
+
+    def test_no_text_gives_the_class_alone_and_no_class_a_question_mark(self):
+        assert overlay_label(class_name="com.foo.a$b", text="") == "a$b"
+        assert overlay_label(class_name="", text="") == "?"
+
+
+class TestOverlayRender:
+    def test_boxes_are_outlined_in_palette_colours_on_an_image_of_the_same_size(self):
+        # given a white 540x960 screenshot and two candidates
+        boxes = [
+            Candidate(vh_index=1, left=100, top=300, right=400, bottom=500, class_name="x.TextView", text="Hello"),
+            Candidate(
+                vh_index=2, left=20, top=700, right=200, bottom=900, class_name="x.ImageView", content_desc="home"
+            ),
+        ]
+        # when the overlay is rendered
+        png = overlay_render(image_bytes=png_bytes(540, 960), candidates=boxes)
+        # then it is a PNG of the screenshot's size with each box's outline in its colour
+        with Image.open(io.BytesIO(png)) as image:
+            assert image.format == "PNG"
+            assert image.size == (540, 960)
+            rgb = image.convert("RGB")
+            assert rgb.getpixel((250, 499)) == PALETTE[0]  # bottom edge of box 1
+            assert rgb.getpixel((399, 450)) == PALETTE[0]  # right edge of box 1
+            assert rgb.getpixel((110, 899)) == PALETTE[1]  # bottom edge of box 2
+            # inside a box, below its label: the (dimmed) screenshot, not an outline colour
+            assert rgb.getpixel((250, 450)) not in PALETTE
+            # the label is drawn inside the top-left of the box: some dark text pixels there
+            label_area = rgb.crop((101, 301, 200, 320))
+            assert min(sum(px) for px in label_area.getdata()) < 200
+
+    def test_boxes_outside_the_image_are_clipped_and_a_black_screenshot_still_renders(self):
+        boxes = [Candidate(vh_index=1, left=500, top=900, right=900, bottom=2000, class_name="x.View", text="")]
+        png = overlay_render(image_bytes=png_bytes(540, 960, color="black"), candidates=boxes)
+        with Image.open(io.BytesIO(png)) as image:
+            assert image.size == (540, 960)
+            assert image.convert("RGB").getpixel((539, 930)) == PALETTE[0]
+
+    @pytest.mark.realdata
+    def test_real_rico_screen(self, shared_data):
+        # given a real RICO screenshot and the candidates of its real view hierarchy
+        import json
+
+        folder = shared_data / "rico" / "screens"
+        image_path = folder / "3360.jpg"
+        if not image_path.exists():
+            pytest.skip("RICO sample 3360 absent")
+        vh = json.loads((folder / "3360.json").read_text())
+        image_bytes = image_path.read_bytes()
+        with Image.open(io.BytesIO(image_bytes)) as source:
+            width, height = source.size
+        candidates = [
+            Candidate(**{k: getattr(c, k) for k in c.__slots__})
+            for c in vh_candidates(vh, image_width=width, image_height=height, device_width=1440)
+        ]
+        assert candidates
+        # when the overlay is drawn
+        png = overlay_render(image_bytes=image_bytes, candidates=candidates)
+        # then most candidates' bottom-left corners carry an outline colour
+        with Image.open(io.BytesIO(png)) as image:
+            assert image.size == (width, height)
+            rgb = image.convert("RGB")
+            drawn = sum(1 for c in candidates if rgb.getpixel((c.left, c.bottom - 1)) in PALETTE)
+            assert drawn >= len(candidates) * 0.6  # labels of later boxes may cover earlier corners
+
+
+@pytest.mark.django_db
+class TestScreenOverlayEnsure:
+    def test_renders_once_then_returns_the_cache(self, project):
+        # given a screen with a candidate and no overlay
+        screen = ScreenFactory(project=project)
+        CandidateFactory(screen=screen, left=0, top=0, right=50, bottom=50)
+        # when the overlay is ensured twice
+        first = screen_overlay_ensure(screen=screen)
+        again = screen_overlay_ensure(screen=Screen.objects.get(pk=screen.pk))
+        # then one file exists, recorded on the screen, and the second call reused it
+        assert first == again
+        assert Screen.objects.get(pk=screen.pk).overlay.name == first
+        assert screen.overlay.storage.listdir("overlays")[1] == [first.split("/")[-1]]
+
+    def test_a_cached_overlay_is_served_as_stored(self, project):
+        # given a screen whose overlay is already cached
+        screen = ScreenFactory(project=project)
+        screen.overlay.save("cached.png", ContentFile(b"cached"), save=True)
+        # then ensure returns it without rendering (the stored bytes are untouched)
+        name = screen_overlay_ensure(screen=Screen.objects.get(pk=screen.pk))
+        assert name == screen.overlay.name
+        with screen.overlay.storage.open(name) as fh:
+            assert fh.read() == b"cached"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_first_requests_agree_on_one_complete_file(project):
+    # given a screen with no overlay yet
+    screen = ScreenFactory(project=project)
+    CandidateFactory.create_batch(20, screen=screen)
+    barrier = threading.Barrier(4)
+    results: list[str] = []
+    errors: list[BaseException] = []
+
+    def request() -> None:
+        try:
+            barrier.wait()
+            results.append(screen_overlay_ensure(screen=Screen.objects.get(pk=screen.pk)))
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    # when four first requests race
+    threads = [threading.Thread(target=request) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    # then all return the same name, it is the recorded one, and only that file is left, complete
+    assert not errors
+    assert len(results) == 4 and len(set(results)) == 1
+    stored = Screen.objects.get(pk=screen.pk).overlay
+    assert stored.name == results[0]
+    assert stored.storage.listdir("overlays")[1] == [results[0].split("/")[-1]]
+    with stored.storage.open(stored.name) as fh, Image.open(fh) as image:
+        image.verify()
