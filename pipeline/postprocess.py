@@ -35,7 +35,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import CharField, Count, Prefetch, QuerySet, Value
+from django.db.models import CharField, Count, Model, Prefetch, QuerySet, Value
 from django.db.models.functions import MD5, Cast, Concat
 from django.utils import timezone
 
@@ -528,8 +528,8 @@ def postprocess_decisions(
     raise ApplicationError(f"Unknown kind {kind!r}: use question or answer.", field="kind")
 
 
-def decision_payload(obj: Question | Answer) -> dict[str, Any]:
-    """The wire shape of one decision (API and pages)."""
+def decision_payload(obj: Model) -> dict[str, Any]:
+    """The wire shape of one decision (API and pages): a dropped question or answer."""
     if isinstance(obj, Question):
         return {
             "kind": "question",
@@ -542,6 +542,8 @@ def decision_payload(obj: Question | Answer) -> dict[str, Any]:
             "reason_label": QUESTION_REASONS.get(obj.drop_reason, obj.drop_reason),
             "agreement": obj.agreement,
         }
+    if not isinstance(obj, Answer):
+        raise TypeError(f"not a decision: {obj!r}")
     return {
         "kind": "answer",
         "id": obj.pk,

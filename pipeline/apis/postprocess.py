@@ -1,0 +1,189 @@
+"""Post-processing API: leads start post-processing and short answers, follow any release job,
+and read the decisions.
+
+Who may use it: leads of the project and site admins. Annotators of the project get 403, users who
+are not members 404, anonymous callers 403 (the one exception handler shapes every error).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import ReleaseJob
+from annotation.permissions import IsAuthenticated, project_get_for_lead
+from pipeline.postprocess import (
+    decision_payload,
+    postprocess_decisions,
+    release_job_get_for_lead,
+    release_job_start,
+)
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class ReleaseJobOutputSerializer(serializers.ModelSerializer):
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    created_by: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    result = serializers.DictField(help_text="the job's figures once done (post-processing: decided, changed, summary)")
+    url = serializers.SerializerMethodField()
+    artifact_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ReleaseJob
+        fields = [
+            "id",
+            "url",
+            "project",
+            "kind",
+            "format",
+            "created_by",
+            "status",
+            "processed",
+            "total",
+            "result",
+            "error",
+            "artifact_url",
+            "created_at",
+            "updated_at",
+            "finished_at",
+        ]
+
+    def get_url(self, job: ReleaseJob) -> str:
+        return reverse("api-release-job-detail", kwargs={"job_id": job.pk})
+
+    def get_artifact_url(self, job: ReleaseJob) -> str | None:
+        # The file itself is served by the export area; the job only says whether one exists.
+        return job.artifact.name if job.artifact else None
+
+
+class DecisionOutputSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["question", "answer"])
+    id = serializers.IntegerField()
+    question_id = serializers.IntegerField()
+    rico_id = serializers.CharField()
+    split = serializers.CharField()
+    question = serializers.CharField(help_text="the question as written")
+    reason = serializers.CharField(help_text="drop reason code (docs/postprocessing.md)")
+    reason_label = serializers.CharField()
+    agreement = serializers.CharField(required=False, help_text="questions: all / two / none, or empty")
+    verdict = serializers.CharField(required=False, help_text="answers: the answerer's verdict")
+    annotator = serializers.CharField(required=False, allow_null=True)
+
+
+ERRORS: dict[int, Any] = {
+    400: OpenApiResponse(ErrorSerializer, description="bad input (the body says which field)"),
+    403: OpenApiResponse(ErrorSerializer, description="not logged in, or not a lead of the project"),
+    404: OpenApiResponse(ErrorSerializer, description="no such project or job, or not a member"),
+    409: OpenApiResponse(ErrorSerializer, description="a job of this kind is already queued or running"),
+}
+
+
+class _StartApi(APIView):
+    permission_classes = [IsAuthenticated]
+    kind: str = ""
+
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        job = release_job_start(project=project, kind=self.kind, user=request.user)
+        return Response(ReleaseJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class PostprocessStartApi(_StartApi):
+    """``POST /api/projects/<slug>/postprocess/``: queue post-processing (202 with the job). Leads only."""
+
+    kind = ReleaseJob.Kind.POSTPROCESS
+
+    @extend_schema(
+        operation_id="postprocess_start",
+        summary="Start post-processing of the project's answered questions",
+        request=None,
+        responses={202: ReleaseJobOutputSerializer, **ERRORS},
+        tags=["release"],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        return super().post(request, slug)
+
+
+class ShortAnswersStartApi(_StartApi):
+    """``POST /api/projects/<slug>/short-answers/``: queue short answers for kept questions. Leads only."""
+
+    kind = ReleaseJob.Kind.SHORT_ANSWERS
+
+    @extend_schema(
+        operation_id="short_answers_start",
+        summary="Generate short answers for kept questions that have none",
+        request=None,
+        responses={202: ReleaseJobOutputSerializer, **ERRORS},
+        tags=["release"],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        return super().post(request, slug)
+
+
+class ReleaseJobDetailApi(APIView):
+    """``GET /api/release-jobs/<id>/``: status, progress and result of any release job
+    (post-processing, short answers, export). Leads of the job's project only."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="release_job_retrieve",
+        summary="A release job's status, progress and result",
+        responses={200: ReleaseJobOutputSerializer, 403: ERRORS[403], 404: ERRORS[404]},
+        tags=["release"],
+    )
+    def get(self, request: Request, job_id: int) -> Response:
+        job = release_job_get_for_lead(user=request.user, job_id=job_id)
+        return Response(ReleaseJobOutputSerializer(job).data)
+
+
+class DecisionPagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class PostprocessDecisionsApi(APIView):
+    """``GET /api/projects/<slug>/postprocess/decisions/``: dropped questions or answers with their
+    reasons, newest first, paginated. Filters: ``kind`` (question | answer), ``reason``, ``split``.
+    Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    class FilterSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=["question", "answer"], default="question")
+        reason = serializers.CharField(required=False, allow_blank=True, default="")
+        split = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(
+        operation_id="postprocess_decisions",
+        summary="What post-processing dropped, and why",
+        parameters=[
+            OpenApiParameter("kind", str, enum=["question", "answer"]),
+            OpenApiParameter("reason", str),
+            OpenApiParameter("split", str, enum=["train", "validation", "test"]),
+            OpenApiParameter("page", int),
+            OpenApiParameter("page_size", int),
+        ],
+        responses={200: DecisionOutputSerializer(many=True), 400: ERRORS[400], 403: ERRORS[403], 404: ERRORS[404]},
+        tags=["release"],
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        decisions = postprocess_decisions(project=project, **filters.validated_data)
+        paginator = DecisionPagination()
+        page = paginator.paginate_queryset(decisions, request, view=self)
+        rows = [decision_payload(obj) for obj in page or []]
+        return paginator.get_paginated_response(DecisionOutputSerializer(rows, many=True).data)
