@@ -1,0 +1,294 @@
+"""The view-hierarchy (VH) conventions of the product, each owned by one function.
+
+* ``parse_vh``: bytes -> VH dict, with a nesting cap (deep JSON is an error, never a crash).
+* ``iter_nodes``: the ``vh_index`` convention: pre-order depth-first index over EVERY node
+  of ``activity.root`` (visible or not), root = 0, children in file order.
+* ``bounds_to_pixels``: VH device coordinates -> screenshot pixels:
+  ``pixel = vh * image_width / device_width`` on both axes (RICO screenshots are a
+  uniform downscale), floor for left/top, ceil for right/bottom, clipped to the image.
+* ``element_type``: simple type from ``class`` + ``ancestors``.
+* ``vh_candidates``: the candidate elements (visible leaves) of one screen.
+
+Everything here is pure (no database, no storage) so that importers, overlays and
+exporters agree by calling the same code. Malformed VH raises ``VHError`` whose message
+is a one-line, user-facing reason.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# Rico's device space (Nexus 6P-like, 1440x2560); projects may override it.
+RICO_DEVICE_SIZE = (1440, 2560)
+
+
+class VHError(ValueError):
+    """A view hierarchy the product cannot use; ``str(error)`` is a one-line reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateData:
+    """One candidate element, bounds in screenshot pixels ``[left, top, right, bottom)``."""
+
+    vh_index: int
+    left: int
+    top: int
+    right: int
+    bottom: int
+    class_name: str
+    type: str
+    text: str
+    content_desc: str
+    resource_id: str
+
+
+def parse_vh(raw: bytes | str, *, max_depth: int) -> dict[str, Any]:
+    """Parse VH JSON; ``VHError`` when it is not JSON, not an object, or nested deeper than ``max_depth``.
+
+    Python's C JSON decoder guards its recursion and raises ``RecursionError`` on very deep
+    input; that is caught here. Input that decodes but is deeper than ``max_depth`` is
+    refused too, so nothing downstream (``json.dumps`` of the JSONField) can recurse too deep.
+    """
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise VHError(f"VH JSON is nested too deeply (cap {max_depth})") from None
+    except UnicodeDecodeError:
+        raise VHError("VH JSON is not valid UTF-8") from None
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        raise VHError(f"VH is not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise VHError("VH JSON is not an object")
+    if json_depth(data, cap=max_depth) > max_depth:
+        raise VHError(f"VH JSON is nested too deeply (cap {max_depth})")
+    return data
+
+
+def json_depth(value: Any, *, cap: int) -> int:
+    """Nesting depth of a decoded JSON value (a scalar is 0), iteratively; stops counting past ``cap``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > cap:
+                return deepest
+        stack.extend((child, depth) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+def vh_root(vh: dict[str, Any]) -> dict[str, Any]:
+    """``vh["activity"]["root"]``, or ``VHError`` when missing or not an object."""
+    activity = vh.get("activity")
+    root = activity.get("root") if isinstance(activity, dict) else None
+    if not isinstance(root, dict):
+        raise VHError("VH has no activity.root object")
+    return root
+
+
+def iter_nodes(root: dict[str, Any]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Yield ``(vh_index, parent_index, node)`` in pre-order, root = 0 (its parent is -1).
+
+    THE ``vh_index`` convention: every node of ``activity.root`` counts, visible or not,
+    and children are visited in the order of the file. Iterative (no recursion limit).
+    A child that is not an object (``null`` in a ``children`` list) is a ``VHError``.
+    """
+    stack: list[tuple[int, Any]] = [(-1, root)]
+    index = 0
+    while stack:
+        parent, node = stack.pop()
+        if not isinstance(node, dict):
+            raise VHError(f"VH node {index} is not an object")
+        yield index, parent, node
+        children = node.get("children")
+        if children:
+            if not isinstance(children, list):
+                raise VHError(f"VH node {index} has children that are not a list")
+            me = index
+            stack.extend((me, child) for child in reversed(children))
+        index += 1
+
+
+def node_bounds(node: dict[str, Any], index: int) -> tuple[float, float, float, float] | None:
+    """The node's VH ``bounds`` as four finite numbers; ``None`` if it has none.
+
+    ``VHError`` when present but not four finite numbers (strings, booleans, NaN, infinity).
+    """
+    bounds = node.get("bounds")
+    if bounds is None:
+        return None
+    if not isinstance(bounds, list) or len(bounds) != 4:
+        raise VHError(f"VH node {index} has bounds that are not 4 numbers")
+    for value in bounds:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise VHError(f"VH node {index} has non-numeric bounds {bounds!r}"[:200])
+        if isinstance(value, float) and not math.isfinite(value):
+            raise VHError(f"VH node {index} has non-finite bounds {bounds!r}")
+    return bounds[0], bounds[1], bounds[2], bounds[3]
+
+
+def _floor_scaled(value: float, num: int, den: int) -> int:
+    if isinstance(value, int):
+        return (value * num) // den  # exact integer arithmetic for the usual integer bounds
+    return math.floor(value * num / den)
+
+
+def _ceil_scaled(value: float, num: int, den: int) -> int:
+    if isinstance(value, int):
+        return -((-value * num) // den)
+    return math.ceil(value * num / den)
+
+
+def bounds_to_pixels(
+    bounds: tuple[float, float, float, float],
+    *,
+    image_width: int,
+    image_height: int,
+    device_width: int,
+) -> tuple[int, int, int, int] | None:
+    """VH bounds -> screenshot pixels ``(left, top, right, bottom)``, or ``None`` if no area is left.
+
+    THE rounding convention: scale ``image_width / device_width`` on BOTH axes (the screenshot
+    is a uniform downscale of the device; the importer checks the aspect ratio), floor for
+    left/top and ceil for right/bottom (the pixel box covers every pixel the element touches),
+    then clip to ``[0, image_width] x [0, image_height]``. Exact for integer bounds. A box
+    without area in VH space (``x2 <= x1`` or ``y2 <= y1``) gives ``None`` before rounding.
+    """
+    x1, y1, x2, y2 = bounds
+    if x2 <= x1 or y2 <= y1:
+        return None  # no area in the device space (a third of real nodes, many inverted)
+    left = max(0, _floor_scaled(x1, image_width, device_width))
+    top = max(0, _floor_scaled(y1, image_width, device_width))
+    right = min(image_width, _ceil_scaled(x2, image_width, device_width))
+    bottom = min(image_height, _ceil_scaled(y2, image_width, device_width))
+    if right <= left or bottom <= top:
+        return None
+    return left, top, right, bottom
+
+
+def _simple_names(node: dict[str, Any]) -> list[str]:
+    names = []
+    chain = [node.get("class"), *(node.get("ancestors") or [])]
+    for name in chain:
+        if isinstance(name, str) and name:
+            names.append(name.rsplit(".", 1)[-1].rsplit("$", 1)[-1])
+    return names
+
+
+_CHECKBOX_SUFFIXES = ("CheckBox", "Switch", "SwitchCompat", "SwitchMaterial", "ToggleButton", "RadioButton")
+_CHECKBOX_NAMES = {"CompoundButton", "CheckedTextView"}
+
+
+def element_type(node: dict[str, Any]) -> str:
+    """Simple type from the class and its superclass chain (``ancestors``), first match wins:
+
+    checkbox (CheckBox, Switch, ToggleButton, RadioButton, CompoundButton, CheckedTextView)
+    -> webview (WebView) -> button (``*Button``) -> image (``*ImageView``) -> text (``*TextView``,
+    ``EditText``) -> other. The order matters: CheckBox extends Button extends TextView and
+    ImageButton extends ImageView. ``class`` is often obfuscated, so the chain decides.
+    """
+    names = _simple_names(node)
+    if any(n in _CHECKBOX_NAMES or n.endswith(_CHECKBOX_SUFFIXES) for n in names):
+        return "checkbox"
+    if any(n.endswith("WebView") for n in names):
+        return "webview"
+    if any(n.endswith("Button") for n in names):
+        return "button"
+    if any(n.endswith("ImageView") for n in names):
+        return "image"
+    if any(n.endswith(("TextView", "EditText")) for n in names):
+        return "text"
+    return "other"
+
+
+def node_text(node: dict[str, Any]) -> str:
+    text = node.get("text")
+    return text if isinstance(text, str) else ""
+
+
+def node_content_desc(node: dict[str, Any]) -> str:
+    """``content-desc`` is a list (usually ``[null]``); its strings joined by a space."""
+    desc = node.get("content-desc")
+    if isinstance(desc, str):
+        return desc
+    if isinstance(desc, list):
+        return " ".join(d for d in desc if isinstance(d, str) and d)
+    return ""
+
+
+def vh_candidates(
+    vh: dict[str, Any],
+    *,
+    image_width: int,
+    image_height: int,
+    device_width: int,
+) -> list[CandidateData]:
+    """The candidate elements of a screen: its visible leaves, in ``vh_index`` order.
+
+    A node is *shown* when ``visible-to-user`` is true and its box, mapped to pixels and
+    clipped to the image (``bounds_to_pixels``), has a positive area. A candidate is a shown
+    node with no shown descendant. (So a container whose only "visible" children lie
+    off-screen, e.g. pager pages at x >= 1440, is itself the leaf the user sees.)
+    ``VHError`` on a missing root or malformed bounds anywhere in the tree.
+    """
+    root = vh_root(vh)
+    nodes: list[dict[str, Any]] = []
+    parents: list[int] = []
+    boxes: list[tuple[int, int, int, int] | None] = []
+    for index, parent, node in iter_nodes(root):
+        bounds = node_bounds(node, index)
+        box = None
+        if bounds is not None and node.get("visible-to-user") is True:
+            box = bounds_to_pixels(
+                bounds, image_width=image_width, image_height=image_height, device_width=device_width
+            )
+        nodes.append(node)
+        parents.append(parent)
+        boxes.append(box)
+    # Reverse pre-order visits every descendant before its ancestors.
+    has_shown_descendant = [False] * len(nodes)
+    for index in range(len(nodes) - 1, 0, -1):
+        if boxes[index] is not None or has_shown_descendant[index]:
+            has_shown_descendant[parents[index]] = True
+    candidates = []
+    for index, node in enumerate(nodes):
+        box = boxes[index]
+        if box is None or has_shown_descendant[index]:
+            continue
+        class_name = node.get("class")
+        resource_id = node.get("resource-id")
+        candidates.append(
+            CandidateData(
+                vh_index=index,
+                left=box[0],
+                top=box[1],
+                right=box[2],
+                bottom=box[3],
+                class_name=class_name[:255] if isinstance(class_name, str) else "",
+                type=element_type(node),
+                text=node_text(node),
+                content_desc=node_content_desc(node),
+                resource_id=resource_id[:255] if isinstance(resource_id, str) else "",
+            )
+        )
+    return candidates
+
+
+def app_package(vh: dict[str, Any]) -> str:
+    """The app package: the part of ``activity_name`` before ``/`` (``""`` when absent)."""
+    name = vh.get("activity_name")
+    if not isinstance(name, str):
+        return ""
+    return name.split("/", 1)[0].strip()

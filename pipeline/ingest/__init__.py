@@ -1,0 +1,152 @@
+"""RICO import: read pairs from a source, validate each in memory, write in batches.
+
+The one entry point is ``import_screens``; the ``import_rico`` command and the web upload
+job (a Celery task) both call it. Conventions and caps: ``docs/import.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from annotation.exceptions import ApplicationError
+from annotation.models import Project
+from annotation.services.screens import ScreenData, screen_create_batch
+
+from .sources import ImportCaps, Pair, ReadError, Source, StoragePrefix, open_source
+from .validate import Rejected, prepare_screen
+
+__all__ = ["BATCH_SIZE", "ImportSummary", "StoragePrefix", "import_screens"]
+
+# Screens per write transaction: large enough for bulk_create to pay off, small enough
+# that one batch of images (~200 x 300 KB) stays modest in memory.
+BATCH_SIZE = 200
+# progress() is called at least every this many pairs (and after every batch write).
+PROGRESS_EVERY = 25
+
+
+@dataclass
+class ImportSummary:
+    """What one import did.
+
+    ``imported``: ids written now; ``already_present``: ids the project already had with
+    the same content (nothing written); ``rejected``: ``(pair name, one-line reason)``.
+    """
+
+    imported: list[str] = field(default_factory=list)
+    already_present: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"imported": n, "already_present": n, "rejected": [{"name", "reason"}], "imported_ids": [...]}``."""
+        return {
+            "imported": len(self.imported),
+            "already_present": len(self.already_present),
+            "rejected": [{"name": name, "reason": reason} for name, reason in self.rejected],
+            "imported_ids": list(self.imported),
+        }
+
+
+def import_screens(
+    *,
+    project: Project,
+    source: Path | str | IO[bytes] | StoragePrefix,
+    device_size: tuple[int, int] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportSummary:
+    """Import the RICO pairs of ``source`` into ``project``; return what happened.
+
+    ``source``: a local folder, a local ``.zip`` path, a seekable binary zip stream (e.g. an
+    uploaded file opened from storage) or ``StoragePrefix("some/prefix/")`` (pairs under a
+    prefix of the default storage). Flat layout ``<id>.jpg|png`` + ``<id>.json``, or RICO's
+    trace layout ``<app>/trace_<n>/screenshots/<k>.jpg`` + ``view_hierarchies/<k>.json``.
+
+    ``device_size``: the VH device space ``(width, height)``; default the project's
+    (RICO: 1440x2560). ``progress(done, total)`` is called as pairs are processed (every
+    ``PROGRESS_EVERY`` pairs and after each batch write; last call ``done == total``).
+
+    Contract:
+    * Idempotent: a re-run imports nothing twice (ids already present are reported, unchanged).
+    * A rejected pair never aborts the run and never leaves a half-imported screen: each
+      screen commits with its candidates (see ``screen_create_batch``), in batches of
+      ``BATCH_SIZE`` transactions; a crash mid-run keeps the batches already committed.
+    * ``ApplicationError`` (nothing imported) only for a source that cannot be used at all:
+      missing path, not a folder or zip, a zip with more entries than the cap, a bad
+      ``device_size``.
+    Takes no row locks.
+    """
+    device = device_size or (project.device_width, project.device_height)
+    if len(device) != 2 or min(device) <= 0:
+        raise ApplicationError(f"Invalid device size {device!r}.", field="device_size")
+    caps = ImportCaps.from_settings()
+    summary = ImportSummary()
+    with open_source(source, caps) as src:
+        _run(
+            project=project,
+            src=src,
+            device=(int(device[0]), int(device[1])),
+            caps=caps,
+            summary=summary,
+            progress=progress,
+        )
+    return summary
+
+
+def _run(
+    *,
+    project: Project,
+    src: Source,
+    device: tuple[int, int],
+    caps: ImportCaps,
+    summary: ImportSummary,
+    progress: Callable[[int, int], None] | None,
+) -> None:
+    pairs = src.pairs()
+    total = len(pairs)
+    seen: dict[str, str] = {}  # rico_id -> pair name, to refuse duplicates within one source
+    batch: list[ScreenData] = []
+
+    def flush() -> None:
+        result = screen_create_batch(project=project, screens=batch)
+        names = {s.rico_id: s.name for s in batch}
+        summary.imported.extend(result.created)
+        summary.already_present.extend(result.already_present)
+        summary.rejected.extend((names[rico_id], reason) for rico_id, reason in result.failed)
+        batch.clear()
+
+    if progress:
+        progress(0, total)
+    for done, pair in enumerate(pairs, start=1):
+        reason = _reject_reason_before_read(pair, seen)
+        if reason:
+            summary.rejected.append((pair.name, reason))
+        else:
+            seen[pair.rico_id] = pair.name
+            try:
+                vh_bytes = src.read(pair.vh_path, max_bytes=caps.max_json_bytes)
+                image_bytes = src.read(pair.image_path, max_bytes=caps.max_image_bytes)
+                batch.append(
+                    prepare_screen(pair=pair, vh_bytes=vh_bytes, image_bytes=image_bytes, device=device, caps=caps)
+                )
+            except (ReadError, Rejected) as exc:
+                summary.rejected.append((pair.name, str(exc)))
+        if len(batch) >= BATCH_SIZE:
+            flush()
+            if progress:
+                progress(done, total)
+        elif progress and done % PROGRESS_EVERY == 0:
+            progress(done, total)
+    if batch:
+        flush()
+    if progress:
+        progress(total, total)
+
+
+def _reject_reason_before_read(pair: Pair, seen: dict[str, str]) -> str:
+    if pair.problem:
+        return pair.problem
+    if pair.rico_id in seen:
+        return f"duplicate id {pair.rico_id} in this source (also {seen[pair.rico_id]})"
+    return ""

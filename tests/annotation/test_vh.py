@@ -1,0 +1,192 @@
+"""The VH conventions: vh_index traversal, pixel rounding, element types, candidates, safe parsing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from annotation.vh import (
+    VHError,
+    app_package,
+    bounds_to_pixels,
+    element_type,
+    iter_nodes,
+    node_content_desc,
+    parse_vh,
+    vh_candidates,
+)
+
+
+def n(name: str, bounds=(0, 0, 1440, 2560), visible=True, children=None, **extra):
+    node = {"class": name, "bounds": list(bounds), "visible-to-user": visible, **extra}
+    if children is not None:
+        node["children"] = children
+    return node
+
+
+def test_iter_nodes_is_preorder_over_every_node_root_zero():
+    # given a tree with an invisible node in the middle
+    root = n("root", children=[n("a", children=[n("a1"), n("a2", visible=False)]), n("b")])
+    # when it is walked
+    walked = [(index, parent, node["class"]) for index, parent, node in iter_nodes(root)]
+    # then indexes follow pre-order depth-first, invisible nodes count, root = 0
+    assert walked == [(0, -1, "root"), (1, 0, "a"), (2, 1, "a1"), (3, 1, "a2"), (4, 0, "b")]
+
+
+def test_iter_nodes_survives_a_very_deep_tree():
+    root = leaf = n("root")
+    for depth in range(20_000):
+        child = n(f"n{depth}")
+        leaf["children"] = [child]
+        leaf = child
+    assert sum(1 for _ in iter_nodes(root)) == 20_001
+
+
+def test_iter_nodes_refuses_a_null_child():
+    with pytest.raises(VHError, match="node 1 is not an object"):
+        list(iter_nodes(n("root", children=[None])))
+
+
+@pytest.mark.parametrize(
+    ("bounds", "size", "expected"),
+    [
+        # x0.75: 163 -> 122.25 floors, 195 -> 146.25 ceils
+        ((163, 98, 568, 195), (1080, 1920), (122, 73, 426, 147)),
+        # x0.375 (540 wide): 1078 -> 404.25 floor; 1117 -> 418.875 ceil
+        ((1078, 1078, 1117, 1117), (540, 960), (404, 404, 419, 419)),
+        # clipped to the image
+        ((-20, -5, 1500, 2600), (1080, 1920), (0, 0, 1080, 1920)),
+        # float bounds
+        ((10.5, 20.2, 30.1, 40.9), (1440, 2560), (10, 20, 31, 41)),
+    ],
+)
+def test_bounds_to_pixels_floors_left_top_ceils_right_bottom_and_clips(bounds, size, expected):
+    width, height = size
+    assert bounds_to_pixels(bounds, image_width=width, image_height=height, device_width=1440) == expected
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [(1440, 467, 1440, 2388), (2076, 537, 1440, 705), (1500, 0, 2000, 100), (0, 2600, 100, 2700), (5, 5, 5, 5)],
+)
+def test_bounds_without_area_after_clipping_give_none(bounds):
+    assert bounds_to_pixels(bounds, image_width=1080, image_height=1920, device_width=1440) is None
+
+
+@pytest.mark.parametrize(
+    ("cls", "ancestors", "expected"),
+    [
+        ("android.widget.CheckBox", ["android.widget.CompoundButton", "android.widget.Button"], "checkbox"),
+        ("a.b.c", ["android.widget.Switch", "android.widget.CompoundButton", "android.widget.Button"], "checkbox"),
+        ("android.widget.ToggleButton", ["android.widget.CompoundButton", "android.widget.TextView"], "checkbox"),
+        ("android.widget.CheckedTextView", ["android.widget.TextView", "android.view.View"], "checkbox"),
+        ("android.widget.Button", ["android.widget.TextView", "android.view.View"], "button"),
+        ("x.y", ["android.widget.ImageButton", "android.widget.ImageView"], "button"),
+        ("android.support.v7.widget.al", ["android.widget.ImageView", "android.view.View"], "image"),
+        ("x.TypefaceTextView", ["android.widget.TextView", "android.view.View"], "text"),
+        ("android.widget.EditText", ["android.widget.TextView"], "text"),
+        (
+            "com.mopub.mobileads.HtmlBannerWebView",
+            ["android.webkit.WebView", "android.widget.AbsoluteLayout"],
+            "webview",
+        ),
+        ("android.widget.LinearLayout", ["android.view.ViewGroup", "android.view.View"], "other"),
+        ("android.widget.ViewSwitcher", ["android.widget.FrameLayout"], "other"),
+    ],
+)
+def test_element_type_checks_the_chain_checkbox_before_button_before_text(cls, ancestors, expected):
+    assert element_type({"class": cls, "ancestors": ancestors}) == expected
+
+
+def test_candidates_are_visible_leaves_in_pixels():
+    # given: a container with a visible text, an invisible button, an off-screen pager page,
+    # and a visible panel whose only children are invisible
+    vh = {
+        "activity_name": "com.example/.Main",
+        "activity": {
+            "root": n(
+                "android.widget.FrameLayout",
+                children=[
+                    n(
+                        "android.widget.TextView",
+                        (0, 84, 720, 252),
+                        text="Hello",
+                        ancestors=["android.widget.TextView"],
+                    ),
+                    n("android.widget.Button", (0, 300, 720, 400), visible=False),
+                    n("pager", (0, 500, 1440, 1500), children=[n("page2", (1440, 500, 2880, 1500))]),
+                    n("panel", (0, 1600, 1440, 2000), children=[n("hidden", (0, 1600, 10, 1610), visible=False)]),
+                    n("icon", (1300, 100, 1400, 200), **{"content-desc": ["Search"]}),
+                ],
+            )
+        },
+    }
+    # when candidates are computed for a 1080x1920 screenshot
+    candidates = vh_candidates(vh, image_width=1080, image_height=1920, device_width=1440)
+    # then: leaves only; the pager is a leaf because its page is off-screen; indexes are pre-order
+    assert [(c.vh_index, c.class_name) for c in candidates] == [
+        (1, "android.widget.TextView"),
+        (3, "pager"),
+        (5, "panel"),
+        (7, "icon"),
+    ]
+    text = candidates[0]
+    assert (text.left, text.top, text.right, text.bottom) == (0, 63, 540, 189)
+    assert (text.text, text.type) == ("Hello", "text")
+    assert candidates[3].content_desc == "Search"
+
+
+def test_candidate_with_missing_root_is_refused():
+    with pytest.raises(VHError, match=r"activity\.root"):
+        vh_candidates({"activity": {}}, image_width=1080, image_height=1920, device_width=1440)
+
+
+@pytest.mark.parametrize(
+    ("bounds", "reason"),
+    [
+        (["a", 0, 10, 10], "non-numeric"),
+        ([True, 0, 10, 10], "non-numeric"),
+        ([0, 0, 10], "not 4 numbers"),
+        ([0, float("nan"), 10, 10], "non-finite"),
+        ("0,0,10,10", "not 4 numbers"),
+    ],
+)
+def test_malformed_bounds_anywhere_are_refused(bounds, reason):
+    vh = {"activity": {"root": n("root", children=[n("bad", visible=False, bounds=bounds)])}}
+    vh["activity"]["root"]["children"][0]["bounds"] = bounds
+    with pytest.raises(VHError, match=reason):
+        vh_candidates(vh, image_width=1080, image_height=1920, device_width=1440)
+
+
+def test_parse_vh_reads_nan_as_non_finite_bounds():
+    raw = b'{"activity": {"root": {"bounds": [0, NaN, 10, 10], "visible-to-user": true}}}'
+    vh = parse_vh(raw, max_depth=50)
+    with pytest.raises(VHError, match="non-finite"):
+        vh_candidates(vh, image_width=1080, image_height=1920, device_width=1440)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "not an object"),
+        (b"\xff\xfe{}", "not valid"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (json.dumps({"a": [[[[[[[[[[1]]]]]]]]]]}).encode(), "nested too deeply"),
+    ],
+)
+def test_parse_vh_refuses_bad_json_with_a_reason(raw, reason):
+    with pytest.raises(VHError, match=reason):
+        parse_vh(raw, max_depth=8)
+
+
+def test_parse_vh_accepts_depth_up_to_the_cap():
+    assert parse_vh(json.dumps({"a": [[1]]}).encode(), max_depth=3) == {"a": [[1]]}
+
+
+def test_app_package_and_content_desc():
+    assert app_package({"activity_name": "com.ebay.mobile/com.ebay.Main"}) == "com.ebay.mobile"
+    assert app_package({}) == ""
+    assert node_content_desc({"content-desc": [None]}) == ""
+    assert node_content_desc({"content-desc": ["Navigate up"]}) == "Navigate up"
