@@ -1,6 +1,9 @@
 """Every row lock of the domain, taken here and only here, in one order:
 
-    screen -> question -> assignment -> answer
+    project -> user -> screen -> question -> assignment -> answer
+
+(``project_lock`` and ``user_lock`` serialise a lead's project-wide action and one
+annotator's own requests; they come first because they guard the others.)
 
 A service that needs several locks takes them through these helpers in that
 order, inside ``transaction.atomic()``.
@@ -8,9 +11,21 @@ order, inside ``transaction.atomic()``.
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 
-from annotation.models import Assignment, ImportJob, Question, Screen
+from annotation.models import Assignment, ImportJob, Project, Question, Screen
+
+
+def project_lock(*, project_id: int) -> Project:
+    return Project.objects.select_for_update().get(pk=project_id)
+
+
+def user_lock(*, user_id: int) -> Any:
+    """One annotator's requests one at a time (e.g. two tabs asking for work at once)."""
+    return get_user_model().objects.select_for_update().get(pk=user_id)
 
 
 def screen_lock(*, screen_id: int) -> Screen:
@@ -32,3 +47,17 @@ def import_job_lock(*, job_id: int) -> ImportJob:
 def skip_locked(qs: QuerySet) -> QuerySet:
     """Queue reads: rows another transaction holds are skipped, never waited for."""
     return qs.select_for_update(skip_locked=True)
+
+
+def screen_claim_first(*, queryset: QuerySet[Screen]) -> Screen | None:
+    """Lock the first screen of a queue, skipping screens other transactions hold.
+
+    ``queryset`` must be ordered (the queue order). Only the screen row is locked
+    (``of=self``), not the rows of joined tables.
+    """
+    return queryset.select_for_update(skip_locked=True, of=("self",)).first()
+
+
+def question_claim_first(*, queryset: QuerySet[Question]) -> Question | None:
+    """Lock the first question of a queue, skipping questions other transactions hold."""
+    return queryset.select_for_update(skip_locked=True, of=("self",)).first()

@@ -1,0 +1,117 @@
+"""Reads of assignments: an annotator's own work, live leases, daily counts.
+
+A *live* lease is ``status == leased`` with ``lease_expires_at`` in the future. A lease
+whose time ran out keeps ``status == leased`` until somebody needs the work (expiry is
+reclaimed lazily, see ``annotation.services.assignments``), so "leased" alone does not
+mean "held".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from annotation.exceptions import NotFoundError
+from annotation.models import Assignment, AssignmentStatus, Project
+
+
+def assignment_live_q(*, now: datetime, prefix: str = "") -> Q:
+    """Filter for live leases (``prefix`` like ``"assignments__"`` for a join)."""
+    return Q(**{f"{prefix}status": AssignmentStatus.LEASED, f"{prefix}lease_expires_at__gt": now})
+
+
+def assignment_get_for_user(*, assignment_id: int, user: Any) -> Assignment:
+    """The caller's own assignment; anybody else's (or none) is ``NotFoundError``.
+
+    Annotators never learn whether another annotator's assignment exists.
+    """
+    assignment = (
+        Assignment.objects.select_related("project", "screen", "screen__app", "question")
+        .filter(pk=assignment_id, annotator_id=getattr(user, "pk", None))
+        .first()
+    )
+    if assignment is None:
+        raise NotFoundError("Assignment not found.")
+    return assignment
+
+
+def assignment_open_for_user(*, project: Project, user: Any, stage: str) -> Assignment | None:
+    """The caller's open (``leased``) assignment for ``stage``, live or with its time run out.
+
+    A lease whose time ran out but that nobody reclaimed is still the caller's: the
+    engine renews it rather than handing out new work (one open assignment per stage).
+    """
+    return (
+        Assignment.objects.select_related("project", "screen", "screen__app", "question")
+        .filter(project=project, annotator=user, stage=stage, status=AssignmentStatus.LEASED)
+        .order_by("created_at", "pk")
+        .first()
+    )
+
+
+def assignment_done_today_counts(*, project: Project, user: Any, now: datetime | None = None) -> dict[str, int]:
+    """``{stage: submissions by the caller since midnight (server time zone)}``."""
+    now = now or timezone.now()
+    midnight = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    rows = (
+        Assignment.objects.filter(
+            project=project, annotator=user, status=AssignmentStatus.SUBMITTED, submitted_at__gte=midnight
+        )
+        .values("stage")
+        .annotate(n=Count("pk"))
+    )
+    return {row["stage"]: row["n"] for row in rows}
+
+
+def assignment_list_for_user(*, project: Project, user: Any, stage: str | None = None) -> QuerySet[Assignment]:
+    """The caller's assignments in a project, newest first (never anybody else's)."""
+    qs = Assignment.objects.filter(project=project, annotator=user).select_related("screen", "question")
+    if stage:
+        qs = qs.filter(stage=stage)
+    return qs.order_by("-created_at", "-pk")
+
+
+def assignment_double_leases(*, project: Project) -> int:
+    """Units that were held by more live leases at one moment than they allow.
+
+    A unit is a screen and stage (capacity 1 for the writing stages, the project's
+    ``prefilter_judgments`` for pre-filtering) or a question (capacity ``answers_needed``).
+    An assignment holds its unit from ``created_at`` until it ended: its lease expiry
+    while leased or expired, else when it was submitted, skipped or released
+    (``updated_at``). Used by the benchmark and the concurrency tests; the answer must be 0.
+    """
+    rows = Assignment.objects.filter(project=project).values_list(
+        "stage",
+        "screen_id",
+        "question_id",
+        "question__answers_needed",
+        "status",
+        "created_at",
+        "lease_expires_at",
+        "updated_at",
+    )
+    intervals: dict[tuple[str, int], list[tuple[datetime, datetime]]] = {}
+    capacity: dict[tuple[str, int], int] = {}
+    for stage, screen_id, question_id, needed, status, created, expires, updated in rows:
+        key = ("answers", question_id) if stage == "answers" else (stage, screen_id)
+        if stage == "answers":
+            capacity[key] = max(1, needed or 0)
+        elif stage == "prefilter":
+            capacity[key] = project.prefilter_judgments
+        else:
+            capacity[key] = 1
+        end = expires if status in (AssignmentStatus.LEASED, AssignmentStatus.EXPIRED) else min(updated, expires)
+        intervals.setdefault(key, []).append((created, end))
+    over = 0
+    for key, spans in intervals.items():
+        events = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+        live = peak = 0
+        for _, delta in events:  # ends sort before starts at the same instant
+            live += delta
+            peak = max(peak, live)
+        if peak > capacity[key]:
+            over += 1
+    return over

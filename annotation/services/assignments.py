@@ -1,0 +1,211 @@
+"""Generic mechanics of an assignment queue: lease, expiry, renewal, drafts, release, skip
+and the bookkeeping of an idempotent submit.
+
+Stage rules (what a unit of work is, who may take it, what a submission does) live in
+``pipeline.stages``; these services only move an assignment through its states::
+
+    leased --submit--> submitted
+    leased --skip----> skipped        (never offered to this annotator again)
+    leased --release-> released       (back to the queue, for anybody)
+    leased --(lease time runs out, and somebody needs the work)--> expired
+
+Locks: callers hold the lock of the unit (screen, or question for ``answers``) taken
+through ``annotation.lock_objects`` before they call the writers that change which
+leases are live (``assignment_lease_create``, ``assignment_stale_expire``,
+``assignment_renew``), so that counting live leases and writing one is atomic. The
+order is the one of ``lock_objects``: screen -> question -> assignment.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.exceptions import ApplicationError, ConflictError
+from annotation.lock_objects import assignment_lock, question_lock, screen_lock
+from annotation.models import Assignment, AssignmentStatus, Project, Question
+from annotation.selectors.assignments import assignment_get_for_user
+
+DRAFT_MAX_BYTES = 256 * 1024
+SKIP_REASON_MAX = 2000
+
+
+def lease_expiry(*, project: Project, now: datetime | None = None) -> datetime:
+    return (now or timezone.now()) + timedelta(minutes=project.lease_minutes)
+
+
+def assignment_stale_expire(
+    *, stage: str, screen_id: int | None = None, question: Question | None = None, now: datetime
+) -> int:
+    """Mark the leases of one unit whose time ran out as ``expired``; returns how many.
+
+    Caller holds the unit's lock. This is the lazy reclaim: expired work returns to
+    the queue the moment somebody asks for it, no periodic job needed.
+    """
+    qs = Assignment.objects.filter(stage=stage, status=AssignmentStatus.LEASED, lease_expires_at__lte=now)
+    if question is not None:
+        qs = qs.filter(question=question)
+    else:
+        assert screen_id is not None
+        qs = qs.filter(screen_id=screen_id)
+    return qs.update(status=AssignmentStatus.EXPIRED, updated_at=now)
+
+
+def assignment_lease_create(
+    *, project: Project, user: Any, stage: str, screen_id: int, question: Question | None = None, now: datetime
+) -> Assignment:
+    """A new live lease of one unit for ``user``.
+
+    Caller holds the unit's lock and has checked that the unit is open to ``user``;
+    the partial unique constraints of ``Assignment`` are the last line of defence.
+    """
+    assignment_stale_expire(stage=stage, screen_id=screen_id if question is None else None, question=question, now=now)
+    return Assignment.objects.create(
+        project=project,
+        stage=stage,
+        screen_id=screen_id,
+        question=question,
+        annotator=user,
+        status=AssignmentStatus.LEASED,
+        lease_expires_at=lease_expiry(project=project, now=now),
+    )
+
+
+def assignment_renew(*, assignment: Assignment, now: datetime) -> Assignment:
+    """Give an assignment a fresh lease (status ``leased``, expiry from now).
+
+    Caller holds the unit's lock and has checked the unit is still open to the
+    assignment's annotator (it is how an expired, released or skipped assignment is
+    resumed by a late submit).
+    """
+    assignment.status = AssignmentStatus.LEASED
+    assignment.lease_expires_at = lease_expiry(project=assignment.project, now=now)
+    assignment.save(update_fields=["status", "lease_expires_at", "updated_at"])
+    return assignment
+
+
+def assignment_mark_submitted(*, assignment: Assignment, submission: dict[str, Any], now: datetime) -> Assignment:
+    """Record the accepted (normalised) submission; the draft is no longer needed."""
+    assignment.status = AssignmentStatus.SUBMITTED
+    assignment.submission = submission
+    assignment.submitted_at = now
+    assignment.draft = {}
+    assignment.save(update_fields=["status", "submission", "submitted_at", "draft", "updated_at"])
+    return assignment
+
+
+def assignment_keep_as_draft(*, assignment_id: int, data: Any) -> None:
+    """Save rejected submit content as the assignment's draft, in its own transaction.
+
+    Used when a late submit loses the race (409): the content is kept, not lost.
+    """
+    with transaction.atomic():
+        locked = assignment_lock(assignment_id=assignment_id)
+        if locked.status == AssignmentStatus.SUBMITTED:
+            return
+        locked.draft = {"submission": data} if not isinstance(data, dict) else data
+        locked.save(update_fields=["draft", "updated_at"])
+
+
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, default=str).encode())
+
+
+@transaction.atomic
+def assignment_extend(*, assignment_id: int, user: Any) -> Assignment:
+    """Renew the caller's open lease for another ``project.lease_minutes``.
+
+    Works while the assignment is ``leased``, also when its time ran out: a lease is
+    only taken away under the unit's lock, which this holds (unit, then assignment).
+    An expired, released, skipped or submitted assignment is a ``ConflictError``.
+    """
+    found = assignment_get_for_user(assignment_id=assignment_id, user=user)
+    if found.question_id is not None:
+        question_lock(question_id=found.question_id)
+    else:
+        screen_lock(screen_id=found.screen_id)
+    assignment = assignment_lock(assignment_id=assignment_id)
+    if assignment.status != AssignmentStatus.LEASED:
+        raise ConflictError(
+            f"This assignment is {assignment.status}; ask for new work instead.", extra={"status": assignment.status}
+        )
+    assignment.project = found.project
+    return assignment_renew(assignment=assignment, now=timezone.now())
+
+
+@transaction.atomic
+def assignment_draft_save(*, assignment_id: int, user: Any, draft: dict[str, Any]) -> Assignment:
+    """Store work in progress on the caller's open assignment (replaces the previous draft).
+
+    Allowed until the assignment is submitted, also after its lease expired or it was
+    released, so that nothing typed is ever lost (a late submit can still use it).
+    Idempotent. Locks the assignment row.
+    """
+    if not isinstance(draft, dict):
+        raise ApplicationError("The draft must be a JSON object.", field="draft")
+    if _json_size(draft) > DRAFT_MAX_BYTES:
+        raise ApplicationError(f"The draft is larger than {DRAFT_MAX_BYTES // 1024} KB.", field="draft")
+    assignment_get_for_user(assignment_id=assignment_id, user=user)  # 404 for anybody else's
+    assignment = assignment_lock(assignment_id=assignment_id)
+    if assignment.status == AssignmentStatus.SUBMITTED:
+        raise ConflictError("This assignment is already submitted.", extra={"status": assignment.status})
+    assignment.draft = draft
+    assignment.save(update_fields=["draft", "updated_at"])
+    return assignment
+
+
+@transaction.atomic
+def assignment_release(*, assignment_id: int, user: Any) -> Assignment:
+    """Give the work back to the queue (anybody, the caller included, may take it again).
+
+    Idempotent: releasing a released assignment returns it unchanged. Locks the assignment.
+    """
+    assignment_get_for_user(assignment_id=assignment_id, user=user)
+    assignment = assignment_lock(assignment_id=assignment_id)
+    if assignment.status == AssignmentStatus.RELEASED:
+        return assignment
+    if assignment.status != AssignmentStatus.LEASED:
+        raise ConflictError(f"This assignment is {assignment.status} and cannot be released.")
+    assignment.status = AssignmentStatus.RELEASED
+    assignment.save(update_fields=["status", "updated_at"])
+    return assignment
+
+
+@transaction.atomic
+def assignment_skip(*, assignment_id: int, user: Any, reason: str) -> Assignment:
+    """Decline the work with a reason; it is never offered to the caller again.
+
+    Idempotent: skipping a skipped assignment returns it unchanged. Locks the assignment.
+    """
+    reason = (reason or "").strip() if isinstance(reason, str) else ""
+    if not reason:
+        raise ApplicationError("Say why you skip this work.", field="reason")
+    if len(reason) > SKIP_REASON_MAX:
+        raise ApplicationError(f"The reason is longer than {SKIP_REASON_MAX} characters.", field="reason")
+    assignment_get_for_user(assignment_id=assignment_id, user=user)
+    assignment = assignment_lock(assignment_id=assignment_id)
+    if assignment.status == AssignmentStatus.SKIPPED:
+        return assignment
+    if assignment.status != AssignmentStatus.LEASED:
+        raise ConflictError(f"This assignment is {assignment.status} and cannot be skipped.")
+    assignment.status = AssignmentStatus.SKIPPED
+    assignment.skip_reason = reason
+    assignment.save(update_fields=["status", "skip_reason", "updated_at"])
+    return assignment
+
+
+def assignment_expire_leases(*, project: Project | None = None, now: datetime | None = None) -> int:
+    """Mark every lease whose time ran out as ``expired`` (what ``next`` does lazily per unit).
+
+    Safe at any time: a lease is only expired by a conditional update on
+    ``lease_expires_at <= now``, the same rule as the lazy reclaim.
+    """
+    now = now or timezone.now()
+    qs = Assignment.objects.filter(status=AssignmentStatus.LEASED, lease_expires_at__lte=now)
+    if project is not None:
+        qs = qs.filter(project=project)
+    return qs.update(status=AssignmentStatus.EXPIRED, updated_at=now)

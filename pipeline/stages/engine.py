@@ -1,0 +1,269 @@
+"""The pipeline engine: every stage as a concurrency-safe assignment queue.
+
+These are the services the REST API (``pipeline.apis.engine``), the browser workspace
+and the simulated crowd call. Names and signatures are a contract (see docs/engine.md).
+
+Concurrency, in short:
+
+* leasing takes the caller's user row lock (one request of one annotator at a time),
+  then the first free unit with ``SELECT ... FOR UPDATE SKIP LOCKED`` (oldest first),
+  re-checks the unit with fresh statements under that lock and writes the lease;
+* a submit locks the unit (screen, or question for ``answers``), then the assignment,
+  and applies the stage transition in the same transaction;
+* partial unique and check constraints on ``Assignment`` / ``Question`` / ``Answer``
+  hold the invariants even if a code path forgot a check.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
+from annotation.lock_objects import (
+    assignment_lock,
+    question_claim_first,
+    question_lock,
+    screen_claim_first,
+    screen_lock,
+    user_lock,
+)
+from annotation.models import Assignment, AssignmentStatus, Membership, Project
+from annotation.selectors.assignments import (
+    assignment_done_today_counts,
+    assignment_get_for_user,
+    assignment_open_for_user,
+)
+from annotation.selectors.screens import screen_payload
+from annotation.services.assignments import (
+    assignment_keep_as_draft,
+    assignment_lease_create,
+    assignment_mark_submitted,
+    assignment_renew,
+    assignment_stale_expire,
+)
+
+from .base import StageRules
+from .registry import STAGES, stage_rules
+
+# Under heavy contention a locked unit can turn out taken (its lease committed after our
+# snapshot); we then try the next one, a bounded number of times.
+LEASE_ATTEMPTS = 16
+
+
+def member_check(*, project: Project, user: Any) -> Membership | None:
+    """The caller's membership; non-members get ``NotFoundError`` (site admins need none)."""
+    if not getattr(user, "is_authenticated", False):
+        raise NotFoundError("Project not found.")
+    membership = Membership.objects.filter(project=project, user=user).first()
+    if membership is None and not user.is_superuser:
+        raise NotFoundError("Project not found.")
+    return membership
+
+
+def _iso(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _lock_unit(*, rules: StageRules, assignment: Assignment) -> Any:
+    if rules.unit == "question":
+        assert assignment.question_id is not None
+        return question_lock(question_id=assignment.question_id)
+    screen = screen_lock(screen_id=assignment.screen_id)
+    screen.project = assignment.project
+    return screen
+
+
+def _resume_own(*, rules: StageRules, current: Assignment, now: datetime) -> Assignment | None:
+    """Renew the caller's lease whose time ran out, if nobody reclaimed it meanwhile."""
+    _lock_unit(rules=rules, assignment=current)
+    locked = assignment_lock(assignment_id=current.pk)
+    if locked.status != AssignmentStatus.LEASED:
+        return None
+    current.status = locked.status
+    return assignment_renew(assignment=current, now=now)
+
+
+def _lease_new(*, rules: StageRules, project: Project, user: Any, now: datetime) -> Assignment | None:
+    tried: list[int] = []
+    for _ in range(LEASE_ATTEMPTS):
+        queue = rules.queue(project=project, user=user, now=now)
+        if tried:
+            queue = queue.exclude(pk__in=tried)
+        unit: Any
+        if rules.unit == "question":
+            unit = question_claim_first(queryset=queue)
+        else:
+            unit = screen_claim_first(queryset=queue)
+            if unit is not None:
+                unit.project = project
+        if unit is None:
+            return None
+        if rules.open_to(unit=unit, user=user, now=now):
+            is_question = rules.unit == "question"
+            return assignment_lease_create(
+                project=project,
+                user=user,
+                stage=rules.stage,
+                screen_id=unit.screen_id if is_question else unit.pk,
+                question=unit if is_question else None,
+                now=now,
+            )
+        tried.append(unit.pk)
+    return None
+
+
+def assignment_next(*, project: Project, user: Any, stage: str) -> Assignment | None:
+    """The caller's open assignment for ``stage``, or a new lease; ``None`` = nothing for them.
+
+    Non-members: ``NotFoundError``; ``answers`` outside the answer pool:
+    ``PermissionDeniedError``; unknown stage: ``NotFoundError``. Idempotent while a lease
+    is open (asking twice returns the same assignment). A lease whose time ran out but
+    that nobody reclaimed is renewed and returned. Locks: user, then (skip-locked) unit.
+    """
+    rules = stage_rules(stage)
+    membership = member_check(project=project, user=user)
+    rules.check_access(user=user, membership=membership)
+    now = timezone.now()
+    current = assignment_open_for_user(project=project, user=user, stage=rules.stage)
+    if current is not None and current.lease_expires_at > now:
+        return current  # the hot path of a reload: one read, no lock
+    try:
+        with transaction.atomic():
+            user_lock(user_id=user.pk)
+            current = assignment_open_for_user(project=project, user=user, stage=rules.stage)
+            if current is not None:
+                if current.lease_expires_at > now:
+                    return current  # another request of the same caller just leased it
+                renewed = _resume_own(rules=rules, current=current, now=now)
+                if renewed is not None:
+                    return renewed
+            return _lease_new(rules=rules, project=project, user=user, now=now)
+    except IntegrityError as exc:  # a constraint caught a race the checks missed: nothing was written
+        raise ConflictError("Somebody took this work at the same moment; ask again.") from exc
+
+
+def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) -> Assignment:
+    """Submit the caller's work; validates per stage and moves the unit on, atomically.
+
+    * another user's (or no) assignment: ``NotFoundError``;
+    * a bad body: ``ApplicationError(field=...)``, nothing written;
+    * the same content again: the same assignment, nothing written (idempotent, compared
+      with the normalised ``Assignment.submission``); other content again: ``ConflictError``;
+    * the lease ran out (or was released/skipped) but the work is still open to the
+      caller: accepted (the lease is renewed first);
+    * the work went to somebody else or is finished: ``ConflictError``, and the body is
+      kept as the assignment's draft so nothing is lost.
+
+    Locks: the unit (screen, or question for ``answers``), then the assignment.
+    """
+    found = assignment_get_for_user(assignment_id=assignment_id, user=user)
+    rules = stage_rules(found.stage)
+    if not isinstance(data, dict):
+        raise ApplicationError("The submission must be a JSON object.", field="body")
+    try:
+        with transaction.atomic():
+            unit = _lock_unit(rules=rules, assignment=found)
+            assignment = assignment_lock(assignment_id=assignment_id)
+            assignment.project, assignment.screen = found.project, found.screen
+            if rules.unit == "question":
+                assignment.question = unit
+            cleaned = rules.clean(assignment=assignment, data=data)
+            if assignment.status == AssignmentStatus.SUBMITTED:
+                if assignment.submission == cleaned:
+                    return assignment
+                raise ConflictError("This assignment is already submitted, with other content.")
+            now = timezone.now()
+            if assignment.status != AssignmentStatus.LEASED:
+                if not rules.open_to(unit=unit, user=user, now=now, own=assignment):
+                    raise ConflictError(
+                        "Your lease ended and this work went to someone else (or is complete). "
+                        "Your content is kept as this assignment's draft.",
+                        extra={"status": assignment.status, "draft_saved": True},
+                    )
+                assignment_stale_expire(
+                    stage=rules.stage,
+                    screen_id=None if rules.unit == "question" else unit.pk,
+                    question=unit if rules.unit == "question" else None,
+                    now=now,
+                )
+                assignment_renew(assignment=assignment, now=now)
+            rules.apply(assignment=assignment, unit=unit, cleaned=cleaned, now=now)
+            return assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
+    except ConflictError:
+        assignment_keep_as_draft(assignment_id=assignment_id, data=data)
+        raise
+    except IntegrityError as exc:
+        assignment_keep_as_draft(assignment_id=assignment_id, data=data)
+        raise ConflictError(
+            "This submission conflicts with another one made at the same moment; it is kept as a draft.",
+            extra={"draft_saved": True},
+        ) from exc
+
+
+def assignment_payload(*, assignment: Assignment) -> dict[str, Any]:
+    """The ``next`` wire format: ``{"id", "stage", "status", "lease_expires_at", "screen",
+    "draft"}`` plus ``previous_questions`` (questions-2, not-answerable), ``question``
+    (answers) and ``max_questions`` (question passes)."""
+    rules = stage_rules(assignment.stage)
+    payload: dict[str, Any] = {
+        "id": assignment.pk,
+        "stage": str(assignment.stage),
+        "status": str(assignment.status),
+        "lease_expires_at": _iso(assignment.lease_expires_at),
+        "screen": screen_payload(screen=assignment.screen),
+        "draft": assignment.draft or {},
+    }
+    payload.update(rules.payload_extra(assignment=assignment))
+    return payload
+
+
+def assignment_result(*, assignment: Assignment) -> dict[str, Any]:
+    """The answer to submit / skip / release / draft / extend (same content → same answer)."""
+    return {
+        "id": assignment.pk,
+        "stage": str(assignment.stage),
+        "status": str(assignment.status),
+        "lease_expires_at": _iso(assignment.lease_expires_at),
+        "submitted_at": _iso(assignment.submitted_at),
+        "submission": assignment.submission,
+        "skip_reason": assignment.skip_reason,
+        "draft": assignment.draft or {},
+    }
+
+
+def stages_for_user(*, project: Project, user: Any) -> list[dict[str, Any]]:
+    """The stages the caller may work on, in pipeline order, for the home page:
+    ``[{"stage", "label", "available", "done_today", "open_assignment"}]``.
+
+    ``available`` counts units the caller could lease now (their own open one excluded).
+    """
+    membership = member_check(project=project, user=user)
+    now = timezone.now()
+    done = assignment_done_today_counts(project=project, user=user, now=now)
+    open_ids = dict(
+        Assignment.objects.filter(project=project, annotator=user, status=AssignmentStatus.LEASED)
+        .order_by("-created_at")
+        .values_list("stage", "pk")
+    )
+    rows = []
+    for rules in STAGES.values():
+        try:
+            rules.check_access(user=user, membership=membership)
+        except PermissionDeniedError:
+            continue
+        rows.append(
+            {
+                "stage": rules.stage,
+                "label": rules.label,
+                "available": rules.available_count(project=project, user=user, now=now),
+                "done_today": done.get(rules.stage, 0),
+                "open_assignment": open_ids.get(rules.stage),
+            }
+        )
+    return rows

@@ -1,0 +1,147 @@
+"""Not-answerable questions (per sampled screen).
+
+A lead starts the stage with a sample size; the default is what reaches the project's
+``not_answerable_target`` share (10%) of questions, at most 5,000 (the paper's sample):
+
+    n = ceil((target * Q - NA) / (1 - target)) - pending
+
+where ``Q`` counts the project's questions that are not dropped, ``NA`` those written in
+this stage, and ``pending`` the sampled screens whose question is not written yet (so a
+second start does not over-sample). Screens are drawn deterministically among screens in
+``answering`` (seeded hash of project and RICO id, the split's hash with another salt).
+One writer adds one plausible question the screen cannot answer; it goes straight to
+``answering`` with the screen's split's number of answers, like any other question.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q, QuerySet
+
+from annotation.exceptions import ApplicationError, ConflictError
+from annotation.lock_objects import project_lock
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Project,
+    Question,
+    QuestionSource,
+    QuestionState,
+    Screen,
+    ScreenState,
+    Stage,
+)
+
+from .base import (
+    StageRules,
+    clean_text,
+    live_q,
+    others_live_leases,
+    question_brief,
+    require_keys,
+    screen_has,
+    screen_questions,
+    taken_by_user_q,
+)
+from .questions import questions_create
+from .split import split_bucket
+
+SAMPLE_MAX = 5000
+
+
+class NotAnswerableRules(StageRules):
+    stage = Stage.NOT_ANSWERABLE
+    label = "Not-answerable questions"
+
+    def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
+        return (
+            Screen.objects.filter(project=project, state=ScreenState.ANSWERING, not_answerable_sampled=True)
+            .exclude(screen_has(self.stage, live_q(now)))
+            .exclude(screen_has(self.stage, taken_by_user_q(user)))
+            .exclude(screen_has(self.stage, _submitted()))
+            .order_by("pk")
+        )
+
+    def open_to(self, *, unit: Any, user: Any, now: datetime, own: Assignment | None = None) -> bool:
+        screen: Screen = unit
+        if screen.state != ScreenState.ANSWERING or not screen.not_answerable_sampled:
+            return False
+        if Assignment.objects.filter(screen=screen, stage=self.stage, status=AssignmentStatus.SUBMITTED).exists():
+            return False
+        return not others_live_leases(stage=self.stage, now=now, own=own, screen=screen).exists()
+
+    def clean(self, *, assignment: Assignment, data: dict[str, Any]) -> dict[str, Any]:
+        require_keys(data, {"question"})
+        text = clean_text(data.get("question"), field="question")
+        if any(q.text.casefold() == text.casefold() for q in screen_questions(assignment.screen)):
+            raise ApplicationError("This question is already asked on this screen.", field="question")
+        return {"question": text}
+
+    def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
+        screen: Screen = unit
+        if screen.state != ScreenState.ANSWERING or not screen.not_answerable_sampled:
+            raise ConflictError("This screen is not waiting for a not-answerable question.")
+        questions_create(
+            assignment=assignment,
+            screen=screen,
+            texts=[cleaned["question"]],
+            source=QuestionSource.NOT_ANSWERABLE,
+            state=QuestionState.ANSWERING,
+        )
+
+    def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
+        return {"previous_questions": [question_brief(q) for q in screen_questions(assignment.screen)]}
+
+
+def _submitted() -> Q:
+    return Q(status=AssignmentStatus.SUBMITTED)
+
+
+def not_answerable_default_size(*, project: Project) -> dict[str, int]:
+    """The sample that reaches the target, with the counts it comes from."""
+    questions = Question.objects.filter(screen__project=project).exclude(state=QuestionState.DROPPED)
+    total = questions.count()
+    written = questions.filter(source=QuestionSource.NOT_ANSWERABLE).count()
+    pending = (
+        Screen.objects.filter(project=project, not_answerable_sampled=True)
+        .exclude(screen_has(Stage.NOT_ANSWERABLE, _submitted()))
+        .count()
+    )
+    target = project.not_answerable_target
+    needed = math.ceil((target * total - written) / (1 - target)) if target < 1 else SAMPLE_MAX
+    return {
+        "questions": total,
+        "not_answerable_questions": written,
+        "pending": pending,
+        "default": max(0, min(SAMPLE_MAX, needed - pending)),
+    }
+
+
+@transaction.atomic
+def not_answerable_start(*, project: Project, sample_size: Any = None) -> dict[str, Any]:
+    """Sample screens for the not-answerable stage (a lead's action).
+
+    Locks the project so two starts do not both sample. Adds to earlier samples; with
+    no ``sample_size`` tops the sample up to the target (a repeat adds nothing).
+    Returns ``{"sampled", "requested", "available", "questions", "not_answerable_questions", "pending"}``.
+    """
+    if sample_size is not None and (type(sample_size) is not int or not 1 <= sample_size <= SAMPLE_MAX):
+        raise ApplicationError(f"The sample size is a whole number from 1 to {SAMPLE_MAX}.", field="sample_size")
+    project_lock(project_id=project.pk)
+    counts = not_answerable_default_size(project=project)
+    requested = counts["default"] if sample_size is None else sample_size
+    pool = list(
+        Screen.objects.filter(project=project, state=ScreenState.ANSWERING, not_answerable_sampled=False).values_list(
+            "pk", "rico_id"
+        )
+    )
+    pool.sort(
+        key=lambda row: (split_bucket(seed=project.split_seed, slug=project.slug, rico_id=row[1], salt="na"), row[1])
+    )
+    chosen = [pk for pk, _ in pool[:requested]]
+    Screen.objects.filter(pk__in=chosen).update(not_answerable_sampled=True)
+    return {**counts, "requested": requested, "sampled": len(chosen), "available": len(pool)}
