@@ -1,0 +1,58 @@
+"""The lead's export pages: start an export (format choice), follow its progress, download past exports.
+
+Who may use them: leads of the project and site admins. Annotators get 403, users who are
+not members 404, anonymous visitors are sent to the login page.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.permissions import project_get_for_lead
+from pipeline.export.jobs import release_export_job_get_for_lead, release_export_jobs, release_export_start
+from pipeline.export.service import FORMATS
+
+from .core import domain_errors_as_http
+
+FORMAT_LABELS = {
+    "screenqa": "ScreenQA public format (answers_and_bboxes + short_answers)",
+    "docvqa": "DocVQA task 1 ground truth",
+    "jsonl": "JSON Lines, one record per question",
+}
+
+
+class ExportForm(forms.Form):
+    format = forms.ChoiceField(choices=[(f, FORMAT_LABELS[f]) for f in FORMATS], initial="screenqa")
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+@domain_errors_as_http
+def export_list(request: HttpRequest, slug: str) -> HttpResponse:
+    """GET: the form and the past exports. POST: start an export, then show its progress page."""
+    project = project_get_for_lead(user=request.user, slug=slug)
+    form = ExportForm(request.POST) if request.method == "POST" else ExportForm()
+    if request.method == "POST" and form.is_valid():
+        job = release_export_start(project=project, user=request.user, fmt=form.cleaned_data["format"])
+        return HttpResponseRedirect(reverse("frontend:export-detail", kwargs={"slug": slug, "job_id": job.pk}))
+    return render(
+        request,
+        "frontend/release/export_list.html",
+        {"project": project, "form": form, "jobs": release_export_jobs(project=project)},
+        status=400 if form.is_bound else 200,
+    )
+
+
+@require_GET
+@login_required
+@domain_errors_as_http
+def export_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
+    """One export's progress (htmx polls the partial every second until it ends) and its download link."""
+    job = release_export_job_get_for_lead(user=request.user, job_id=job_id, slug=slug)
+    template = "frontend/release/export_progress.html" if request.htmx else "frontend/release/export_detail.html"
+    return render(request, template, {"project": job.project, "job": job})
