@@ -88,5 +88,5 @@ class ExportDownloadApi(APIView):
     @extend_schema(responses={(200, "application/zip"): OpenApiResponse(description="the release zip")})
     def get(self, request: Request, job_id: int) -> FileResponse:
         job = release_export_download_get(user=request.user, job_id=job_id)
-        name = job.artifact.name.rsplit("/", 1)[-1]
+        name = (job.artifact.name or "export.zip").rsplit("/", 1)[-1]
         return FileResponse(job.artifact.open("rb"), as_attachment=True, filename=name, content_type="application/zip")
