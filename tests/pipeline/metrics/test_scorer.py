@@ -1,0 +1,304 @@
+"""The scorer end to end: gold + prediction files -> the ``score`` command's figures.
+
+The command lives in pipeline/management/commands/score.py; its tests sit with the metrics they
+drive. Files are written to tmp_path; the real short-answer files come from the shared data folder.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from pipeline.metrics.scorer import ScoringInputError, scoring_run
+
+REPO = Path(__file__).resolve().parents[3]
+
+# Two real records of FORMATS.md section 2, plus a not-answerable one (empty element list).
+AAB = [
+    {
+        "image_id": 31,
+        "image_width": 1080,
+        "image_height": 1920,
+        "question": "From whom are you protected?",
+        "ground_truth": [
+            {
+                "full_answer": "You are protected from unauthorized transactions.",
+                "ui_elements": [
+                    {"bounds": [424, 1078, 852, 1117], "text": "unauthorized transactions", "vh_index": -1}
+                ],
+            },
+            {
+                "full_answer": "You are protected from unauthorized transactions.",
+                "ui_elements": [
+                    {"bounds": [426, 1078, 852, 1113], "text": "unauthorized transactions", "vh_index": -1}
+                ],
+            },
+        ],
+    },
+    {
+        "image_id": 37374,
+        "image_width": 1080,
+        "image_height": 1920,
+        "question": "What type of Ford car is selected?",
+        "ground_truth": [
+            {
+                "full_answer": "The type of selected Ford car is the C Max 2014.",
+                "ui_elements": [
+                    {"text": "C Max", "bounds": [33, 319, 939, 376], "vh_index": 12},
+                    {"text": "2014", "bounds": [33, 483, 939, 540], "vh_index": 15},
+                ],
+            },
+            {
+                "full_answer": 'The selected type of "Ford" car is "C Max".',
+                "ui_elements": [{"text": "C Max", "bounds": [33, 319, 939, 376], "vh_index": 12}],
+            },
+        ],
+    },
+    {
+        "image_id": 40000,
+        "image_width": 540,
+        "image_height": 960,
+        "question": "What is the phone number?",
+        "ground_truth": [{"full_answer": "There is no phone number on the screen.", "ui_elements": []}],
+    },
+]
+SHORT = [
+    {"image_id": 31, "question": "From whom are you protected?", "ground_truth": ["unauthorized transactions"]},
+    {"image_id": 37374, "question": "What type of Ford car is selected?", "ground_truth": ["C Max 2014", "C Max"]},
+    {"image_id": 40000, "question": "What is the phone number?", "ground_truth": ["<no answer>"]},
+]
+
+
+def write(tmp_path: Path, name: str, data) -> Path:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+@pytest.fixture
+def gold(tmp_path) -> list[Path]:
+    return [write(tmp_path, "aab.json", AAB), write(tmp_path, "short.json", SHORT)]
+
+
+def run_json(gold: list[Path], pred: Path, *extra: str) -> tuple[dict, list[dict]]:
+    out = io.StringIO()
+    args = [a for g in gold for a in ("--gold", str(g))]
+    call_command("score", *args, "--pred", str(pred), "--json", *extra, stdout=out)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    return lines[-1], lines[:-1]
+
+
+def test_perfect_predictions_score_one_on_every_task(gold, tmp_path):
+    # given the first rater's answer as the prediction for every task
+    preds = [
+        {
+            "image_id": item["image_id"],
+            "question": item["question"],
+            "short_answer": short["ground_truth"][0],
+            "full_answer": item["ground_truth"][0]["full_answer"],
+            "ui_elements": [{"text": e["text"], "bounds": e["bounds"]} for e in item["ground_truth"][0]["ui_elements"]],
+        }
+        for item, short in zip(AAB, SHORT, strict=True)
+    ]
+    # when scored
+    summary, _ = run_json(gold, write(tmp_path, "pred.json", preds))
+    # then every figure is 1, over the 3 examples, none missing
+    assert summary == {
+        "sqa_s": {"em": 1.0, "f1": 1.0, "n": 3, "missing": 0},
+        "sqa_uic": {"em": 1.0, "f1": 1.0, "n": 3, "missing": 0},
+        "sqa_uic_bb": {"bbox_f1": 1.0, "em": 1.0, "f1": 1.0, "n": 3, "missing": 0},
+        "sqa_l": {"rouge1": 1.0, "rouge2": 1.0, "rougeL": 1.0, "n": 3, "missing": 0},
+        "answer_matching": {"ndcg_v": 1.0, "f1": 1.0, "n": 3, "missing": 0},
+        "gold_examples": 3,
+        "unmatched": 0,
+    }
+
+
+def test_each_task_only_where_its_field_is_present_missing_scores_zero_unmatched_not_scored(gold, tmp_path):
+    # given short answers for two gold questions (one right, one wrong), elements without boxes for one,
+    # and one prediction for a question the gold does not have
+    preds = [
+        {"image_id": 31, "question": "From whom are you protected?", "short_answer": "Unauthorized transactions."},
+        {
+            "image_id": 37374,
+            "question": "What type of Ford car is selected?",
+            "short_answer": "Ford",
+            "ui_elements": [{"text": "C Max 2014"}],
+        },
+        {"image_id": 99, "question": "Not in gold?", "short_answer": "x"},
+    ]
+    summary, rows = run_json(gold, write(tmp_path, "pred.json", preds), "--per-example")
+    # then SQA-S averages (1 + 0 + missing 0) over 3
+    assert summary["sqa_s"] == {"em": pytest.approx(1 / 3), "f1": pytest.approx(1 / 3), "n": 3, "missing": 1}
+    # SQA-UIC and answer matching are scored, SQA-UIC-BB and SQA-L are absent (no boxes, no full answers)
+    assert set(summary) == {"sqa_s", "sqa_uic", "answer_matching", "gold_examples", "unmatched"}
+    assert summary["sqa_uic"] == {"em": 0.0, "f1": 0.0, "n": 3, "missing": 2}
+    # answer matching forgives the segmentation: "C Max 2014" holds both of rater 1's items
+    assert summary["answer_matching"]["f1"] == pytest.approx(1 / 3)
+    assert summary["answer_matching"]["ndcg_v"] == pytest.approx(1 / 3)
+    assert summary["unmatched"] == 1
+    # and --per-example prints one line per gold example and per unmatched prediction
+    assert len(rows) == 4
+    assert rows[0] == {
+        "image_id": 31,
+        "question": "From whom are you protected?",
+        "sqa_s": {"em": 1.0, "f1": 1.0},
+        "missing": ["sqa_uic", "answer_matching"],
+    }
+    assert rows[2]["missing"] == ["sqa_s", "sqa_uic", "answer_matching"]
+    assert rows[3] == {"image_id": 99, "question": "Not in gold?", "unmatched": True}
+
+
+def test_empty_element_list_and_no_answer(gold, tmp_path):
+    # given "nothing" predicted for every question
+    preds = [
+        {"image_id": s["image_id"], "question": s["question"], "short_answer": "<no answer>", "ui_elements": []}
+        for s in SHORT
+    ]
+    summary, _ = run_json(gold, write(tmp_path, "pred.json", preds))
+    # then only the not-answerable question scores, on every task
+    for task in ("sqa_s", "sqa_uic", "sqa_uic_bb", "answer_matching"):
+        for metric, value in summary[task].items():
+            if metric not in ("n", "missing"):
+                assert value == pytest.approx(1 / 3), (task, metric)
+
+
+def test_gold_of_one_kind_limits_the_tasks(tmp_path):
+    # given only the short-answer gold, a prediction with elements scores SQA-S only
+    gold = [write(tmp_path, "short.json", SHORT)]
+    preds = [{"image_id": 31, "question": "From whom are you protected?", "short_answer": "x", "ui_elements": []}]
+    summary, _ = run_json(gold, write(tmp_path, "pred.json", preds))
+    assert set(summary) == {"sqa_s", "gold_examples", "unmatched"}
+
+
+def test_text_output(gold, tmp_path):
+    preds = [{"image_id": 31, "question": "From whom are you protected?", "short_answer": "unauthorized transactions"}]
+    out = io.StringIO()
+    call_command(
+        "score", "--gold", str(gold[0]), "--gold", str(gold[1]), "--pred", str(write(tmp_path, "p.json", preds)),
+        stdout=out,
+    )  # fmt: skip
+    text = out.getvalue()
+    assert "SQA-S            em 0.3333  f1 0.3333  n 3 (missing 2)" in text
+    assert "gold examples 3, unmatched predictions 0" in text
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "is not valid JSON"),
+        ('{"a": 1}', "expected a JSON list"),
+        ("[1]", "item 0: must be an object"),
+        ('[{"image_id": "31", "question": "q"}]', "'image_id' must be an integer"),
+        ('[{"image_id": true, "question": "q"}]', "'image_id' must be an integer"),
+        ('[{"image_id": 31}]', "'question' must be a string"),
+        ('[{"image_id": 31, "question": "q", "short_answer": 3}]', "'short_answer' must be a string"),
+        ('[{"image_id": 31, "question": "q", "ui_elements": "x"}]', "ui_elements must be a list"),
+        ('[{"image_id": 31, "question": "q", "ui_elements": [{"bounds": [1,2,3,4]}]}]', "a string 'text'"),
+        ('[{"image_id": 31, "question": "q", "ui_elements": [{"text": "a", "bounds": [1,2]}]}]', "4 numbers"),
+        ('[{"image_id": 31, "question": "q"}, {"image_id": 31, "question": "q"}]', "item 1: second prediction"),
+    ],
+)
+def test_malformed_predictions_are_clear_errors(gold, tmp_path, content, message):
+    pred = write(tmp_path, "bad.json", content)
+    with pytest.raises(ScoringInputError, match=message) as info:
+        scoring_run(gold_paths=gold, prediction_path=pred)
+    assert str(pred) in info.value.message
+    with pytest.raises(CommandError, match=message) as command_info:
+        call_command("score", "--gold", str(gold[0]), "--pred", str(pred))
+    assert command_info.value.returncode == 2
+
+
+def test_malformed_gold_is_a_clear_error(tmp_path):
+    pred = write(tmp_path, "p.json", [])
+    cases = [
+        ([{"image_id": 1, "question": "q", "ground_truth": "x"}], "'ground_truth' must be a list"),
+        ([{"image_id": 1, "question": "q", "ground_truth": ["a", {"x": 1}]}], "only strings or only objects"),
+        ([{"image_id": 1, "question": "q", "ground_truth": []}] * 2, "duplicate"),
+        ({"data": [{"questionId": 1, "answers": "x"}]}, "'answers' must be a list of strings"),
+    ]
+    for data, message in cases:
+        with pytest.raises(ScoringInputError, match=message):
+            scoring_run(gold_paths=[write(tmp_path, "g.json", data)], prediction_path=pred)
+    with pytest.raises(ScoringInputError, match="two gold files"):
+        scoring_run(
+            gold_paths=[write(tmp_path, "a.json", SHORT), write(tmp_path, "b.json", SHORT)], prediction_path=pred
+        )
+    with pytest.raises(ScoringInputError, match="does not exist"):
+        scoring_run(gold_paths=[tmp_path / "nope.json"], prediction_path=pred)
+
+
+def test_command_exit_code_two_and_no_traceback(gold, tmp_path):
+    # given a prediction file that is not JSON, run as a user would
+    pred = write(tmp_path, "bad.json", "[{")
+    env = os.environ | {"DJANGO_SETTINGS_MODULE": "annotation.settings.test"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "score", "--gold", str(gold[1]), "--pred", str(pred)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "is not valid JSON" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_docvqa_anls(tmp_path):
+    gold = write(
+        tmp_path,
+        "docvqa.json",
+        {
+            "dataset_name": "ScreenQA",
+            "dataset_split": "val",
+            "dataset_version": "1.0",
+            "data": [
+                {"questionId": 8399, "question": "q1", "image": "a.png", "answers": ["TRANSMIT CONFIRMATION REPORT"]},
+                {"questionId": 18601, "question": "q2", "image": "b.png", "answers": ["12/15/88"]},
+                {"questionId": 2562, "question": "q3", "image": "c.png", "answers": ["13.1"]},
+            ],
+        },
+    )
+    preds = [
+        {"questionId": 8399, "answer": "transmit confirmation report"},
+        {"questionId": 18601, "answer": "12/15/89"},
+        {"questionId": 77, "answer": "x"},
+    ]
+    summary, rows = run_json([gold], write(tmp_path, "p.json", preds), "--per-example")
+    assert summary == {
+        "anls": {"anls": pytest.approx((1 + 7 / 8 + 0) / 3), "n": 3, "missing": 1},
+        "gold_examples": 3,
+        "unmatched": 1,
+    }
+    assert rows[1] == {"questionId": 18601, "anls": {"anls": 0.875}}
+    assert rows[2] == {"questionId": 2562, "missing": ["anls"]}
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("split", ["validation", "test"])
+def test_real_short_answers_perfect_prediction_scores_one(shared_data, tmp_path, split):
+    # given the real release file and, as prediction, the first ground truth of every question
+    gold = shared_data / "screen_qa" / "short_answers" / f"{split}.json"
+    records = json.loads(gold.read_text())
+    preds = [
+        {"image_id": r["image_id"], "question": r["question"], "short_answer": r["ground_truth"][0]} for r in records
+    ]
+    # when scored
+    summary, _ = run_json([gold], write(tmp_path, "pred.json", preds))
+    # then EM and F1 are 1.0 over every question, and "<no answer>" only where a rater gave it
+    assert summary["sqa_s"] == {"em": 1.0, "f1": 1.0, "n": len(records), "missing": 0}
+    assert summary["unmatched"] == 0
+    # and predicting "<no answer>" everywhere scores exactly the share of questions that allow it
+    nothing = [{**p, "short_answer": "<no answer>"} for p in preds]
+    summary, _ = run_json([gold], write(tmp_path, "nothing.json", nothing))
+    allowed = sum("<no answer>" in r["ground_truth"] for r in records)
+    assert summary["sqa_s"]["em"] == pytest.approx(allowed / len(records))
