@@ -26,7 +26,7 @@ is not in the gold is *unmatched*: counted, never scored. Malformed input raises
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -343,10 +343,19 @@ def _reported_tasks(gold: dict[Key, GoldExample], preds: dict[Key, Prediction]) 
 
 
 def score_screenqa(
-    gold: dict[Key, GoldExample], preds: dict[Key, Prediction], *, per_example: bool = False
+    gold: dict[Key, GoldExample],
+    preds: dict[Key, Prediction],
+    *,
+    per_example: bool = False,
+    only: Collection[str] | None = None,
 ) -> ScoreReport:
-    """Average every reported task over the gold examples (missing = 0); see the module docstring."""
+    """Average every reported task over the gold examples (missing = 0); see the module docstring.
+
+    ``only`` restricts the tasks (the benchmark times one task at a time).
+    """
     tasks = _reported_tasks(gold, preds)
+    if only is not None:
+        tasks &= set(only)
     totals = _Totals()
     examples: list[dict[str, Any]] = []
     for key, example in gold.items():

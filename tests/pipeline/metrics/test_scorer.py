@@ -302,3 +302,15 @@ def test_real_short_answers_perfect_prediction_scores_one(shared_data, tmp_path,
     summary, _ = run_json([gold], write(tmp_path, "nothing.json", nothing))
     allowed = sum("<no answer>" in r["ground_truth"] for r in records)
     assert summary["sqa_s"]["em"] == pytest.approx(allowed / len(records))
+
+
+def test_scorer_benchmark_runs_at_ci_size():
+    # the benchmark (pipeline/bench/bench_scorer.py) reports a rate for every task; no timing asserted here
+    from pipeline.bench.bench_scorer import TASK_FIELDS, run
+
+    figures = run(full=False)
+    assert figures["examples"] == 4000
+    for task in TASK_FIELDS:
+        assert figures[task]["examples_per_s"] > 0
+    assert 0 < figures["sqa_s"]["f1"] < 1  # the predictions are deliberately imperfect
+    json.dumps(figures)
