@@ -376,15 +376,21 @@ def short_answers_job_run(*, job_id: int, batch_size: int = 200, backend: str | 
         raise
 
 
-def release_job_run_now(*, project: Project, kind: str, batch_size: int = 500) -> ReleaseJob:
-    """Create a job and run it in this process (the management command; no queue)."""
+def release_job_run_now(*, project_slug: str, kind: str, batch_size: int = 500) -> ReleaseJob:
+    """Create a job and run it in this process (the management command: an operator, no queue).
+
+    ``NotFoundError`` for an unknown project; a failure is recorded on the job and re-raised.
+    """
+    project = Project.objects.filter(slug=project_slug).first()
+    if project is None:
+        raise NotFoundError(f"No project {project_slug!r}.")
+    if kind not in JOB_KINDS:
+        raise ApplicationError(f"Unknown job kind {kind!r}.", field="kind")
     job = ReleaseJob.objects.create(project=project, kind=kind)
     if kind == ReleaseJob.Kind.POSTPROCESS:
         postprocess_job_run(job_id=job.pk, batch_size=batch_size)
-    elif kind == ReleaseJob.Kind.SHORT_ANSWERS:
-        short_answers_job_run(job_id=job.pk, batch_size=batch_size)
     else:
-        raise ApplicationError(f"Unknown job kind {kind!r}.", field="kind")
+        short_answers_job_run(job_id=job.pk, batch_size=batch_size)
     job.refresh_from_db()
     return job
 
