@@ -1,1 +1,8 @@
-urlpatterns: list = []
+from django.urls import path
+
+from . import imports
+
+urlpatterns = [
+    path("projects/<slug:slug>/imports/", imports.ImportJobCreateApi.as_view(), name="api-import-create"),
+    path("imports/<int:job_id>/", imports.ImportJobDetailApi.as_view(), name="api-import-detail"),
+]

@@ -1,0 +1,125 @@
+"""Import API: leads start a RICO import from the web and follow its progress.
+
+Who may use it: leads of the project and site admins. Annotators of the project get
+403, users who are not members 404, anonymous callers 403.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import ImportJob
+from annotation.permissions import IsAuthenticated, project_get_for_lead
+from pipeline.imports import import_job_create, import_job_get_for_lead
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+class ImportJobOutputSerializer(serializers.ModelSerializer):
+    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    created_by: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    summary = serializers.DictField(
+        help_text="the importer's summary (imported, already present, rejected with reasons); empty until done"
+    )
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ImportJob
+        fields = [
+            "id",
+            "url",
+            "project",
+            "created_by",
+            "source_kind",
+            "source",
+            "device_width",
+            "device_height",
+            "status",
+            "processed",
+            "total",
+            "summary",
+            "error",
+            "created_at",
+            "updated_at",
+            "finished_at",
+        ]
+
+    def get_url(self, job: ImportJob) -> str:
+        return reverse("api-import-detail", kwargs={"job_id": job.pk})
+
+
+ERRORS: dict[int, Any] = {
+    400: OpenApiResponse(ErrorSerializer, description="bad input (the body says which field)"),
+    403: OpenApiResponse(ErrorSerializer, description="not logged in, or not a lead of the project"),
+    404: OpenApiResponse(ErrorSerializer, description="no such project, or not a member"),
+}
+
+
+class ImportJobCreateApi(APIView):
+    """``POST /api/projects/<slug>/imports/``: start an import (202 with the job).
+
+    Leads of the project and site admins only. Body: multipart ``file`` (a zip of
+    ``<id>.jpg|png`` + ``<id>.json`` pairs), or JSON ``{"prefix": "..."}`` naming a
+    folder in storage; optional ``device_size`` ``"WxH"`` (default: the project's).
+    """
+
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(required=False, help_text="a zip of screenshots and VH JSON files")
+        prefix = serializers.CharField(required=False, allow_blank=True, help_text="a folder in storage")
+        device_size = serializers.CharField(required=False, allow_blank=True, help_text='e.g. "1440x2560"')
+
+    @extend_schema(
+        operation_id="import_create",
+        summary="Start an import of screens",
+        request={
+            "multipart/form-data": InputSerializer,
+            "application/json": InputSerializer,
+        },
+        responses={202: ImportJobOutputSerializer, **ERRORS},
+        tags=["imports"],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        job = import_job_create(
+            project=project,
+            user=request.user,
+            upload=data.get("file"),
+            prefix=data.get("prefix"),
+            device_size=data.get("device_size"),
+        )
+        return Response(ImportJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ImportJobDetailApi(APIView):
+    """``GET /api/imports/<id>/``: the job's status, progress and summary.
+
+    Leads of the job's project and site admins only.
+    """
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="import_retrieve",
+        summary="An import job's status, progress and summary",
+        responses={200: ImportJobOutputSerializer, 403: ERRORS[403], 404: ERRORS[404]},
+        tags=["imports"],
+    )
+    def get(self, request: Request, job_id: int) -> Response:
+        job = import_job_get_for_lead(user=request.user, job_id=job_id)
+        return Response(ImportJobOutputSerializer(job).data)
