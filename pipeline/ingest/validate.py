@@ -64,7 +64,7 @@ def image_check(data: bytes, *, max_pixels: int) -> tuple[str, int, int]:
         except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
             raise Rejected(f"decompression bomb: {exc}") from None
         except (OSError, SyntaxError, ValueError) as exc:
-            raise Rejected(f"broken image header: {exc}") from None
+            raise Rejected(f"truncated or corrupt image header: {exc}") from None
         with image:
             width, height = image.size
             if width <= 0 or height <= 0:
