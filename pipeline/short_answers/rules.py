@@ -53,6 +53,55 @@ _DATE_PATTERNS = [
 _NUMBER = re.compile(
     r"^(?P<currency>[$€£])?\s?(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(?P<unit>%|°.*|[^\W\d_].*)?$"
 )
+_TIME = re.compile(r"^(?P<clock>\d{1,2}(?::\d{2}){1,2})\s*(?P<half>[ap])\.?\s*m\.?$", re.IGNORECASE)
+_HOW_MANY = re.compile(r"\bhow many (?P<rest>.+)", re.IGNORECASE)
+_STOP = frozenset(
+    [
+        "are",
+        "is",
+        "do",
+        "does",
+        "did",
+        "have",
+        "has",
+        "had",
+        "on",
+        "in",
+        "of",
+        "for",
+        "can",
+        "will",
+        "were",
+        "was",
+        "there",
+        "the",
+        "a",
+        "an",
+        "to",
+        "at",
+        "by",
+        "from",
+        "with",
+        "i",
+        "you",
+        "we",
+        "they",
+        "he",
+        "she",
+        "it",
+        "my",
+        "your",
+        "their",
+        "his",
+        "her",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+    ]
+)
+_ARTICLE_PREFIX = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _CURRENCY_WORDS = {"$": "dollars", "€": "euros", "£": "pounds"}
 _ON_OFF = {"on": "enabled", "off": "disabled"}
 
@@ -232,10 +281,48 @@ def _date_variants(text: str) -> list[str]:
         f"{month[:3]} {d}, {y}",
         f"{value.month:02d}/{d:02d}/{y}",
     ]
+    out.append(f"{d} {month[:3]} {y}")
     if has_weekday:
         weekday = _WEEKDAYS[datetime(y, value.month, d).weekday()]
-        out.insert(1, f"{weekday}, {month} {d}, {y}")
+        out[1:1] = [
+            f"{weekday}, {month} {d}, {y}",
+            f"{weekday}, {d} {month} {y}",
+            f"{weekday[:3]}, {month[:3]} {d}, {y}",
+        ]
     return out
+
+
+def _time_variants(text: str) -> list[str]:
+    """ "2:24 a.m." <-> "2:24 AM" <-> "2:24 am"."""
+    match = _TIME.match(text.strip())
+    if match is None:
+        return []
+    clock, half = match["clock"], match["half"].lower()
+    return [f"{clock} {half.upper()}M", f"{clock} {half}.m.", f"{clock} {half}m", f"{clock}{half}m"]
+
+
+def _word_number_prefix_variants(text: str) -> list[str]:
+    """ "zero minutes" -> "0 minutes", "one hundred fifty dollars" -> "150 dollars"."""
+    words = text.split()
+    for cut in range(len(words) - 1, 0, -1):
+        value = words_to_int(" ".join(words[:cut]))
+        if value is not None:
+            return [f"{value} {' '.join(words[cut:])}"]
+    return []
+
+
+def _counted_noun(question: str) -> str | None:
+    """The noun of a "How many <noun> ..." question ("followers", "total rounds"), else None."""
+    match = _HOW_MANY.search(question)
+    if match is None:
+        return None
+    nouns: list[str] = []
+    for word in match["rest"].split()[:2]:
+        word = word.strip(_EDGE_PUNCT + _QUOTES + "?.!").lower()
+        if not word or word in _STOP or word.endswith(("ed", "ing")):
+            break
+        nouns.append(word)
+    return " ".join(nouns) or None
 
 
 def value_variants(text: str) -> list[str]:
@@ -245,7 +332,15 @@ def value_variants(text: str) -> list[str]:
     if lowered in _ON_OFF:
         out += [lowered, _ON_OFF[lowered]]
     out += _date_variants(text)
+    out += _time_variants(text)
     out += _number_variants(text)
+    out += _word_number_prefix_variants(text)
+    stripped = text.strip()
+    if stripped.endswith(".") and len(stripped) > 4 and not _parse_date(stripped):
+        out.append(stripped.rstrip("."))
+    without_article = _ARTICLE_PREFIX.sub("", stripped)
+    if without_article and without_article != stripped:
+        out.append(without_article)
     unquoted = text.strip().strip(_QUOTES).strip()
     if unquoted and unquoted != text.strip():
         out.append(unquoted)
@@ -265,6 +360,10 @@ def short_answers_from_rules(
     candidates += value_variants(primary)
     if primary != raw:
         candidates += value_variants(raw)
+    noun = _counted_noun(question)
+    if noun and _NUMBER.match(primary) and not (_NUMBER.match(primary)["unit"] or "").strip():
+        # "How many followers?" + "88,210" -> also "88,210 followers" (the unit is optional).
+        candidates += [f"{number} {noun}" for number in _number_variants(primary)]
     for other in joined[1:]:
         candidates.append(other)
     return _dedupe(candidates)

@@ -53,7 +53,7 @@ def test_words_copied_from_the_question_are_trimmed_from_the_ends():
 
 
 def test_digits_and_words():
-    assert rules("How many schools are there?", ["22"]) == ["22", "twenty-two"]
+    assert rules("What is the number of schools?", ["22"]) == ["22", "twenty-two"]
     assert rules("How many?", ["three"]) == ["three", "3"]
     assert int_to_words(110) == "one hundred and ten"
     assert int_to_words(1_000_000) == "one million"
@@ -72,6 +72,25 @@ def test_optional_unit():
     answers = rules("How far is the station?", ["4,929.75 miles"])
     assert answers[0] == "4,929.75 miles"
     assert {"4929.75 miles", "4,929.75", "4929.75"} <= set(answers)
+
+
+def test_how_many_adds_the_counted_noun_as_an_optional_unit():
+    answers = rules("How many followers are there?", ["88,210"])
+    assert answers[0] == "88,210"
+    assert {"88210", "eighty-eight thousand two hundred and ten", "88,210 followers"} <= set(answers)
+    assert "22 total rounds" in rules("How many total rounds are there?", ["22"])
+    assert "3 people" in rules("How many people downloaded it?", ["3"])
+
+
+def test_times_and_number_words_with_units():
+    assert {"2:24 AM", "2:24 a.m.", "2:24 am"} <= set(rules("What's the time?", ["2:24 a.m."]))
+    assert "0 minutes" in rules("What is the total meditation time?", ["zero minutes"])
+    assert "150 dollars" in rules("What is the reward?", ["one hundred fifty dollars"])
+
+
+def test_trailing_period_and_leading_article_are_optional():
+    assert rules("What do we need to enable?", ["location services."]) == ["location services.", "location services"]
+    assert rules("When was it first published?", ["the year 1975"])[:2] == ["the year 1975", "year 1975"]
 
 
 def test_currency_and_percent():
