@@ -55,52 +55,12 @@ _NUMBER = re.compile(
 )
 _TIME = re.compile(r"^(?P<clock>\d{1,2}(?::\d{2}){1,2})\s*(?P<half>[ap])\.?\s*m\.?$", re.IGNORECASE)
 _HOW_MANY = re.compile(r"\bhow many (?P<rest>.+)", re.IGNORECASE)
-_STOP = frozenset(
-    [
-        "are",
-        "is",
-        "do",
-        "does",
-        "did",
-        "have",
-        "has",
-        "had",
-        "on",
-        "in",
-        "of",
-        "for",
-        "can",
-        "will",
-        "were",
-        "was",
-        "there",
-        "the",
-        "a",
-        "an",
-        "to",
-        "at",
-        "by",
-        "from",
-        "with",
-        "i",
-        "you",
-        "we",
-        "they",
-        "he",
-        "she",
-        "it",
-        "my",
-        "your",
-        "their",
-        "his",
-        "her",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-    ]
+# Words that end the noun of a "How many <noun> ..." question.
+_STOP_WORDS = (
+    "are is do does did have has had on in of for can will were was there the a an to at by from with "
+    "i you we they he she it my your their his her its this that these those"
 )
+_STOP = frozenset(_STOP_WORDS.split())
 _ARTICLE_PREFIX = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _CURRENCY_WORDS = {"$": "dollars", "€": "euros", "£": "pounds"}
 _ON_OFF = {"on": "enabled", "off": "disabled"}
@@ -361,7 +321,8 @@ def short_answers_from_rules(
     if primary != raw:
         candidates += value_variants(raw)
     noun = _counted_noun(question)
-    if noun and _NUMBER.match(primary) and not (_NUMBER.match(primary)["unit"] or "").strip():
+    number_match = _NUMBER.match(primary)
+    if noun and number_match is not None and not (number_match["unit"] or "").strip():
         # "How many followers?" + "88,210" -> also "88,210 followers" (the unit is optional).
         candidates += [f"{number} {noun}" for number in _number_variants(primary)]
     for other in joined[1:]:
