@@ -1,0 +1,174 @@
+"""Site pages: home, project, screen, and the lead's import pages.
+
+Every page needs a login (anonymous visitors are redirected to the login page).
+Project pages: members of the project and site admins; others get 404.
+Import pages: leads of the project and site admins; annotators get 403.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from annotation.exceptions import ApplicationError, NotFoundError, PermissionDeniedError
+from annotation.models import ScreenState
+from annotation.permissions import project_get_for_lead, project_get_for_member, user_is_lead
+from annotation.selectors.projects import project_funnel, project_list_for_user, project_screen_list
+from annotation.selectors.screens import screen_get, screen_payload
+from pipeline.imports import import_job_create, import_job_get_for_lead, import_job_list
+
+SCREENS_PER_PAGE = 50
+# Funnel chart geometry (SVG user units): label column, bar column, row height.
+BAR_WIDTH = 300
+BAR_STEP = 32
+
+
+def domain_errors_as_http(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Pages answer domain refusals like the API does: not found -> 404, not allowed -> 403."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except NotFoundError as exc:
+            raise Http404(exc.message) from exc
+        except PermissionDeniedError as exc:
+            raise PermissionDenied(exc.message) from exc
+
+    return wrapper
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(required=False, help_text="A zip of <id>.jpg/.png screenshots with their <id>.json VH.")
+    prefix = forms.CharField(required=False, max_length=1024, help_text="…or a folder already in storage.")
+    device_size = forms.CharField(
+        required=False, max_length=16, help_text="VH device size as WxH; empty: the project's (RICO 1440x2560)."
+    )
+
+
+@require_GET
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    """The user's projects with their role and counts. Any logged-in user (sees only their projects)."""
+    return render(request, "frontend/home.html", {"projects": project_list_for_user(user=request.user)})
+
+
+@require_GET
+@login_required
+@domain_errors_as_http
+def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """The project's stage funnel and screens; leads also see the import form and past jobs.
+
+    Members of the project and site admins; others 404.
+    """
+    project = project_get_for_member(user=request.user, slug=slug)
+    return _project_page(request, project=project, form=ImportForm())
+
+
+def _project_page(request: HttpRequest, *, project: Any, form: ImportForm, status: int = 200) -> HttpResponse:
+    state = request.GET.get("state") or ""
+    if state not in ScreenState.values:
+        state = ""
+    funnel = project_funnel(project=project)
+    page = Paginator(project_screen_list(project=project, state=state or None), SCREENS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    is_lead = user_is_lead(user=request.user, project=project)
+    steps = funnel.steps()
+    peak = max([n for _, n in steps] + [1])
+    context = {
+        "project": project,
+        "funnel": funnel,
+        "bars": [
+            {
+                "label": label,
+                "count": n,
+                "width": round(BAR_WIDTH * n / peak, 1),
+                "value_x": round(146 + BAR_WIDTH * n / peak, 1),
+                "y": i * BAR_STEP,
+            }
+            for i, (label, n) in enumerate(steps)
+        ],
+        "chart_height": len(steps) * BAR_STEP,
+        "page": page,
+        "state": state,
+        "states": ScreenState.choices,
+        "is_lead": is_lead,
+        "form": form if is_lead else None,
+        "jobs": import_job_list(project=project) if is_lead else [],
+        "max_upload_mb": settings.SCREENQA_IMPORT["MAX_UPLOAD_BYTES"] // (1024 * 1024),
+    }
+    return render(request, "frontend/project.html", context, status=status)
+
+
+@require_GET
+@login_required
+@domain_errors_as_http
+def screen_detail(request: HttpRequest, slug: str, rico_id: str) -> HttpResponse:
+    """One screen: its pre-filter overlay and its candidates. Members of the project and site admins; others 404."""
+    project = project_get_for_member(user=request.user, slug=slug)
+    screen = screen_get(project=project, rico_id=rico_id)
+    return render(
+        request,
+        "frontend/screen.html",
+        {"project": project, "screen": screen, "payload": screen_payload(screen=screen)},
+    )
+
+
+@require_http_methods(["POST"])
+@login_required
+@domain_errors_as_http
+def import_create(request: HttpRequest, slug: str) -> HttpResponse:
+    """Start an import (form on the project page). Leads of the project and site admins; annotators 403.
+
+    On bad input the project page is shown again with the errors and the typed values.
+    """
+    project = project_get_for_lead(user=request.user, slug=slug)
+    form = ImportForm(request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            job = import_job_create(
+                project=project,
+                user=request.user,
+                upload=form.cleaned_data["file"],
+                prefix=form.cleaned_data["prefix"],
+                device_size=form.cleaned_data["device_size"],
+            )
+        except ApplicationError as exc:
+            field = exc.field if exc.field in form.fields else None
+            form.add_error(field, exc.message)
+        else:
+            return HttpResponseRedirect(reverse("frontend:import-job", kwargs={"job_id": job.pk}))
+    return _project_page(request, project=project, form=form, status=400)
+
+
+@require_GET
+@login_required
+@domain_errors_as_http
+def import_job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    """An import job's progress, then its summary. Leads of the project and site admins; annotators 403.
+
+    With htmx the progress block polls ``import_job_progress`` every second while the job runs.
+    """
+    job = import_job_get_for_lead(user=request.user, job_id=job_id)
+    return render(request, "frontend/import_job.html", {"job": job, "project": job.project})
+
+
+@require_GET
+@login_required
+@domain_errors_as_http
+def import_job_progress(request: HttpRequest, job_id: int) -> HttpResponse:
+    """The progress block alone (htmx partial). Same audience as ``import_job_detail``."""
+    job = import_job_get_for_lead(user=request.user, job_id=job_id)
+    return render(request, "frontend/_import_progress.html", {"job": job})
