@@ -30,6 +30,7 @@ def assignment_get_for_user(*, assignment_id: int, user: Any) -> Assignment:
     """
     assignment = (
         Assignment.objects.select_related("project", "screen", "screen__app", "question")
+        .defer("screen__vh")
         .filter(pk=assignment_id, annotator_id=getattr(user, "pk", None))
         .first()
     )
@@ -46,6 +47,7 @@ def assignment_open_for_user(*, project: Project, user: Any, stage: str) -> Assi
     """
     return (
         Assignment.objects.select_related("project", "screen", "screen__app", "question")
+        .defer("screen__vh")
         .filter(project=project, annotator=user, stage=stage, status=AssignmentStatus.LEASED)
         .order_by("created_at", "pk")
         .first()

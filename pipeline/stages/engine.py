@@ -99,7 +99,7 @@ def _lease_new(*, rules: StageRules, project: Project, user: Any, now: datetime)
         if rules.unit == "question":
             unit = question_claim_first(queryset=queue)
         else:
-            unit = screen_claim_first(queryset=queue)
+            unit = screen_claim_first(queryset=queue.defer("vh"))  # the VH can be large; leasing needs none
             if unit is not None:
                 unit.project = project
         if unit is None:

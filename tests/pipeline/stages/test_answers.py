@@ -1,0 +1,153 @@
+"""Answers: pool, never the author, never twice, per-split counts, element validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.exceptions import ApplicationError, ConflictError, PermissionDeniedError
+from annotation.models import Answer, AnswerElement, AssignmentStatus, QuestionState
+from pipeline.stages import assignment_next, assignment_payload, assignment_submit
+from tests.pipeline.stages.helpers import answering_question, member, screens
+
+pytestmark = pytest.mark.django_db
+
+
+def answered(**over):
+    body = {
+        "question": "What is the title?",
+        "verdict": "answered",
+        "elements": [{"vh_index": 1, "text": "Label 1"}, {"bounds": [0, 0, 100, 50], "text": "Logo"}],
+        "full_answer": "The title is Label 1.",
+    }
+    body.update(over)
+    return body
+
+
+def test_answer_is_stored_with_ordered_elements(project):
+    author, a = member(project, "author"), member(project, "a")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, author=author)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    payload = assignment_payload(assignment=lease)
+    assert payload["question"] == {"id": question.pk, "text": "What is shown?"}
+    assert [c["vh_index"] for c in payload["screen"]["candidates"]] == [1, 2, 3]
+    assignment_submit(assignment_id=lease.pk, user=a, data=answered(question="  What is the  title? "))
+    answer = Answer.objects.get()
+    assert (answer.question_text, answer.verdict, answer.annotator) == ("What is the title?", "answered", a)
+    elements = list(AnswerElement.objects.filter(answer=answer).order_by("position"))
+    assert [(e.vh_index, e.bounds, e.text) for e in elements] == [
+        (1, [10, 10, 500, 80], "Label 1"),
+        (None, [0, 0, 100, 50], "Logo"),
+    ]
+    question.refresh_from_db()
+    assert (question.answers_done, question.state) == (1, QuestionState.ANSWERED)
+
+
+def test_candidate_text_defaults_to_the_vh_text(project):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    assignment_submit(assignment_id=lease.pk, user=a, data=answered(elements=[{"vh_index": 2}]))
+    assert AnswerElement.objects.get().text == f"Label 2 of {screen.rico_id}"
+
+
+def test_three_different_answerers_for_validation_and_never_the_author(project):
+    author = member(project, "author")
+    answerers = [member(project, n) for n in ("a", "b", "c", "d")]
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, author=author, needed=3)
+    assert assignment_next(project=project, user=author, stage="answers") is None
+    leases = [assignment_next(project=project, user=u, stage="answers") for u in answerers[:3]]
+    assert {lease.question_id for lease in leases} == {question.pk}
+    # three live leases fill the three slots: the fourth gets nothing
+    assert assignment_next(project=project, user=answerers[3], stage="answers") is None
+    for user, lease in zip(answerers, leases, strict=False):
+        assignment_submit(assignment_id=lease.pk, user=user, data=answered())
+        # never twice by one annotator
+        assert assignment_next(project=project, user=user, stage="answers") is None
+    question.refresh_from_db()
+    assert (question.answers_done, question.state) == (3, QuestionState.ANSWERED)
+
+
+def test_only_the_answer_pool_answers(project):
+    outside_pool = member(project, "writer", pool=False)
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    with pytest.raises(PermissionDeniedError):
+        assignment_next(project=project, user=outside_pool, stage="answers")
+
+
+@pytest.mark.parametrize("verdict", ["invalid", "not_answerable"])
+def test_invalid_and_not_answerable_need_no_elements(project, verdict):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    assignment_submit(
+        assignment_id=lease.pk,
+        user=a,
+        data={"question": "What?", "verdict": verdict, "elements": [], "full_answer": ""},
+    )
+    assert Answer.objects.get().verdict == verdict
+    question.refresh_from_db()
+    assert question.state == QuestionState.ANSWERED
+
+
+@pytest.mark.parametrize(
+    ("over", "field"),
+    [
+        ({"question": ""}, "question"),
+        ({"verdict": "maybe"}, "verdict"),
+        ({"elements": []}, "elements"),
+        ({"elements": "Label 1"}, "elements"),
+        ({"elements": [{"vh_index": 99, "text": "x"}]}, "elements[0].vh_index"),
+        ({"elements": [{"vh_index": 1, "text": "a"}, {"vh_index": 1, "text": "b"}]}, "elements[1].vh_index"),
+        ({"elements": [{"vh_index": 1, "bounds": [0, 0, 5, 5], "text": "x"}]}, "elements[0]"),
+        ({"elements": [{"text": "x"}]}, "elements[0]"),
+        (
+            {"elements": [{"vh_index": 1, "text": "ok"}, {"bounds": [0, 0, 1081, 50], "text": "x"}]},
+            "elements[1].bounds",
+        ),
+        ({"elements": [{"bounds": [10, 10, 10, 50], "text": "x"}]}, "elements[0].bounds"),
+        ({"elements": [{"bounds": [-1, 0, 10, 50], "text": "x"}]}, "elements[0].bounds"),
+        ({"elements": [{"bounds": [0, 0, 10], "text": "x"}]}, "elements[0].bounds"),
+        ({"elements": [{"bounds": [0, 0, 10, 10.5], "text": "x"}]}, "elements[0].bounds"),
+        ({"elements": [{"bounds": [0, 0, 10, 10], "text": "  "}]}, "elements[0].text"),
+        ({"elements": [{"bounds": [0, 0, 10, 10]}]}, "elements[0].text"),
+        ({"elements": [{"bounds": [0, 0, 10, 10], "text": "x", "score": 1}]}, "elements[0].score"),
+        ({"full_answer": ""}, "full_answer"),
+        ({"verdict": "invalid"}, "elements"),
+    ],
+)
+def test_bad_answers_name_the_field_and_store_nothing(project, over, field):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data=answered(**over))
+    assert err.value.field == field
+    assert not Answer.objects.exists()
+    question.refresh_from_db()
+    lease.refresh_from_db()
+    assert question.answers_done == 0 and lease.status == AssignmentStatus.LEASED
+
+
+def test_a_late_answer_to_a_full_question_is_refused_and_kept_as_draft(project):
+    # given A's lease ran out and B answered the only slot
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    late = assignment_next(project=project, user=a, stage="answers")
+    late.lease_expires_at = late.created_at
+    late.save()
+    mine = assignment_next(project=project, user=b, stage="answers")
+    assignment_submit(assignment_id=mine.pk, user=b, data=answered())
+    # when A submits
+    with pytest.raises(ConflictError):
+        assignment_submit(assignment_id=late.pk, user=a, data=answered(full_answer="Mine."))
+    # then nothing is stored for A but the content is kept
+    late.refresh_from_db()
+    assert late.status == AssignmentStatus.EXPIRED and late.draft["full_answer"] == "Mine."
+    assert Answer.objects.count() == 1

@@ -1,0 +1,128 @@
+"""Question passes: caps, two different writers, finalisation into answering or no-questions."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from annotation.exceptions import ApplicationError
+from annotation.models import Assignment, Question, QuestionSource, QuestionState, ScreenState
+from pipeline.stages import assignment_next, assignment_payload, assignment_submit, split_for
+from tests.pipeline.stages.helpers import member, screens
+
+pytestmark = pytest.mark.django_db
+
+
+def write(project, user, stage, questions):
+    lease = assignment_next(project=project, user=user, stage=stage)
+    assert lease is not None, f"{user} got no {stage} work"
+    return assignment_submit(assignment_id=lease.pk, user=user, data={"questions": questions})
+
+
+def test_two_passes_by_two_writers_make_the_screen_answerable(project):
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    write(project, a, "questions-1", ["What is the title?", "Which tab is selected?"])
+    screen.refresh_from_db()
+    assert screen.state == ScreenState.QUESTIONS_2
+    # the pass-1 writer never gets pass 2 of the screen
+    assert assignment_next(project=project, user=a, stage="questions-2") is None
+    lease = assignment_next(project=project, user=b, stage="questions-2")
+    payload = assignment_payload(assignment=lease)
+    assert [q["text"] for q in payload["previous_questions"]] == ["What is the title?", "Which tab is selected?"]
+    assert payload["max_questions"] == 3
+    assignment_submit(assignment_id=lease.pk, user=b, data={"questions": ["What is the price?"]})
+    screen.refresh_from_db()
+    split = split_for(project=project, rico_id=screen.rico_id)
+    assert (screen.state, screen.split) == (ScreenState.ANSWERING, split)
+    questions = list(Question.objects.filter(screen=screen).order_by("position"))
+    assert [(q.position, q.source, q.author) for q in questions] == [
+        (0, QuestionSource.PASS_1, a),
+        (1, QuestionSource.PASS_1, a),
+        (2, QuestionSource.PASS_2, b),
+    ]
+    assert {(q.state, q.answers_needed) for q in questions} == {
+        (QuestionState.ANSWERING, project.answers_needed(split))
+    }
+
+
+def test_nothing_to_ask_twice_closes_the_screen(project):
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    write(project, a, "questions-1", [])
+    write(project, b, "questions-2", [])
+    screen.refresh_from_db()
+    assert (screen.state, screen.split) == (ScreenState.NO_QUESTIONS, "")
+
+
+def test_pass_two_alone_can_give_the_questions(project):
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    write(project, a, "questions-1", [])
+    write(project, b, "questions-2", ["What time is it?"])
+    screen.refresh_from_db()
+    assert screen.state == ScreenState.ANSWERING
+
+
+@pytest.mark.parametrize(
+    ("stage", "questions", "field"),
+    [
+        ("questions-1", ["q1", "q2", "q3", "q4", "q5", "q6"], "questions"),
+        ("questions-1", "What?", "questions"),
+        ("questions-1", ["Fine?", "  "], "questions[1]"),
+        ("questions-1", ["Fine?", 7], "questions[1]"),
+        ("questions-1", ["Same?", "same?"], "questions[1]"),
+        ("questions-1", ["x" * 1001], "questions[0]"),
+    ],
+)
+def test_pass_one_validation(project, stage, questions, field):
+    a = member(project, "a")
+    screens(project, 1, state=ScreenState.QUESTIONS_1)
+    lease = assignment_next(project=project, user=a, stage=stage)
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data={"questions": questions})
+    assert err.value.field == field
+    assert not Question.objects.exists()
+
+
+def test_pass_two_cap_and_repeats(project):
+    a, b = member(project, "a"), member(project, "b")
+    screens(project, 1, state=ScreenState.QUESTIONS_1)
+    write(project, a, "questions-1", ["What is the title?"])
+    lease = assignment_next(project=project, user=b, stage="questions-2")
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=b, data={"questions": ["a?", "b?", "c?", "d?"]})
+    assert err.value.field == "questions"
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=b, data={"questions": ["what is the TITLE?"]})
+    assert err.value.field == "questions[0]"
+
+
+def test_caps_come_from_the_project(project):
+    project.questions_pass1_cap = 2
+    project.save()
+    a = member(project, "a")
+    screens(project, 1, state=ScreenState.QUESTIONS_1)
+    lease = assignment_next(project=project, user=a, stage="questions-1")
+    assert assignment_payload(assignment=lease)["max_questions"] == 2
+    with pytest.raises(ApplicationError):
+        assignment_submit(assignment_id=lease.pk, user=a, data={"questions": ["a?", "b?", "c?"]})
+
+
+def test_one_writer_at_a_time_per_screen(project):
+    a, b = member(project, "a"), member(project, "b")
+    first, second = screens(project, 2, state=ScreenState.QUESTIONS_1)
+    assert assignment_next(project=project, user=a, stage="questions-1").screen_id == first.pk
+    assert assignment_next(project=project, user=b, stage="questions-1").screen_id == second.pk
+    assert assignment_next(project=project, user=member(project, "c"), stage="questions-1") is None
+
+
+def test_database_refuses_the_same_writer_for_both_passes(project):
+    # the constraint holds even if a code path forgot the check
+    a = member(project, "a")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    write(project, a, "questions-1", [])
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Assignment.objects.create(
+            project=project, stage="questions-2", screen=screen, annotator=a, lease_expires_at=screen.imported_at
+        )
