@@ -27,6 +27,7 @@ from annotation.exceptions import ApplicationError, NotFoundError
 from annotation.lock_objects import import_job_lock
 from annotation.models import ImportJob, Project
 from annotation.permissions import project_get_for_lead
+from pipeline.ingest import StoragePrefix, import_screens
 from pipeline.jobs import enqueue
 
 logger = logging.getLogger(__name__)
@@ -142,8 +143,6 @@ def _progress_writer(job_id: int) -> Any:
 
 def _source_open(job: ImportJob) -> tuple[Any, IO[bytes] | None]:
     """The importer's ``source`` for a job and the file to close afterwards (if any)."""
-    from pipeline.ingest import StoragePrefix
-
     if job.source_kind == "prefix":
         return StoragePrefix(job.source), None
     try:
@@ -166,8 +165,6 @@ def import_job_run(*, job_id: int) -> ImportJob:
       importer skips screens already present, so only the missing work is done;
     * a failure is recorded (status ``failed`` plus the error text) and re-raised.
     """
-    from pipeline.ingest import import_screens
-
     with transaction.atomic():
         job = import_job_lock(job_id=job_id)
         if job.status == ImportJob.Status.DONE:
