@@ -158,6 +158,8 @@ def _load_screenqa_gold(data: list[Any], path: Path, gold: dict[Key, GoldExample
         if not isinstance(ground_truth, list):
             raise ScoringInputError(f"{where}: 'ground_truth' must be a list")
         example = gold.setdefault(key, GoldExample(image_id=key[0], question=key[1]))
+        if not ground_truth:
+            continue  # no rater and no short answer: nothing to score this example against
         if all(isinstance(g, str) for g in ground_truth):
             if example.short_answers is not None:
                 raise ScoringInputError(f"{where}: {key!r} has short answers in two gold files")

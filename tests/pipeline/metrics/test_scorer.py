@@ -314,3 +314,11 @@ def test_scorer_benchmark_runs_at_ci_size():
         assert figures[task]["examples_per_s"] > 0
     assert 0 < figures["sqa_s"]["f1"] < 1  # the predictions are deliberately imperfect
     json.dumps(figures)
+
+
+def test_gold_example_without_any_ground_truth_is_not_scored(tmp_path):
+    gold = [write(tmp_path, "g.json", [*SHORT, {"image_id": 5, "question": "Empty?", "ground_truth": []}])]
+    preds = [{"image_id": 5, "question": "Empty?", "short_answer": "x"}]
+    summary, _ = run_json(gold, write(tmp_path, "p.json", preds))
+    assert summary["gold_examples"] == 4
+    assert summary["sqa_s"] == {"em": 0.0, "f1": 0.0, "n": 3, "missing": 3}
