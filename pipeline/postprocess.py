@@ -26,16 +26,17 @@ edit locks the question through ``annotation.lock_objects.question_lock``.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
-from django.db import transaction
-from django.db.models import CharField, Count, Model, Prefetch, QuerySet, Value
+from django.db import connection, transaction
+from django.db.models import CharField, Count, Field, Model, Prefetch, QuerySet, Value
 from django.db.models.functions import MD5, Cast, Concat
 from django.utils import timezone
 
@@ -251,6 +252,58 @@ def _job_fail(job_id: int, exc: BaseException) -> None:
     )
 
 
+_PG_TYPES = {"CharField": "text", "TextField": "text", "BooleanField": "boolean", "JSONField": "jsonb"}
+
+
+def _bulk_set(
+    model: type[Model], objs: Sequence[Model], fields: Sequence[str], *, only_if: dict[str, Sequence[str]] | None = None
+) -> int:
+    """Write each object's in-memory ``fields`` in one statement; rows failing ``only_if`` are left alone.
+
+    ``only_if`` maps a field to the values the row must still hold *when updated* (checked by the
+    database in the same statement, so a concurrent change wins). On PostgreSQL this is one
+    ``UPDATE ... FROM unnest(arrays)``: ``bulk_update``'s ``CASE WHEN`` per row cost 13 s of 16 s
+    for 2,000 questions in the benchmark. Other databases (the embedded SQLite) use ``bulk_update``.
+    Returns the number of rows updated.
+    """
+    if not objs:
+        return 0
+    conditions = only_if or {}
+    if connection.vendor != "postgresql":
+        queryset = model._default_manager.filter(**{f"{name}__in": list(values) for name, values in conditions.items()})
+        return queryset.bulk_update(objs, list(fields))
+    quote = connection.ops.quote_name
+    meta = model._meta
+    columns, casts, selects = ["id"], ["%s::bigint[]"], []
+    params: list[list[Any]] = [[o.pk for o in objs]]
+    for name in fields:
+        field = cast(Field, meta.get_field(name))
+        column = quote(str(field.column))
+        values = [getattr(o, field.attname) for o in objs]
+        kind = _PG_TYPES[field.get_internal_type()]
+        if kind == "jsonb":  # sent as text and cast per row: psycopg adapts no list of Jsonb to jsonb[]
+            values = [json.dumps(v) for v in values]
+            selects.append(f"{column} = v.{column}::jsonb")
+            kind = "text"
+        else:
+            selects.append(f"{column} = v.{column}")
+        columns.append(column)
+        casts.append(f"%s::{kind}[]")
+        params.append(values)
+    where = [f"t.{quote(str(cast(Field, meta.pk).column))} = v.id"]
+    for name, allowed in conditions.items():
+        where.append(f"t.{quote(str(cast(Field, meta.get_field(name)).column))} = ANY(%s)")
+        params.append(list(allowed))
+    # Table and column names come from the model's meta, never from input.
+    sql = (
+        f"UPDATE {quote(meta.db_table)} AS t SET {', '.join(selects)} "  # noqa: S608
+        f"FROM unnest({', '.join(casts)}) AS v({', '.join(columns)}) WHERE {' AND '.join(where)}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount
+
+
 def postprocess_batch_apply(*, questions: Sequence[Question], settings: AgreementSettings) -> int:
     """Decide a batch of questions (answers and elements prefetched) and write what changed.
 
@@ -278,14 +331,17 @@ def postprocess_batch_apply(*, questions: Sequence[Question], settings: Agreemen
             changed_questions.append(question)
     with transaction.atomic():
         if changed_questions:
-            Question.objects.filter(state__in=DECIDABLE_STATES).bulk_update(
-                changed_questions, ["state", "final_text", "drop_reason", "agreement"]
+            _bulk_set(
+                Question,
+                changed_questions,
+                ["state", "final_text", "drop_reason", "agreement"],
+                only_if={"state": DECIDABLE_STATES},
             )
-            Question.objects.exclude(short_answers_source__in=PROTECTED_SHORT_ANSWER_SOURCES).bulk_update(
-                changed_questions, ["short_answers", "short_answers_source"]
-            )
+            Question.objects.filter(pk__in=[q.pk for q in changed_questions]).exclude(
+                short_answers_source__in=PROTECTED_SHORT_ANSWER_SOURCES
+            ).update(short_answers=[], short_answers_source="")
         if changed_answers:
-            Answer.objects.bulk_update(changed_answers, ["kept", "drop_reason"])
+            _bulk_set(Answer, changed_answers, ["kept", "drop_reason"])
     return len(changed_questions)
 
 
@@ -363,8 +419,8 @@ def short_answers_job_run(*, job_id: int, batch_size: int = 200, backend: str | 
                 question.short_answers, question.short_answers_source = _short_answers_for(question, backend)
                 sources[question.short_answers_source] += 1
             with transaction.atomic():
-                written += Question.objects.filter(short_answers_source="").bulk_update(
-                    batch, ["short_answers", "short_answers_source"]
+                written += _bulk_set(
+                    Question, batch, ["short_answers", "short_answers_source"], only_if={"short_answers_source": [""]}
                 )
             processed += len(batch)
             _job_progress(job, processed=processed)
