@@ -14,3 +14,6 @@ SCREENQA_INPROCESS_THREADS = False
 MEDIA_ROOT = DATA_DIR / "test-media"
 STORAGES["default"]["OPTIONS"] = {"location": str(MEDIA_ROOT)}
 STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+STATIC_ROOT = DATA_DIR / "test-static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns about a missing root
+WHITENOISE_USE_FINDERS = True
