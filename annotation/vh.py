@@ -46,15 +46,36 @@ class CandidateData:
     resource_id: str
 
 
+def _refuse_constant(name: str) -> Any:
+    raise VHError(f"VH JSON holds {name}, which is not a finite number (bounds must be finite)")
+
+
+def vh_text(raw: bytes) -> str:
+    """The VH file as text: UTF-8 (a BOM is dropped), ``VHError`` otherwise.
+
+    ``\\u0000`` is refused here because PostgreSQL's jsonb cannot store it.
+    """
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise VHError("VH JSON is not valid UTF-8") from None
+    if "\\u0000" in text:
+        raise VHError("VH JSON holds \\u0000, which the database cannot store")
+    return text
+
+
 def parse_vh(raw: bytes | str, *, max_depth: int) -> dict[str, Any]:
     """Parse VH JSON; ``VHError`` when it is not JSON, not an object, or nested deeper than ``max_depth``.
 
-    Python's C JSON decoder guards its recursion and raises ``RecursionError`` on very deep
-    input; that is caught here. Input that decodes but is deeper than ``max_depth`` is
-    refused too, so nothing downstream (``json.dumps`` of the JSONField) can recurse too deep.
+    Strict JSON: ``NaN`` and ``Infinity`` (which Python's decoder would accept) are refused,
+    so the text is also valid for PostgreSQL's jsonb. Python's C JSON decoder guards its
+    recursion and raises ``RecursionError`` on very deep input; that is caught here. Input
+    that decodes but is deeper than ``max_depth`` is refused too.
     """
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_refuse_constant)
+    except VHError:
+        raise
     except RecursionError:
         raise VHError(f"VH JSON is nested too deeply (cap {max_depth})") from None
     except UnicodeDecodeError:

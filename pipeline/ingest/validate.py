@@ -13,7 +13,7 @@ import warnings
 from PIL import Image, UnidentifiedImageError
 
 from annotation.services.screens import ScreenData
-from annotation.vh import VHError, app_package, parse_vh, vh_candidates, vh_root
+from annotation.vh import VHError, app_package, parse_vh, vh_candidates, vh_root, vh_text
 
 from .sources import ImportCaps, Pair
 
@@ -96,7 +96,8 @@ def prepare_screen(
 ) -> ScreenData:
     """Everything the write service needs for one pair, or ``Rejected`` (VH first, then image)."""
     try:
-        vh = parse_vh(vh_bytes, max_depth=caps.max_json_depth)
+        text = vh_text(vh_bytes)
+        vh = parse_vh(text, max_depth=caps.max_json_depth)
         vh_root(vh)
     except VHError as exc:
         raise Rejected(str(exc)) from None
@@ -124,7 +125,7 @@ def prepare_screen(
         image_ext=ext,
         width=width,
         height=height,
-        vh=vh,
+        vh_text=text,
         content_sha256=digest.hexdigest(),
         candidates=candidates,
         name=pair.name,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -42,7 +43,7 @@ def screen_data(rico_id: str, *, package: str = "com.example", candidates=None, 
         image_ext="png",
         width=9,
         height=16,
-        vh={"activity_name": f"{package}/.Main", "activity": {"root": {}}},
+        vh_text=json.dumps({"activity_name": f"{package}/.Main", "activity": {"root": {}}}),
         content_sha256=sha or f"{rico_id:0>64}",
         candidates=candidates if candidates is not None else [candidate(1), candidate(2)],
         name=f"dir/{rico_id}",
@@ -77,6 +78,7 @@ def test_batch_writes_screens_candidates_apps_and_images(project):
     assert screen.image.name == "screens/demo/3.png"
     assert default_storage.exists("screens/demo/3.png")
     assert list(screen.candidates.values_list("vh_index", "text")) == [(1, "t1"), (2, "t2")]
+    assert screen.vh == {"activity_name": "org.other/.Main", "activity": {"root": {}}}  # stored as jsonb
     assert App.objects.filter(project=project).count() == 2
 
 

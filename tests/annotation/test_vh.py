@@ -15,6 +15,7 @@ from annotation.vh import (
     node_content_desc,
     parse_vh,
     vh_candidates,
+    vh_text,
 )
 
 
@@ -159,11 +160,19 @@ def test_malformed_bounds_anywhere_are_refused(bounds, reason):
         vh_candidates(vh, image_width=1080, image_height=1920, device_width=1440)
 
 
-def test_parse_vh_reads_nan_as_non_finite_bounds():
-    raw = b'{"activity": {"root": {"bounds": [0, NaN, 10, 10], "visible-to-user": true}}}'
-    vh = parse_vh(raw, max_depth=50)
-    with pytest.raises(VHError, match="non-finite"):
-        vh_candidates(vh, image_width=1080, image_height=1920, device_width=1440)
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_parse_vh_refuses_nan_and_infinity(constant):
+    raw = b'{"activity": {"root": {"bounds": [0, %s, 10, 10], "visible-to-user": true}}}' % constant.encode()
+    with pytest.raises(VHError, match=f"VH JSON holds {constant}, which is not a finite number"):
+        parse_vh(raw, max_depth=50)
+
+
+def test_vh_text_is_utf8_without_nul_escapes():
+    assert vh_text('\ufeff{"a": "é"}'.encode()) == '{"a": "é"}'
+    with pytest.raises(VHError, match="not valid UTF-8"):
+        vh_text(b'{"a": "\xff"}')
+    with pytest.raises(VHError, match="u0000"):
+        vh_text(b'{"a": "x\\u0000y"}')
 
 
 @pytest.mark.parametrize(

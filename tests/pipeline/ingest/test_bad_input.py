@@ -69,6 +69,8 @@ BAD_VH = {
         "VH JSON is nested too deeply (cap 200)",
     ),
     "not an object": (b"[1, 2, 3]", "VH JSON is not an object"),
+    "not UTF-8": (b'{"activity_name": "a\xff/b"}', "VH JSON is not valid UTF-8"),
+    "NUL escape": (vh_bytes()[:-1] + b', "x": "\\u0000"}', "VH JSON holds \\u0000"),
     "no activity.root": (json.dumps({"activity_name": "a/b", "activity": {}}).encode(), "VH has no activity.root"),
     "no activity": (json.dumps({"activity_name": "a/b"}).encode(), "VH has no activity.root"),
     "string bounds": (
@@ -77,11 +79,11 @@ BAD_VH = {
     ),
     "NaN bounds": (
         json.dumps(vh_dict(children=[node([0, float("nan"), 10, 10])])).encode(),
-        "VH node 1 has non-finite bounds",
+        "VH JSON holds NaN, which is not a finite number",
     ),
     "Infinity bounds": (
         json.dumps(vh_dict(children=[node([0, 0, float("inf"), 10])])).encode(),
-        "VH node 1 has non-finite bounds",
+        "VH JSON holds Infinity, which is not a finite number",
     ),
     "three bounds": (
         json.dumps(vh_dict(children=[node([0, 0, 10])])).encode(),
