@@ -181,12 +181,12 @@ def assignment_skip(*, assignment_id: int, user: Any, reason: str) -> Assignment
 
     Idempotent: skipping a skipped assignment returns it unchanged. Locks the assignment.
     """
+    assignment_get_for_user(assignment_id=assignment_id, user=user)  # 404 first: leak nothing
     reason = (reason or "").strip() if isinstance(reason, str) else ""
     if not reason:
         raise ApplicationError("Say why you skip this work.", field="reason")
     if len(reason) > SKIP_REASON_MAX:
         raise ApplicationError(f"The reason is longer than {SKIP_REASON_MAX} characters.", field="reason")
-    assignment_get_for_user(assignment_id=assignment_id, user=user)
     assignment = assignment_lock(assignment_id=assignment_id)
     if assignment.status == AssignmentStatus.SKIPPED:
         return assignment

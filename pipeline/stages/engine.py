@@ -97,23 +97,28 @@ def _lease_new(*, rules: StageRules, project: Project, user: Any, now: datetime)
             queue = queue.exclude(pk__in=tried)
         unit: Any
         if rules.unit == "question":
+            # The screen and app come along for the payload; only the question row is locked.
+            queue = queue.select_related("screen", "screen__app").defer("screen__vh")
             unit = question_claim_first(queryset=queue)
         else:
-            unit = screen_claim_first(queryset=queue.defer("vh"))  # the VH can be large; leasing needs none
-            if unit is not None:
-                unit.project = project
+            # The VH can be large and leasing needs none of it.
+            unit = screen_claim_first(queryset=queue.select_related("app").defer("vh"))
         if unit is None:
             return None
+        screen = unit.screen if rules.unit == "question" else unit
+        screen.project = project
         if rules.open_to(unit=unit, user=user, now=now):
             is_question = rules.unit == "question"
-            return assignment_lease_create(
+            assignment = assignment_lease_create(
                 project=project,
                 user=user,
                 stage=rules.stage,
-                screen_id=unit.screen_id if is_question else unit.pk,
+                screen_id=screen.pk,
                 question=unit if is_question else None,
                 now=now,
             )
+            assignment.screen = screen  # already loaded: the payload needs no further query
+            return assignment
         tried.append(unit.pk)
     return None
 
