@@ -47,7 +47,7 @@ def test_whole_screen_through_the_api(project):
     project.answers_validation = project.answers_test = 1  # one answer whatever the split
     project.save()
     a, b, c = member(project, "a"), member(project, "b"), member(project, "c")
-    (screen,) = screens(project, 1)
+    screens(project, 1)
     ca, cb, cc = client_for(a), client_for(b), client_for(c)
     lease = ca.post(next_url("prefilter")).json()
     r = ca.post(
