@@ -121,7 +121,7 @@ class ScreenImageApi(APIView):
 
 
 class ScreenOverlayApi(APIView):
-    """``GET /api/projects/<slug>/screens/<rico_id>/overlay/``: the pre-filter overlay (PNG).
+    """``GET /api/projects/<slug>/screens/<rico_id>/overlay/``: the pre-filter overlay (JPEG).
 
     Members of the project only. Rendered on the first request and cached in storage
     (see ``screen_overlay_ensure``); later requests stream the cached file.
@@ -132,7 +132,7 @@ class ScreenOverlayApi(APIView):
     @extend_schema(
         operation_id="screen_overlay",
         summary="The screenshot with every candidate box outlined and labelled",
-        responses={(200, "image/png"): OpenApiTypes.BINARY, 304: None, **ERRORS},
+        responses={(200, "image/jpeg"): OpenApiTypes.BINARY, 304: None, **ERRORS},
         tags=["screens"],
     )
     def get(self, request: Request, slug: str, rico_id: str) -> HttpResponseBase:

@@ -22,6 +22,7 @@ from annotation.lock_objects import screen_lock
 from annotation.models import Candidate, Screen
 
 LABEL_TEXT_CHARS = 12
+OVERLAY_JPEG_QUALITY = 90
 # Distinct, colour-blind-friendly outline colours (Okabe-Ito), cycled per box so that
 # neighbouring boxes can be told apart.
 PALETTE = [
@@ -50,7 +51,12 @@ def overlay_label(*, class_name: str, text: str) -> str:
 
 
 def overlay_render(*, image_bytes: bytes, candidates: Iterable[Candidate]) -> bytes:
-    """Draw the candidates over the screenshot and return PNG bytes (pure, no I/O)."""
+    """Draw the candidates over the screenshot and return JPEG bytes (pure, no I/O).
+
+    JPEG, not PNG: on a 1080x1920 screenshot PNG encoding takes ~0.5 s and ~550 KB, JPEG at
+    quality 90 without chroma subsampling ~15 ms and ~120 KB, with outlines and labels still crisp
+    (the screenshots themselves are JPEGs).
+    """
     with Image.open(io.BytesIO(image_bytes)) as source:
         base = ImageOps.exif_transpose(source).convert("RGB")
     width, height = base.size
@@ -82,7 +88,7 @@ def overlay_render(*, image_bytes: bytes, candidates: Iterable[Candidate]) -> by
         draw.rectangle((x, y, x + text_w + 2 * pad, y + text_h + 2 * pad), fill=(*color, 210))
         draw.text((x + pad - left, y + pad - top), label, fill=(0, 0, 0, 255), font=font)
     out = io.BytesIO()
-    Image.alpha_composite(canvas, layer).convert("RGB").save(out, "PNG", optimize=False)
+    Image.alpha_composite(canvas, layer).convert("RGB").save(out, "JPEG", quality=OVERLAY_JPEG_QUALITY, subsampling=0)
     return out.getvalue()
 
 
@@ -100,9 +106,9 @@ def screen_overlay_ensure(*, screen: Screen) -> str:
     with screen.image.open("rb") as fh:
         image_bytes = fh.read()
     candidates = list(Candidate.objects.filter(screen=screen).order_by("vh_index"))
-    png = overlay_render(image_bytes=image_bytes, candidates=candidates)
+    rendered = overlay_render(image_bytes=image_bytes, candidates=candidates)
     storage = screen.overlay.storage
-    name = storage.save(f"overlays/{screen.pk}-{uuid.uuid4().hex}.png", ContentFile(png))
+    name = storage.save(f"overlays/{screen.pk}-{uuid.uuid4().hex}.jpg", ContentFile(rendered))
     try:
         with transaction.atomic():
             locked = screen_lock(screen_id=screen.pk)

@@ -132,9 +132,9 @@ class TestScreenOverlay:
         login(api_client, annotator)
         # when the overlay is requested for the first time
         first = api_client.get(detail_url("demo", "31", "overlay/"))
-        # then a PNG of the screenshot's size comes back and is recorded on the screen
+        # then a JPEG of the screenshot's size comes back and is recorded on the screen
         assert first.status_code == 200
-        assert first["Content-Type"] == "image/png"
+        assert first["Content-Type"] == "image/jpeg"
         assert first["Cache-Control"] == "private, max-age=86400"
         body = b"".join(first.streaming_content)
         with Image.open(io.BytesIO(body)) as image:
@@ -182,7 +182,7 @@ class TestOpenApi:
         image = paths["/api/projects/{slug}/screens/{rico_id}/image/"]["get"]
         assert image["responses"]["200"]["content"]["image/*"]["schema"]["format"] == "binary"
         overlay = paths["/api/projects/{slug}/screens/{rico_id}/overlay/"]["get"]
-        assert "image/png" in overlay["responses"]["200"]["content"]
+        assert "image/jpeg" in overlay["responses"]["200"]["content"]
 
     def test_serializer_matches_the_payload_keys(self, api_client, annotator, screen):
         # The serializer documents screen_payload; a key added to one must be added to the other.
