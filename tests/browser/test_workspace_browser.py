@@ -136,3 +136,273 @@ def test_nothing_to_ask_and_refusal_of_an_empty_pass(demo, new_page):
     page.keyboard.press("Alt+n")
     page.wait_for_selector("text=nothing for you right now")
     assert Assignment.objects.get(stage="questions-1").submission == {"questions": []}
+
+
+def test_answer_select_draw_reorder_reload_submit(demo, new_page):
+    from annotation.models import Answer
+    from tests.browser.conftest import ROWS, UNLISTED_TEXT, add_question
+
+    screen = make_screen(demo["project"], rico_id="3001", state=ScreenState.ANSWERING, split="train")
+    question = add_question(screen, author=demo["author"], text="What is the frist exercise?")
+    squat, sets = ROWS[2][3], ROWS[3][3]
+    page = new_page("annotator")
+    page.goto("/projects/demo/work/")
+    page.click('tr[data-stage="answers"] a.button')
+    page.wait_for_selector("#question-text")
+    assert "What is the frist exercise?" in page.inner_text("[data-testid=original-question]")
+    # fix the typo in the question (the original stays shown)
+    page.fill("#question-text", "What is the first exercise?")
+    # select two candidates: click adds each, its text pre-filled
+    _click_box(page, squat)
+    _click_box(page, sets)
+    assert _rows(page) == ["Deep Squat", "3 sets"]
+    # draw a box where the VH has nothing, then move it and resize it by its corner
+    left, top, right, bottom = UNLISTED_TEXT[1]
+    _drag(page, (left - 30, top - 20), (right - 50, bottom - 30))
+    page.keyboard.type("Rest 90 s between sets")  # the new box's text field has the focus
+    centre = ((left - 30 + right - 50) / 2, (top - 20 + bottom - 30) / 2)
+    page.mouse.move(*_client_point(page, *centre))
+    page.mouse.down()
+    page.mouse.move(*_client_point(page, centre[0] + 30, centre[1] + 20), steps=5)
+    page.mouse.up()
+    handle = page.locator(".handle.h-se").bounding_box()
+    page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(*_client_point(page, right, bottom), steps=5)
+    page.mouse.up()
+    assert _rows(page) == ["Deep Squat", "3 sets", "Rest 90 s between sets"]
+    # reorder with the keyboard: the drawn box (selected) goes up one place
+    page.locator("#element-list .el-text").nth(2).focus()
+    page.keyboard.press("Alt+ArrowUp")
+    assert _rows(page) == ["Deep Squat", "Rest 90 s between sets", "3 sets"]
+    # edit a text
+    page.locator("#element-list .el-text").nth(2).fill("3 sets of squats")
+    # hovering a row highlights its box
+    page.hover("#element-list .el-row >> nth=0")
+    assert "hl" in page.get_attribute('.el-box[data-i="0"]', "class")
+    shoot(page, "answers")
+    _wait_saved(page)
+    # reload mid-answer: the draft comes back exactly
+    page.reload()
+    page.wait_for_selector("#element-list .el-row")
+    assert _rows(page) == ["Deep Squat", "Rest 90 s between sets", "3 sets of squats"]
+    assert page.input_value("#question-text") == "What is the first exercise?"
+    assert page.locator(".el-box").count() == 3
+    # submitting without the full answer is refused here, next to the field
+    url = page.url
+    page.keyboard.press("Control+Enter")
+    assert "full sentence" in page.inner_text("[data-testid=error-full_answer]")
+    assert page.url == url
+    page.keyboard.press("Alt+w")
+    page.keyboard.type("The first exercise is the deep squat.")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("text=nothing for you right now")
+    # what the database holds
+    answer = Answer.objects.get(question=question)
+    assert answer.question_text == "What is the first exercise?" and answer.annotator == demo["annotator"]
+    assert answer.full_answer == "The first exercise is the deep squat."
+    elements = list(answer.elements.order_by("position"))
+    assert [(e.vh_index, e.text) for e in elements] == [
+        (12, "Deep Squat"),
+        (None, "Rest 90 s between sets"),
+        (13, "3 sets of squats"),
+    ]
+    assert elements[0].bounds == list(squat) and elements[2].bounds == list(sets)
+    drawn = elements[1].bounds
+    assert all(abs(a - b) <= 6 for a, b in zip(drawn, UNLISTED_TEXT[1], strict=True)), drawn
+
+
+def test_mark_not_answerable_and_write_a_not_answerable_question(demo, new_page):
+    from annotation.models import Answer, Question, QuestionSource, Verdict
+    from tests.browser.conftest import add_question
+
+    screen = make_screen(
+        demo["project"], rico_id="4001", state=ScreenState.ANSWERING, split="train", not_answerable_sampled=True
+    )
+    question = add_question(screen, author=demo["author"], text="Who is the trainer?")
+    page = new_page("annotator")
+    # an answerer marks a question not answerable (one shortcut)
+    page.goto("/projects/demo/work/answers/next/")
+    page.wait_for_selector("#question-text")
+    page.keyboard.press("Alt+u")
+    page.wait_for_selector("text=nothing for you right now")
+    assert Answer.objects.get(question=question).verdict == Verdict.NOT_ANSWERABLE
+    # the not-answerable stage: one plausible question this screen cannot answer
+    page2 = new_page("annotator2")
+    page2.goto("/projects/demo/work/not-answerable/next/")
+    page2.wait_for_selector("#q0")
+    assert "cannot answer" in page2.inner_text(".rule-box")
+    page2.click("#q0")
+    page2.keyboard.type("How many calories does the workout burn?")
+    page2.wait_for_selector("[data-testid=hints-0] [data-kind=counting]")
+    page2.fill("#q0", "What is the trainer's phone number?")
+    shoot(page2, "not-answerable")
+    page2.keyboard.press("Control+Enter")
+    page2.wait_for_selector("text=nothing for you right now")
+    written = Question.objects.get(screen=screen, source=QuestionSource.NOT_ANSWERABLE)
+    assert (written.text, written.author) == ("What is the trainer's phone number?", demo["annotator2"])
+
+
+@pytest.mark.parametrize("width", [1080, 540])
+def test_boxes_stay_aligned_at_any_zoom_and_window_size(demo, new_page, width):
+    make_screen(demo["project"], rico_id=f"5{width}", width=width, state=ScreenState.PREFILTER)
+    page = new_page("annotator")
+    page.goto("/projects/demo/work/prefilter/next/")
+    page.wait_for_selector("#overlay .cand")
+    page.wait_for_function("document.getElementById('shot').complete")
+    worst = """() => { const img = document.getElementById('shot').getBoundingClientRect();
+      const v = window.workspace.viewer; let worst = 0;
+      for (const c of v.candidates) {
+        const r = document.querySelector(`.cand[data-vh="${c.vh_index}"]`).getBoundingClientRect();
+        const want = [img.left + c.bounds[0] * img.width / v.W, img.top + c.bounds[1] * img.height / v.H,
+                      img.left + c.bounds[2] * img.width / v.W, img.top + c.bounds[3] * img.height / v.H];
+        const got = [r.left, r.top, r.right, r.bottom];
+        worst = Math.max(worst, ...got.map((g, i) => Math.abs(g - want[i])));
+      }
+      return worst; }"""
+    natural = page.evaluate(
+        "[document.getElementById('shot').naturalWidth, document.getElementById('shot').naturalHeight]"
+    )
+    assert natural == [width, width * 16 // 9]
+    assert page.evaluate(worst) <= 1.0
+    for key in ("+", "+", "+"):
+        page.keyboard.press(key)
+    assert page.inner_text("#zoom-level") != "100%"
+    assert page.evaluate(worst) <= 1.0
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.wait_for_timeout(100)
+    assert page.evaluate(worst) <= 1.0
+    page.keyboard.press("0")
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.wait_for_timeout(100)
+    assert page.evaluate(worst) <= 1.0
+    # the help lists every shortcut
+    page.keyboard.press("?")
+    assert page.locator("#help-dialog[open]").count() == 1
+    assert "Toggle: VH out of sync" in page.inner_text("#shortcut-table")
+
+
+class Tally:
+    """Counts what an annotator does: clicks, drags, shortcut keys and typed characters."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.clicks = self.drags = self.keys = self.typed = 0
+
+    def click_box(self, bounds) -> None:
+        self.clicks += 1
+        _click_box(self.page, bounds)
+
+    def press(self, key: str) -> None:
+        self.keys += 1
+        self.page.keyboard.press(key)
+
+    def type(self, text: str) -> None:
+        self.typed += len(text)
+        self.page.keyboard.type(text)
+
+    def counts(self) -> dict[str, int]:
+        return {"clicks": self.clicks, "drags": self.drags, "keys": self.keys, "typed": self.typed}
+
+
+def test_clicks_and_keys_of_a_one_and_a_three_element_answer(demo, new_page):
+    """The figures of docs/ux.md: a typical one-element and three-element answer."""
+    from annotation.models import Answer
+    from tests.browser.conftest import ROWS, add_question
+
+    screen = make_screen(demo["project"], rico_id="6001", state=ScreenState.ANSWERING, split="train")
+    q1 = add_question(screen, author=demo["author"], text="What is the name of the workout?", position=0)
+    q2 = add_question(screen, author=demo["author"], text="What is the first exercise?", position=1)
+    page = new_page("annotator")
+    page.goto("/projects/demo/work/answers/next/")
+    page.wait_for_selector("#question-text")
+    # one element: click it (text pre-filled), W to the full answer, type, Ctrl+Enter
+    one = Tally(page)
+    one.click_box(ROWS[0][3])
+    one.press("w")
+    one.type("The workout is called Leg day workout.")
+    one.press("Control+Enter")
+    # the next question opens at once, no extra click
+    page.wait_for_function(f"window.workspace && window.workspace.config.question.id === {q2.pk}")
+    three = Tally(page)
+    for row in ROWS[2:5]:
+        three.click_box(row[3])
+    three.press("w")
+    three.type("The first exercise is Deep Squat, 3 sets of 15.")
+    three.press("Control+Enter")
+    page.wait_for_selector("text=nothing for you right now")
+    assert one.counts() == {"clicks": 1, "drags": 0, "keys": 2, "typed": 38}
+    assert three.counts() == {"clicks": 3, "drags": 0, "keys": 2, "typed": 47}
+    assert [e.text for e in Answer.objects.get(question=q1).elements.all()] == ["Leg day workout"]
+    assert [e.vh_index for e in Answer.objects.get(question=q2).elements.all()] == [12, 13, 14]
+
+
+def test_keyboard_only_editing_of_the_element_list(demo, new_page):
+    from tests.browser.conftest import ROWS, add_question
+
+    screen = make_screen(demo["project"], rico_id="6101", state=ScreenState.ANSWERING, split="train")
+    add_question(screen, author=demo["author"], text="What are the exercises?")
+    page = new_page("annotator")
+    page.goto("/projects/demo/work/answers/next/")
+    page.wait_for_selector("#question-text")
+    # A adds the candidate under the cursor
+    for row in (ROWS[5], ROWS[2], ROWS[3]):
+        left, top, right, bottom = row[3]
+        page.mouse.move(*_client_point(page, (left + right) / 2, (top + bottom) / 2))
+        page.keyboard.press("a")
+    assert _rows(page) == ["Lunge", "Deep Squat", "3 sets"]
+    # K / J walk the list, Alt+Down moves, Delete removes
+    page.keyboard.press("k")  # from the last (3 sets) to Deep Squat; focus is in its text now
+    page.keyboard.press("Alt+ArrowUp")
+    assert _rows(page) == ["Deep Squat", "Lunge", "3 sets"]
+    page.keyboard.press("Alt+j")
+    page.keyboard.press("Alt+ArrowDown")
+    assert _rows(page) == ["Deep Squat", "3 sets", "Lunge"]
+    page.keyboard.press("Alt+d")
+    assert _rows(page) == ["Deep Squat", "3 sets"]
+    assert page.locator(".el-box").count() == 2
+
+
+def test_skip_asks_for_a_reason_and_expired_lease_keeps_the_draft(demo, new_page):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    make_screen(demo["project"], rico_id="7001", state=ScreenState.QUESTIONS_1)
+    make_screen(demo["project"], rico_id="7002", state=ScreenState.QUESTIONS_1)
+    page = new_page("annotator")
+    page.goto("/projects/demo/work/questions-1/next/")
+    page.wait_for_selector("#q0")
+    first = Assignment.objects.get(annotator=demo["annotator"], status=AssignmentStatus.LEASED)
+    # skip: Alt+S opens the dialog, 1 picks the first quick reason, the next screen opens
+    page.keyboard.press("Alt+s")
+    page.wait_for_selector("#skip-dialog[open]")
+    shoot(page, "skip-dialog")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Alt+s")
+    page.locator("#skip-dialog .quick button").first.focus()
+    page.keyboard.press("1")
+    page.wait_for_function("document.querySelector('[data-testid=rico-id]').textContent === '7002'")
+    first.refresh_from_db()
+    assert first.status == AssignmentStatus.SKIPPED and first.skip_reason.startswith("Screenshot is blank")
+    # a lease about to run out: the countdown warns, Alt+L extends it
+    second = Assignment.objects.get(annotator=demo["annotator"], status=AssignmentStatus.LEASED)
+    page.fill("#q0", "What is the first exercise?")
+    _wait_saved(page)
+    Assignment.objects.filter(pk=second.pk).update(lease_expires_at=timezone.now() + timedelta(seconds=90))
+    page.reload()
+    page.wait_for_selector("#lease.warn")
+    assert "less than 5 minutes" in page.inner_text("[data-testid=banner]")
+    page.keyboard.press("Alt+l")
+    page.wait_for_function("!document.querySelector('#lease').classList.contains('warn')")
+    second.refresh_from_db()
+    assert second.lease_expires_at > timezone.now() + timedelta(minutes=25)
+    # an expired lease: a clear message, the draft is kept
+    Assignment.objects.filter(pk=second.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=5))
+    page.reload()
+    page.wait_for_selector("#lease.expired")
+    assert "expired" in page.inner_text("[data-testid=banner]") and "kept" in page.inner_text("[data-testid=banner]")
+    assert page.input_value("#q0") == "What is the first exercise?"
+    shoot(page, "lease-expired")
+    second.refresh_from_db()
+    assert second.draft == {"questions": ["What is the first exercise?", "", "", "", ""]}
