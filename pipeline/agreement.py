@@ -69,12 +69,18 @@ class AgreementResult:
 def agreement_tokens(text: str) -> list[str]:
     """The normalised tokens of an element text: case, punctuation, spacing and Unicode width do not count.
 
-    NFKC, then the metric's word tokens (lower case, punctuation removed). A text made only of
-    symbols ("★★★", "-") would have no word token and so never match anything, not even itself;
-    it falls back to its characters.
+    NFKC and case folding ("Straße" = "STRASSE"), then the metric's word tokens (punctuation
+    removed, split on spaces). A text made only of symbols ("★★★", "$") would have no word token
+    and so never match anything, not even itself; it falls back to its characters.
     """
-    folded = unicodedata.normalize("NFKC", text)
-    return word_tokens(folded) or char_tokens(folded.lower())
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    words = word_tokens(folded)
+    if words:
+        return words
+    # Symbols ("$", "★") count, punctuation around them does not ("$." is "$"); a text of
+    # punctuation only ("...", "-") keeps every character.
+    symbols = [c for c in char_tokens(folded) if not unicodedata.category(c).startswith("P")]
+    return symbols or char_tokens(folded)
 
 
 def box_iou(a: Sequence[int], b: Sequence[int]) -> float:

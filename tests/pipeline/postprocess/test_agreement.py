@@ -154,3 +154,13 @@ def test_group_of_five_takes_the_largest_clique():
     answers = [answered("A"), answered("A"), answered("B"), answered("A"), answered("B")]
     result = agreement_group(answers, settings=TEXT_ONLY)
     assert (result.label, result.group) == (TWO, (0, 1, 3))
+
+
+def test_a_lone_symbol_ignores_punctuation_around_it():
+    assert agreement_tokens("$.") == ["$"]
+    assert answers_agree(answered("$"), answered("$."), settings=TEXT_ONLY)
+    assert agreement_tokens("...") == [".", ".", "."]
+
+
+def test_case_folding_beyond_lower_case():
+    assert answers_agree(answered("Straße"), answered("STRASSE"), settings=TEXT_ONLY)
