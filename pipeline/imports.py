@@ -61,12 +61,31 @@ def _prefix_clean(prefix: str) -> str:
     return "/".join(parts)
 
 
-def _upload_check(upload: UploadedFile) -> None:
+def _too_large(size: int) -> ApplicationError:
     limit = settings.SCREENQA_IMPORT["MAX_UPLOAD_BYTES"]
-    if upload.size is not None and upload.size > limit:
-        raise ApplicationError(
-            f"The file is {upload.size:,} bytes; uploads are limited to {limit:,} bytes.", field="file"
-        )
+    return ApplicationError(f"The file is {size:,} bytes; uploads are limited to {limit:,} bytes.", field="file")
+
+
+def import_request_size_check(*, content_length: str | int | None) -> None:
+    """Refuse a request body over the upload cap before it is read.
+
+    The API calls this before touching the body, so that an oversized upload sent with a
+    token is refused at once instead of being spooled to disk first. (With a session, CSRF
+    checking reads the form body earlier; ``import_job_create`` checks the file itself in
+    every case: this is only the early, cheap half of the same rule.)
+    """
+    try:
+        size = int(content_length or 0)
+    except (TypeError, ValueError):
+        return
+    # Multipart framing adds a little: allow 1 MiB over the cap for headers and boundaries.
+    if size > settings.SCREENQA_IMPORT["MAX_UPLOAD_BYTES"] + 1024 * 1024:
+        raise _too_large(size)
+
+
+def _upload_check(upload: UploadedFile) -> None:
+    if upload.size is not None and upload.size > settings.SCREENQA_IMPORT["MAX_UPLOAD_BYTES"]:
+        raise _too_large(upload.size)
     upload.seek(0)
     head = upload.read(4)
     upload.seek(0)

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from annotation.models import ImportJob
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.imports import import_job_create, import_job_get_for_lead
+from pipeline.imports import import_job_create, import_job_get_for_lead, import_request_size_check
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -93,6 +93,7 @@ class ImportJobCreateApi(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
+        import_request_size_check(content_length=request.META.get("CONTENT_LENGTH"))
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data

@@ -356,3 +356,24 @@ def test_import_task_on_a_real_celery_worker(settings, project, lead, api_client
     assert job.status == ImportJob.Status.DONE, job.error
     assert job.summary["imported"] == 3
     assert Screen.objects.filter(project=project).count() == 3
+
+
+@pytest.mark.django_db
+def test_an_oversized_upload_is_refused_before_its_body_is_read(api_client, lead, settings):
+    # given a token client announcing a body far over the cap
+    from rest_framework.authtoken.models import Token
+
+    settings.SCREENQA_IMPORT = {**settings.SCREENQA_IMPORT, "MAX_UPLOAD_BYTES": 1000}
+    api_client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=lead).key}")
+    # when it posts (the test client sends the real body; the declared length is what is checked)
+    response = api_client.post(
+        "/api/projects/demo/imports/",
+        {"file": upload(synthetic_zip(["1"]))},
+        format="multipart",
+        CONTENT_LENGTH=str(50 * 1024 * 1024),
+    )
+    # then it is a 400 on the file field, and nothing is stored
+    assert response.status_code == 400
+    assert response.json()["field"] == "file"
+    assert response.json()["detail"] == "The file is 52,428,800 bytes; uploads are limited to 1,000 bytes."
+    assert stored_imports() == []
