@@ -13,10 +13,11 @@ from typing import IO, Any
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Project
-from annotation.services.screens import ScreenData, screen_create_batch
+from annotation.services.screens import ScreenData
 
 from .sources import ImportCaps, Pair, ReadError, Source, StoragePrefix, open_source
 from .validate import Rejected, prepare_screen
+from .writer import BatchWriter
 
 __all__ = ["BATCH_SIZE", "ImportSummary", "StoragePrefix", "import_screens"]
 
@@ -65,13 +66,16 @@ def import_screens(
 
     ``device_size``: the VH device space ``(width, height)``; default the project's
     (RICO: 1440x2560). ``progress(done, total)`` is called as pairs are processed (every
-    ``PROGRESS_EVERY`` pairs and after each batch write; last call ``done == total``).
+    ``PROGRESS_EVERY`` pairs and when a batch is handed to the writer; the last call,
+    ``done == total``, comes after everything is written).
 
     Contract:
     * Idempotent: a re-run imports nothing twice (ids already present are reported, unchanged).
     * A rejected pair never aborts the run and never leaves a half-imported screen: each
       screen commits with its candidates (see ``screen_create_batch``), in batches of
-      ``BATCH_SIZE`` transactions; a crash mid-run keeps the batches already committed.
+      ``BATCH_SIZE`` per transaction; a crash mid-run keeps the batches already committed.
+    * Outside a transaction, batches are written by one background thread while the next
+      batch is validated (``writer.BatchWriter``); inside one, inline. Same results.
     * ``ApplicationError`` (nothing imported) only for a source that cannot be used at all:
       missing path, not a folder or zip, a zip with more entries than the cap, a bad
       ``device_size``.
@@ -107,39 +111,37 @@ def _run(
     total = len(pairs)
     seen: dict[str, str] = {}  # rico_id -> pair name, to refuse duplicates within one source
     batch: list[ScreenData] = []
-
-    def flush() -> None:
-        result = screen_create_batch(project=project, screens=batch)
-        names = {s.rico_id: s.name for s in batch}
-        summary.imported.extend(result.created)
-        summary.already_present.extend(result.already_present)
-        summary.rejected.extend((names[rico_id], reason) for rico_id, reason in result.failed)
-        batch.clear()
-
-    if progress:
-        progress(0, total)
-    for done, pair in enumerate(pairs, start=1):
-        reason = _reject_reason_before_read(pair, seen)
-        if reason:
-            summary.rejected.append((pair.name, reason))
-        else:
-            seen[pair.rico_id] = pair.name
-            try:
-                vh_bytes = src.read(pair.vh_path, max_bytes=caps.max_json_bytes)
-                image_bytes = src.read(pair.image_path, max_bytes=caps.max_image_bytes)
-                batch.append(
-                    prepare_screen(pair=pair, vh_bytes=vh_bytes, image_bytes=image_bytes, device=device, caps=caps)
-                )
-            except (ReadError, Rejected) as exc:
-                summary.rejected.append((pair.name, str(exc)))
-        if len(batch) >= BATCH_SIZE:
-            flush()
-            if progress:
+    writer = BatchWriter(project=project)
+    try:
+        if progress:
+            progress(0, total)
+        for done, pair in enumerate(pairs, start=1):
+            reason = _reject_reason_before_read(pair, seen)
+            if reason:
+                summary.rejected.append((pair.name, reason))
+            else:
+                seen[pair.rico_id] = pair.name
+                try:
+                    vh_bytes = src.read(pair.vh_path, max_bytes=caps.max_json_bytes)
+                    image_bytes = src.read(pair.image_path, max_bytes=caps.max_image_bytes)
+                    batch.append(
+                        prepare_screen(pair=pair, vh_bytes=vh_bytes, image_bytes=image_bytes, device=device, caps=caps)
+                    )
+                except (ReadError, Rejected) as exc:
+                    summary.rejected.append((pair.name, str(exc)))
+            if len(batch) >= BATCH_SIZE:
+                writer.submit(batch)
+                batch = []
+                if progress:
+                    progress(done, total)
+            elif progress and done % PROGRESS_EVERY == 0:
                 progress(done, total)
-        elif progress and done % PROGRESS_EVERY == 0:
-            progress(done, total)
-    if batch:
-        flush()
+        writer.submit(batch)
+    finally:
+        writer.close()
+        summary.imported.extend(writer.created)
+        summary.already_present.extend(writer.already_present)
+        summary.rejected.extend(writer.failed)
     if progress:
         progress(total, total)
 

@@ -164,3 +164,37 @@ def test_summary_as_dict_shape():
         "rejected": [{"name": "x/4", "reason": "why"}],
         "imported_ids": ["1"],
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_a_writer_thread_writes_the_batches(tmp_path, monkeypatch):
+    # given: small batches, and a spy on the real write service that notes the thread
+    import threading
+
+    from annotation.services import screens as screen_services
+    from tests.factories import ProjectFactory
+
+    monkeypatch.setattr("pipeline.ingest.BATCH_SIZE", 4)
+    threads = []
+    real_write = screen_services.screen_create_batch
+
+    def spy(**kwargs):
+        threads.append(threading.current_thread().name)
+        return real_write(**kwargs)
+
+    monkeypatch.setattr("pipeline.ingest.writer.screen_create_batch", spy)
+    project = ProjectFactory(slug="threaded")
+    for i in range(10):
+        write_pair(tmp_path / "in", f"s{i}")
+    write_pair(tmp_path / "in", "zbad", vh=b"{")
+    # when imported outside any transaction
+    summary = import_screens(project=project, source=tmp_path / "in")
+    # then the writer thread wrote all three batches, and the results are complete
+    assert threads == ["import-writer"] * 3
+    assert sorted(summary.imported) == [f"s{i}" for i in range(10)]
+    assert [name for name, _ in summary.rejected] == ["zbad"]
+    assert Screen.objects.filter(project=project).count() == 10
+    assert Candidate.objects.filter(screen__project=project).count() == 20
+    # and a re-run on the thread changes nothing
+    again = import_screens(project=project, source=tmp_path / "in")
+    assert (again.imported, len(again.already_present)) == ([], 10)
