@@ -213,6 +213,15 @@ class TestImportPages:
         assert body.lstrip().startswith('<section class="card" id="import-progress"')
         assert "<html" not in body and "3 of 12 screens" in body
 
+    def test_progress_partial_polled_every_second_runs_few_queries(
+        self, client, project, lead, django_assert_max_num_queries
+    ):
+        job = ImportJob.objects.create(project=project, source="imports/a.zip", source_kind="zip", status="running")
+        login(client, lead)
+        # session, user, job (with project), project as member, lead role
+        with django_assert_max_num_queries(5):
+            assert client.get(f"/imports/{job.pk}/progress/").status_code == 200
+
     def test_failed_job_shows_its_error(self, client, project, lead):
         job = ImportJob.objects.create(
             project=project, source="imports/a.zip", source_kind="zip", status="failed", error="ApplicationError: <x>"
