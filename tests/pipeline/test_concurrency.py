@@ -1,0 +1,155 @@
+"""Races on PostgreSQL with real threads: no unit leased twice at once, caps and counts exact.
+
+Each thread is one annotator asking for work and submitting it as fast as it can.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from annotation.exceptions import ConflictError
+from annotation.models import Answer, Assignment, AssignmentStatus, PrefilterJudgment, Screen, ScreenState, Split
+from annotation.selectors.assignments import assignment_double_leases
+from pipeline.stages import assignment_next, assignment_release, assignment_submit
+from tests.pipeline.stages.helpers import answering_question, member, screens
+
+pytestmark = pytest.mark.django_db(transaction=True)
+THREADS = 32
+
+
+def run_threads(workers: list[Callable[[], Any]]) -> list[BaseException]:
+    """Start all workers at once; each closes its own DB connection. Returns their errors."""
+    barrier = threading.Barrier(len(workers))
+    errors: list[BaseException] = []
+
+    def wrap(work: Callable[[], Any]) -> None:
+        try:
+            barrier.wait(timeout=30)
+            work()
+        except BaseException as exc:  # collected and asserted in the test
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=wrap, args=(w,)) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a worker hung (deadlock?)"
+    return errors
+
+
+def drain(project, user, stage: str, body: Callable[[Assignment], dict], seed: int, release_rate: float = 0.0):
+    rng = random.Random(seed)
+
+    def work() -> None:
+        for _ in range(1000):  # bounded
+            lease = assignment_next(project=project, user=user, stage=stage)
+            if lease is None:
+                return
+            if rng.random() < release_rate:
+                assignment_release(assignment_id=lease.pk, user=user)
+                continue
+            assignment_submit(assignment_id=lease.pk, user=user, data=body(lease))
+
+    return work
+
+
+def test_32_writers_over_200_screens(project):
+    # given 200 screens waiting for pass 1 and 32 writers who sometimes give work back
+    made = screens(project, 200, state=ScreenState.QUESTIONS_1, candidates=1)
+    writers = [member(project, f"w{i}") for i in range(THREADS)]
+    # when they all drain the queue at once
+    errors = run_threads(
+        [
+            drain(project, w, "questions-1", lambda lease: {"questions": [f"Q {lease.screen_id}?"]}, i, 0.1)
+            for i, w in enumerate(writers)
+        ]
+    )
+    # then every screen got exactly one pass-1 writer, and no screen was ever held by two at once
+    assert errors == []
+    submitted = Assignment.objects.filter(stage="questions-1", status=AssignmentStatus.SUBMITTED)
+    assert sorted(submitted.values_list("screen_id", flat=True)) == sorted(s.pk for s in made)
+    assert assignment_double_leases(project=project) == 0
+    assert set(Screen.objects.filter(pk__in=[s.pk for s in made]).values_list("state", flat=True)) == {
+        ScreenState.QUESTIONS_2
+    }
+
+
+def test_32_answerers_fill_every_question_exactly(project):
+    # given 40 validation questions (3 answers each), written by one author
+    author = member(project, "author")
+    made = screens(project, 20, candidates=2)
+    questions = []
+    for screen in made:
+        screen.state, screen.split = ScreenState.ANSWERING, Split.VALIDATION
+        screen.save()
+        questions += [answering_question(screen, author=author, needed=3, text=f"Q{k}?") for k in range(2)]
+    answerers = [member(project, f"a{i}") for i in range(THREADS)]
+    body = {"question": "Q?", "verdict": "answered", "elements": [{"vh_index": 1}], "full_answer": "A."}
+    # when 32 answerers drain the queue (and the author tries too)
+    workers = [drain(project, a, "answers", lambda lease: body, i, 0.1) for i, a in enumerate(answerers)]
+    errors = run_threads([*workers, drain(project, author, "answers", lambda lease: body, 99)])
+    # then each question has exactly 3 answers by 3 different non-authors
+    assert errors == []
+    per_question = Counter(Answer.objects.values_list("question_id", flat=True))
+    assert per_question == {q.pk: 3 for q in questions}
+    pairs = list(Answer.objects.values_list("question_id", "annotator_id"))
+    assert len(pairs) == len(set(pairs))
+    assert not Answer.objects.filter(annotator=author).exists()
+    assert assignment_double_leases(project=project) == 0
+    for q in questions:
+        q.refresh_from_db()
+        assert (q.answers_done, q.state) == (3, "answered")
+
+
+def test_three_judges_per_screen_under_contention(project):
+    project.prefilter_judgments = 3
+    project.save()
+    made = screens(project, 60, candidates=1)
+    judges = [member(project, f"j{i}") for i in range(THREADS)]
+    body = {"non_english_app": False, "vh_out_of_sync": False, "note": ""}
+    errors = run_threads([drain(project, j, "prefilter", lambda lease: body, i) for i, j in enumerate(judges)])
+    assert errors == []
+    per_screen = Counter(PrefilterJudgment.objects.values_list("screen_id", flat=True))
+    assert per_screen == {s.pk: 3 for s in made}
+    assert assignment_double_leases(project=project) == 0
+
+
+def test_one_annotator_asking_twice_at_once_gets_one_assignment(project):
+    screens(project, 10, state=ScreenState.QUESTIONS_1, candidates=1)
+    a = member(project, "a")
+    got: list[int] = []
+
+    def ask() -> None:
+        lease = assignment_next(project=project, user=a, stage="questions-1")
+        got.append(lease.pk)
+
+    assert run_threads([ask] * 8) == []
+    assert len(set(got)) == 1
+    assert Assignment.objects.filter(annotator=a, status=AssignmentStatus.LEASED).count() == 1
+
+
+def test_same_submission_from_two_threads_is_one_row(project):
+    screens(project, 1, state=ScreenState.QUESTIONS_1, candidates=1)
+    a = member(project, "a")
+    lease = assignment_next(project=project, user=a, stage="questions-1")
+    results: list[str] = []
+
+    def submit() -> None:
+        try:
+            results.append(assignment_submit(assignment_id=lease.pk, user=a, data={"questions": ["Once?"]}).status)
+        except ConflictError as exc:
+            results.append(f"conflict: {exc.message}")
+
+    assert run_threads([submit] * 8) == []
+    assert results == ["submitted"] * 8
+    assert Assignment.objects.get(pk=lease.pk).screen.questions.count() == 1
