@@ -229,7 +229,7 @@ def test_records_stream_in_chunks_with_constant_queries_per_chunk(project, djang
         screen = ScreenFactory(project=project, rico_id=str(100 + i), split="train")
         kept_question(screen=screen, text=f"Q{i}?", position=0, answers=[("A.", [BOX])], short_answers=["a"])
     # When the records are read in chunks of 10
-    # Then it costs 3 queries per chunk (questions via cursor, answers, elements) plus the cursor's end
+    # Then it costs 3 queries per chunk of screens (questions, answers, elements) plus the screens' cursor
     with django_assert_max_num_queries(3 * 3 + 2):
         records = list(release_records(project=project, split="train", chunk_size=10))
     assert [r.image_id for r in records] == list(range(100, 130))
