@@ -35,14 +35,18 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCT_TABLE)).split())
 
 
-def _token_f1(pred_tokens: list[str], gold_tokens: list[str]) -> float:
-    if not pred_tokens or not gold_tokens:
-        return float(pred_tokens == gold_tokens)
-    common = Counter(pred_tokens) & Counter(gold_tokens)
-    same = sum(common.values())
+def _overlap_f1(pred_counts: dict[str, int], n_pred: int, gold_tokens: list[str]) -> float:
+    """Token-bag F1 (SQuAD's ``Counter`` intersection, done with a dict copy: faster for short answers)."""
+    remaining = dict(pred_counts)
+    same = 0
+    for token in gold_tokens:
+        left = remaining.get(token)
+        if left:
+            remaining[token] = left - 1
+            same += 1
     if same == 0:
         return 0.0
-    precision = same / len(pred_tokens)
+    precision = same / n_pred
     recall = same / len(gold_tokens)
     return 2 * precision * recall / (precision + recall)
 
@@ -59,4 +63,14 @@ def squad_scores(prediction: str, ground_truths: Sequence[str]) -> tuple[float, 
     if pred in golds:
         return 1.0, 1.0
     pred_tokens = pred.split()
-    return 0.0, max(_token_f1(pred_tokens, g.split()) for g in golds)
+    if not pred_tokens:
+        # SQuAD v2: an empty side scores 1 only against an empty side (handled by the EM check above).
+        return 0.0, 0.0
+    pred_counts = Counter(pred_tokens)
+    n_pred = len(pred_tokens)
+    best = 0.0
+    for gold in golds:
+        gold_tokens = gold.split()
+        if gold_tokens:
+            best = max(best, _overlap_f1(pred_counts, n_pred, gold_tokens))
+    return 0.0, best
