@@ -72,6 +72,7 @@ class Entry:
     where: str
     answers: list[ParsedAnswer] | None = None
     short_answers: list[str] | None = None
+    size: tuple[Any, Any] | None = None
 
 
 @dataclass
@@ -83,6 +84,7 @@ class SplitSummary:
     already_present: int = 0
     unknown_screen: int = 0
     split_conflict: int = 0
+    size_mismatch: int = 0
     invalid: int = 0
 
 
@@ -93,6 +95,7 @@ class ImportSummary:
     unknown_image_ids: int = 0
     unknown_image_ids_sample: list[str] = field(default_factory=list)
     split_conflicts_sample: list[str] = field(default_factory=list)
+    size_mismatch_sample: list[str] = field(default_factory=list)
     invalid_sample: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -109,6 +112,7 @@ class ImportSummary:
             "unknown_image_ids": self.unknown_image_ids,
             "unknown_image_ids_sample": self.unknown_image_ids_sample,
             "split_conflicts_sample": self.split_conflicts_sample,
+            "size_mismatch_sample": self.size_mismatch_sample,
             "invalid_sample": self.invalid_sample,
         }
 
@@ -208,7 +212,14 @@ def release_files_parse(*, directory: Path, summary: ImportSummary, skip_invalid
                     seen.add(key)
                     if kind == "answers_and_bboxes":
                         answers = _answers(raw.get("ground_truth"))
-                        merged[key] = Entry(split=split, rico_id=key[0], question=key[1], where=where, answers=answers)
+                        merged[key] = Entry(
+                            split=split,
+                            rico_id=key[0],
+                            question=key[1],
+                            where=where,
+                            answers=answers,
+                            size=(raw.get("image_width"), raw.get("image_height")),
+                        )
                     else:
                         short = _short_answers(raw.get("ground_truth"))
                         entry = merged.get(key)
@@ -247,13 +258,13 @@ def release_import(*, project: Project, directory: Path, skip_invalid: bool = Fa
 def _write(*, project: Project, entries: list[Entry], summary: ImportSummary) -> None:
     rico_ids = sorted({e.rico_id for e in entries})
     screens: dict[str, tuple[int, str]] = {}
+    sizes: dict[int, tuple[int, int]] = {}
     for start in range(0, len(rico_ids), BATCH):
-        screens.update(
-            (rico_id, (pk, split))
-            for pk, rico_id, split in Screen.objects.filter(
-                project=project, rico_id__in=rico_ids[start : start + BATCH]
-            ).values_list("pk", "rico_id", "split")
-        )
+        for pk, rico_id, split, width, height in Screen.objects.filter(
+            project=project, rico_id__in=rico_ids[start : start + BATCH]
+        ).values_list("pk", "rico_id", "split", "width", "height"):
+            screens[rico_id] = (pk, split)
+            sizes[pk] = (width, height)
     unknown = [r for r in rico_ids if r not in screens]
     summary.unknown_image_ids = len(unknown)
     summary.unknown_image_ids_sample = unknown[:MAX_REPORTED]
@@ -290,6 +301,15 @@ def _write(*, project: Project, entries: list[Entry], summary: ImportSummary) ->
             split_summary.unknown_screen += 1
             continue
         screen_id, screen_split = screens[entry.rico_id]
+        if entry.size is not None and entry.size != sizes[screen_id]:
+            # Imported anyway (the release's boxes are in its pixels), but the export writes the
+            # screen's own size, so the lead must know the two disagree.
+            split_summary.size_mismatch += 1
+            if len(summary.size_mismatch_sample) < MAX_REPORTED:
+                summary.size_mismatch_sample.append(
+                    f"{entry.where}: file says {entry.size[0]}x{entry.size[1]}, "
+                    f"screen {entry.rico_id} is {sizes[screen_id][0]}x{sizes[screen_id][1]}"
+                )
         wanted = assigned_split.setdefault(screen_id, screen_split or entry.split)
         if wanted != entry.split:
             split_summary.split_conflict += 1

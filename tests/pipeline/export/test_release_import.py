@@ -303,3 +303,17 @@ def test_commands_round_trip(project, screens, tmp_path):
         call_command("export_release", "--project", "nope", "--out", str(tmp_path / "x"))
     with pytest.raises(CommandError, match="is not a folder"):
         call_command("import_release", str(tmp_path / "empty-does-not-exist"), "--project", project.slug)
+
+
+def test_a_screenshot_size_that_differs_from_the_screen_is_reported(project, tmp_path):
+    # Given screen 40000 was imported at 1080x1920 while the release says 540x960
+    for rico_id in ("37374", "40000", "31"):
+        ScreenFactory(project=project, rico_id=rico_id, width=1080, height=1920)
+    write_release(tmp_path)
+    summary = release_import(project=project, directory=tmp_path)
+    # Then the entry comes in, and the mismatch is counted with its location
+    assert summary["splits"]["train"]["size_mismatch"] == 1
+    assert summary["size_mismatch_sample"] == [
+        "answers_and_bboxes/train.json[2]: file says 540x960, screen 40000 is 1080x1920"
+    ]
+    assert summary["total"]["questions_created"] == 5
