@@ -13,6 +13,7 @@ import logging
 import re
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -23,7 +24,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotation.exceptions import ApplicationError, NotFoundError
+from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.lock_objects import import_job_lock
 from annotation.models import ImportJob, Project
 from annotation.permissions import project_get_for_lead
@@ -37,6 +38,9 @@ ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip with entries, an empty zip
 # Progress is written at most this often (seconds): one UPDATE per screen would be
 # thousands of writes for a RICO-sized import, and the page polls once a second.
 PROGRESS_INTERVAL = 0.5
+# A queued or running job whose row has not moved for this long has lost its worker (the
+# importer reports progress at least every 25 pairs); a lead may then run it again.
+STALE_AFTER = timedelta(minutes=10)
 
 
 def device_size_parse(*, value: str | None) -> tuple[int, int] | None:
@@ -222,6 +226,40 @@ def import_job_run(*, job_id: int) -> ImportJob:
         job.processed = job.total
         job.finished_at = timezone.now()
         job.save(update_fields=["status", "summary", "total", "processed", "finished_at", "updated_at"])
+    return job
+
+
+def import_job_can_retry(*, job: ImportJob) -> bool:
+    """Failed, or queued/running with no progress for ``STALE_AFTER`` (its worker is gone)."""
+    if job.status == ImportJob.Status.FAILED:
+        return True
+    if job.status in (ImportJob.Status.QUEUED, ImportJob.Status.RUNNING):
+        return job.updated_at < timezone.now() - STALE_AFTER
+    return False
+
+
+def import_job_retry(*, user: Any, job_id: int) -> ImportJob:
+    """Queue a failed or stalled job again (leads of its project and site admins).
+
+    Under ``import_job_lock``: a done job, or one still making progress, is a
+    ``ConflictError`` (nothing queued). The run only does the missing work (see
+    ``import_job_run``); even a run that overlaps a live one cannot duplicate screens
+    (the screen unique constraint), it would only repeat work, hence the staleness rule.
+    """
+    import_job_get_for_lead(user=user, job_id=job_id)
+    with transaction.atomic():
+        job = import_job_lock(job_id=job_id)
+        if not import_job_can_retry(job=job):
+            if job.status == ImportJob.Status.DONE:
+                raise ConflictError("This import is already done.")
+            raise ConflictError("This import is still running; it can be run again after 10 minutes without progress.")
+        job.status = ImportJob.Status.QUEUED
+        job.error = ""
+        job.finished_at = None
+        job.save(update_fields=["status", "error", "finished_at", "updated_at"])
+        from pipeline.tasks.imports import import_job_run_task  # the task module imports this one
+
+        enqueue(import_job_run_task, job.pk)
     return job
 
 

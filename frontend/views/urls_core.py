@@ -16,4 +16,5 @@ urlpatterns = [
     path("projects/<slug:slug>/imports/", core.import_create, name="import-create"),
     path("imports/<int:job_id>/", core.import_job_detail, name="import-job"),
     path("imports/<int:job_id>/progress/", core.import_job_progress, name="import-job-progress"),
+    path("imports/<int:job_id>/retry/", core.import_job_retry_view, name="import-job-retry"),
 ]

@@ -18,7 +18,12 @@ from rest_framework.views import APIView
 
 from annotation.models import ImportJob
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.imports import import_job_create, import_job_get_for_lead, import_request_size_check
+from pipeline.imports import (
+    import_job_create,
+    import_job_get_for_lead,
+    import_job_retry,
+    import_request_size_check,
+)
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -124,3 +129,29 @@ class ImportJobDetailApi(APIView):
     def get(self, request: Request, job_id: int) -> Response:
         job = import_job_get_for_lead(user=request.user, job_id=job_id)
         return Response(ImportJobOutputSerializer(job).data)
+
+
+class ImportJobRetryApi(APIView):
+    """``POST /api/imports/<id>/retry/``: queue a failed or stalled job again (202 with the job).
+
+    Leads of the job's project and site admins only. 409 when the job is done or still
+    making progress (see ``import_job_retry``).
+    """
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="import_retry",
+        summary="Run a failed or stalled import again",
+        request=None,
+        responses={
+            202: ImportJobOutputSerializer,
+            403: ERRORS[403],
+            404: ERRORS[404],
+            409: OpenApiResponse(ErrorSerializer, description="done, or still making progress"),
+        },
+        tags=["imports"],
+    )
+    def post(self, request: Request, job_id: int) -> Response:
+        job = import_job_retry(user=request.user, job_id=job_id)
+        return Response(ImportJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -230,6 +230,29 @@ class TestImportPages:
         page = html(client.get(f"/imports/{job.pk}/"))
         assert "The import failed." in page and "ApplicationError: &lt;x&gt;" in page
 
+    def test_failed_job_offers_run_again_which_finishes_it(
+        self, client, project, lead, django_capture_on_commit_callbacks
+    ):
+        from django.core.files.base import ContentFile
+        from django.core.files.storage import default_storage
+
+        source = default_storage.save("imports/r.zip", ContentFile(synthetic_zip(["1"])))
+        job = ImportJob.objects.create(project=project, source=source, source_kind="zip", status="failed", error="x")
+        login(client, lead)
+        page = html(client.get(f"/imports/{job.pk}/"))
+        assert f'action="/imports/{job.pk}/retry/"' in page
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(f"/imports/{job.pk}/retry/")
+        assert response.status_code == 302
+        page = html(client.get(response["Location"]))
+        assert 'data-summary="imported">1<' in page and "/retry/" not in page
+
+    def test_run_again_on_a_done_job_explains_why_not(self, client, project, lead):
+        job = ImportJob.objects.create(project=project, source="imports/a.zip", source_kind="zip", status="done")
+        login(client, lead)
+        response = client.post(f"/imports/{job.pk}/retry/", follow=True)
+        assert "This import is already done." in html(response)
+
     def test_bad_input_redisplays_the_form_with_the_error_and_loses_nothing_typed(self, client, project, lead):
         login(client, lead)
         response = client.post("/projects/demo/imports/", {"prefix": "some/where", "device_size": "huge"})
@@ -247,6 +270,7 @@ class TestImportPages:
             assert client.post("/projects/demo/imports/", {"file": zip_file}).status_code == status
             assert client.get(f"/imports/{job.pk}/").status_code == status
             assert client.get(f"/imports/{job.pk}/progress/").status_code == status
+            assert client.post(f"/imports/{job.pk}/retry/").status_code == status
         assert ImportJob.objects.count() == 1
 
 

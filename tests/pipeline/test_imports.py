@@ -377,3 +377,59 @@ def test_an_oversized_upload_is_refused_before_its_body_is_read(api_client, lead
     assert response.json()["field"] == "file"
     assert response.json()["detail"] == "The file is 52,428,800 bytes; uploads are limited to 1,000 bytes."
     assert stored_imports() == []
+
+
+@pytest.mark.django_db
+class TestImportJobRetry:
+    def _job(self, project, lead, **fields) -> ImportJob:
+        source = default_storage.save("imports/retry.zip", ContentFile(synthetic_zip(["1", "2"])))
+        return ImportJob.objects.create(project=project, created_by=lead, source=source, source_kind="zip", **fields)
+
+    def test_a_failed_job_is_queued_again_and_finishes(
+        self, api_client, project, lead, django_capture_on_commit_callbacks
+    ):
+        job = self._job(project, lead, status="failed", error="OSError: disk full")
+        login(api_client, lead)
+        with django_capture_on_commit_callbacks(execute=True):
+            response = api_client.post(f"/api/imports/{job.pk}/retry/")
+        assert response.status_code == 202
+        job.refresh_from_db()
+        assert (job.status, job.error, job.summary["imported"]) == ("done", "", 2)
+
+    def test_a_stalled_running_job_may_be_run_again(
+        self, api_client, project, lead, django_capture_on_commit_callbacks
+    ):
+        from django.utils import timezone
+
+        from pipeline.imports import STALE_AFTER
+
+        job = self._job(project, lead, status="running")
+        ImportJob.objects.filter(pk=job.pk).update(updated_at=timezone.now() - STALE_AFTER - STALE_AFTER / 10)
+        login(api_client, lead)
+        with django_capture_on_commit_callbacks(execute=True):
+            assert api_client.post(f"/api/imports/{job.pk}/retry/").status_code == 202
+        job.refresh_from_db()
+        assert job.status == "done"
+
+    @pytest.mark.parametrize("status", ["done", "running", "queued"])
+    def test_done_or_live_jobs_are_a_conflict_and_nothing_is_queued(
+        self, api_client, project, lead, status, django_capture_on_commit_callbacks
+    ):
+        job = self._job(project, lead, status=status)
+        login(api_client, lead)
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
+            response = api_client.post(f"/api/imports/{job.pk}/retry/")
+        assert response.status_code == 409
+        assert "detail" in response.json()
+        assert callbacks == []
+        job.refresh_from_db()
+        assert job.status == status
+
+    def test_annotator_403_outsider_404(self, api_client, project, lead, annotator, outsider):
+        job = self._job(project, lead, status="failed")
+        assert api_client.post(f"/api/imports/{job.pk}/retry/").status_code == 403
+        for user, code in [(annotator, 403), (outsider, 404)]:
+            login(api_client, user)
+            assert api_client.post(f"/api/imports/{job.pk}/retry/").status_code == code
+        job.refresh_from_db()
+        assert job.status == "failed"
