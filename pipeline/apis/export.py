@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.http import FileResponse
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -29,7 +29,6 @@ class ExportJobOutputSerializer(serializers.ModelSerializer):
         model = ReleaseJob
         fields = [
             "id",
-            "kind",
             "format",
             "status",
             "processed",
@@ -59,6 +58,7 @@ class ExportListStartApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    @extend_schema_serializer(component_name="ExportStartInput")
     class InputSerializer(serializers.Serializer):
         format = serializers.ChoiceField(choices=FORMATS, default="screenqa")
 
