@@ -17,7 +17,8 @@ from annotation.vh import VHError, app_package, parse_vh, vh_candidates, vh_root
 
 from .sources import ImportCaps, Pair
 
-_FORMAT_EXT = {"JPEG": "jpg", "PNG": "png"}
+# MPO (multi-picture JPEG, written by some cameras) is a JPEG file that Pillow names apart.
+_FORMAT_EXT = {"JPEG": "jpg", "MPO": "jpg", "PNG": "png"}
 _MAGIC = [
     (b"GIF8", "GIF"),
     (b"BM", "BMP"),
@@ -74,8 +75,10 @@ def image_check(data: bytes, *, max_pixels: int) -> tuple[str, int, int]:
                     f"decompression bomb: image of {width}x{height} pixels exceeds the cap of {max_pixels} pixels"
                 )
             fmt = image.format or ""
+            if fmt not in _FORMAT_EXT:
+                raise Rejected(f"image format {fmt or 'unknown'} is not supported (JPEG or PNG only)")
             try:
-                if fmt == "JPEG":
+                if fmt in ("JPEG", "MPO"):
                     image.draft(image.mode, (max(1, width // 8), max(1, height // 8)))
                 image.load()
             except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
@@ -94,7 +97,11 @@ def aspect_matches(*, width: int, height: int, device: tuple[int, int]) -> bool:
 def prepare_screen(
     *, pair: Pair, vh_bytes: bytes, image_bytes: bytes, device: tuple[int, int], caps: ImportCaps
 ) -> ScreenData:
-    """Everything the write service needs for one pair, or ``Rejected`` (VH first, then image)."""
+    """Everything the write service needs for one pair, or ``Rejected`` (VH first, then image).
+
+    The image must be a uniform scale of ``device`` (within a pixel) or of the device turned
+    by 90 degrees (a landscape screen: the VH is then in ``height x width`` coordinates).
+    """
     try:
         text = vh_text(vh_bytes)
         vh = parse_vh(text, max_depth=caps.max_json_depth)
@@ -106,9 +113,13 @@ def prepare_screen(
         raise Rejected("VH has no activity_name, so the app package is unknown")
     ext, width, height = image_check(image_bytes, max_pixels=caps.max_image_pixels)
     if not aspect_matches(width=width, height=height, device=device):
-        raise Rejected(
-            f"image {width}x{height} does not match the VH device space {device[0]}x{device[1]} (aspect ratio)"
-        )
+        # A landscape screenshot of a portrait device: RICO records those in the turned space.
+        turned = (device[1], device[0])
+        if not aspect_matches(width=width, height=height, device=turned):
+            raise Rejected(
+                f"image {width}x{height} does not match the VH device space {device[0]}x{device[1]} (aspect ratio)"
+            )
+        device = turned
     try:
         candidates = vh_candidates(vh, image_width=width, image_height=height, device_width=device[0])
     except VHError as exc:

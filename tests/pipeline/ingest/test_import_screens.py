@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from pathlib import Path
 
@@ -198,3 +199,28 @@ def test_outside_a_transaction_a_writer_thread_writes_the_batches(tmp_path, monk
     # and a re-run on the thread changes nothing
     again = import_screens(project=project, source=tmp_path / "in")
     assert (again.imported, len(again.already_present)) == ([], 10)
+
+
+def test_landscape_screenshot_uses_the_turned_device_space(project, tmp_path):
+    # given a 256x144 screenshot whose VH is in landscape coordinates (2560x1440)
+    from tests.pipeline.ingest.rico_files import node, vh_dict
+
+    vh = vh_dict(children=[node([1280, 720, 2560, 1440], text="corner")])
+    vh["activity"]["root"]["bounds"] = [0, 0, 2560, 1440]
+    write_pair(tmp_path / "in", "land", image=jpeg_bytes(256, 144), vh=json.dumps(vh).encode())
+    # when imported with the project's portrait device (1440x2560)
+    summary = import_screens(project=project, source=tmp_path / "in")
+    # then it is scaled by 256 / 2560
+    assert summary.imported == ["land"]
+    corner = Candidate.objects.get(screen__rico_id="land", vh_index=1)
+    assert (corner.left, corner.top, corner.right, corner.bottom) == (128, 72, 256, 144)
+
+
+def test_mpo_jpeg_is_a_jpeg(project, tmp_path):
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (144, 256), "green").save(buf, "MPO")
+    write_pair(tmp_path / "in", "mpo", image=buf.getvalue())
+    assert import_screens(project=project, source=tmp_path / "in").imported == ["mpo"]
+    assert Screen.objects.get(rico_id="mpo").image.name == "screens/demo/mpo.jpg"
