@@ -284,3 +284,64 @@ def test_pages_load_only_assets_served_by_the_app(client, project, lead):
             assert ref.startswith(("/", "?", "#")) and not ref.startswith("//"), ref
         assert "/static/frontend/app.css" in refs
         assert any(ref.startswith("/static/django_htmx/htmx") for ref in refs)  # htmx from the package, no CDN
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    """A headless Chromium page (Playwright); skipped when Chromium is absent."""
+    import os
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"Chromium is absent ({CHROMIUM})")
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the test's ORM calls stay synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        try:
+            yield browser.new_page(viewport={"width": 1280, "height": 900})
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_browser_login_progress_polling_and_overlay(browser_page, live_server):
+    # given a lead, a running import job and a screen with a candidate
+    project = ProjectFactory(slug="demo", name="Demo")
+    lead = UserFactory(username="leo")
+    MembershipFactory(project=project, user=lead, role="lead")
+    screen = ScreenFactory(project=project, rico_id="31")
+    CandidateFactory(screen=screen, left=5, top=5, right=80, bottom=40)
+    job = ImportJob.objects.create(
+        project=project, source="imports/a.zip", source_kind="zip", status="running", processed=1, total=4
+    )
+    page = browser_page
+    # when the lead logs in through the form
+    page.goto(f"{live_server.url}/login/?next=/imports/{job.pk}/")
+    page.fill("input[name=username]", "leo")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"**/imports/{job.pk}/")
+    assert "1 of 4 screens" in page.inner_text("#import-progress")
+    # and the job advances then finishes in the background
+    ImportJob.objects.filter(pk=job.pk).update(processed=3)
+    page.wait_for_function("document.querySelector('#import-progress').innerText.includes('3 of 4 screens')")
+    ImportJob.objects.filter(pk=job.pk).update(
+        status="done",
+        processed=4,
+        summary={"imported": 3, "already_present": 0, "rejected": [{"name": "9", "reason": "VH is not JSON"}]},
+    )
+    # then the page shows the summary without a reload (htmx polling), and stops polling
+    page.wait_for_selector("[data-summary=imported]", timeout=5000)
+    assert page.inner_text("[data-summary=imported]") == "3"
+    assert "VH is not JSON" in page.inner_text("#import-progress")
+    assert page.get_attribute("#import-progress", "hx-trigger") is None
+    # and the screen page shows the overlay the API rendered for this session
+    page.goto(f"{live_server.url}/projects/demo/screens/31/")
+    page.wait_for_function("document.querySelector('figure.overlay img').complete")
+    assert page.evaluate("document.querySelector('figure.overlay img').naturalWidth") == 108
