@@ -41,8 +41,8 @@ class ExportJobOutputSerializer(serializers.ModelSerializer):
         ]
 
     def get_status_url(self, job: ReleaseJob) -> str:
-        # The release-jobs API (owned by post-processing) serves this path.
-        return f"/api/release-jobs/{job.pk}/"
+        # The release-jobs status API belongs to post-processing; every kind of release job is read there.
+        return reverse("api-release-job-detail", kwargs={"job_id": job.pk})
 
     def get_download_url(self, job: ReleaseJob) -> str | None:
         if job.status != ReleaseJob.Status.DONE:

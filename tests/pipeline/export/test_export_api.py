@@ -132,3 +132,12 @@ def test_a_failing_export_is_recorded_and_a_finished_job_is_not_rerun(data):
     assert not job.artifact
     # And a finished job is left alone when its task is delivered again
     assert release_export_job_run(job_id=job.pk) is False
+
+
+def test_status_url_serves_the_export_job(data, lead, api_client, django_capture_on_commit_callbacks):
+    login(api_client, lead)
+    started = start(api_client, data.slug, {"format": "docvqa"}, django_capture_on_commit_callbacks).data
+    status = api_client.get(started["status_url"])
+    assert status.status_code == 200
+    assert status.data["id"] == started["id"]
+    assert status.data["status"] == "done"
