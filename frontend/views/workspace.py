@@ -95,6 +95,11 @@ def assignment_get_for_annotator(*, user: Any, slug: str, pk: int) -> Assignment
     return assignment
 
 
+def screen_question_texts(*, screen_id: int) -> list[str]:
+    """The questions already on a screen (every pass), for the duplicate hint: one query."""
+    return list(Question.objects.filter(screen_id=screen_id).order_by("position").values_list("text", flat=True))
+
+
 def _question_cap(assignment: Assignment) -> int:
     project = assignment.project
     return project.questions_pass2_cap if assignment.stage == Stage.QUESTIONS_2 else project.questions_pass1_cap
@@ -337,8 +342,8 @@ def assignment_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         raise
     except ApplicationError as exc:
         if exc.field == "reason":
-            exc = forms.FormError(exc.message, field="skip_reason")
-            return _render_assignment(request, assignment, error=exc, status=400)
+            refused = forms.FormError(exc.message, field="skip_reason")
+            return _render_assignment(request, assignment, error=refused, status=400)
         return _render_assignment(request, assignment, error=exc, status=409 if isinstance(exc, ConflictError) else 400)
     return redirect("frontend:workspace-next", slug=slug, stage=assignment.stage)
 
@@ -373,7 +378,7 @@ def question_hints(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     except ValueError:
         index = 0
     text = texts[index] if 0 <= index < len(texts) else ""
-    on_screen = list(Question.objects.filter(screen_id=assignment.screen_id).values_list("text", flat=True))
+    on_screen = screen_question_texts(screen_id=assignment.screen_id)
     others = on_screen + [t for i, t in enumerate(texts) if i != index and t.strip()]
     hints = forms.question_hints(text, others=others)
     return render(request, "frontend/workspace/_hints.html", {"hints": hints})

@@ -380,7 +380,6 @@ def test_skip_asks_for_a_reason_and_expired_lease_keeps_the_draft(demo, new_page
     shoot(page, "skip-dialog")
     page.keyboard.press("Escape")
     page.keyboard.press("Alt+s")
-    page.locator("#skip-dialog .quick button").first.focus()
     page.keyboard.press("1")
     page.wait_for_function("document.querySelector('[data-testid=rico-id]').textContent === '7002'")
     first.refresh_from_db()
@@ -406,3 +405,38 @@ def test_skip_asks_for_a_reason_and_expired_lease_keeps_the_draft(demo, new_page
     shoot(page, "lease-expired")
     second.refresh_from_db()
     assert second.draft == {"questions": ["What is the first exercise?", "", "", "", ""]}
+
+
+def test_unsaved_work_survives_a_lost_connection_and_a_reload(demo, new_page):
+    from tests.browser.conftest import ROWS, add_question
+
+    screen = make_screen(demo["project"], rico_id="8001", state=ScreenState.ANSWERING, split="train")
+    add_question(screen, author=demo["author"], text="What is the second exercise?")
+    page = new_page("annotator")
+    page.goto("/projects/demo/work/answers/next/")
+    page.wait_for_selector("#question-text")
+    assignment = Assignment.objects.get(annotator=demo["annotator"], status=AssignmentStatus.LEASED)
+    # the server is unreachable while the annotator works
+    page.route("**/draft/", lambda route: route.abort())
+    _click_box(page, ROWS[5][3])
+    _click_box(page, ROWS[6][3])
+    page.wait_for_function("document.querySelector('[data-testid=save-status]').dataset.state === 'error'")
+    assert "kept in this browser" in page.inner_text("[data-testid=save-status]")
+    assignment.refresh_from_db()
+    assert assignment.draft == {}
+    # a reload with the server back: this browser's copy wins and reaches the server
+    page.unroute("**/draft/")
+    page.reload()
+    page.wait_for_selector("#element-list .el-row")
+    assert _rows(page) == ["Lunge", "3 sets"]
+    _wait_saved(page)
+    assignment.refresh_from_db()
+    assert [e["vh_index"] for e in assignment.draft["elements"]] == [15, 16]
+    # hovering a box highlights its row; dragging a row by its grip reorders
+    left, top, right, bottom = ROWS[6][3]
+    page.mouse.move(*_client_point(page, (left + right) / 2, (top + bottom) / 2))
+    assert "hl" in page.get_attribute('#element-list .el-row[data-i="1"]', "class")
+    page.locator("#element-list .el-row >> nth=1").locator(".el-grip").drag_to(
+        page.locator("#element-list .el-row >> nth=0")
+    )
+    assert _rows(page) == ["3 sets", "Lunge"]

@@ -196,9 +196,11 @@ const openSkip = () => { skipDialog.showModal(); $("#skip-reason").focus(); };
 $("#skip-btn").addEventListener("click", openSkip);
 if (skipDialog.dataset.open) openSkip();
 skipDialog.addEventListener("keydown", (e) => {
-  if (/^[123]$/.test(e.key) && document.activeElement !== $("#skip-reason")) {
+  // 1-3 pick a quick reason while the free-text reason is empty (Alt+1-3 at any time).
+  const digit = /^Digit[123]$/.test(e.code) ? Number(e.code.slice(5)) : 0;
+  if (digit && (e.altKey || !$("#skip-reason").value.trim())) {
     e.preventDefault();
-    skipDialog.querySelectorAll(".quick button")[Number(e.key) - 1].click();
+    skipDialog.querySelectorAll(".quick button")[digit - 1].click();
   }
 });
 
