@@ -44,9 +44,6 @@ from pipeline.postprocess import (
 DECISIONS_PER_PAGE = 50
 DEFAULT_SAMPLE = 20
 ACTIVE = (ReleaseJob.Status.QUEUED, ReleaseJob.Status.RUNNING)
-# Agreement chart geometry (SVG user units).
-CHART_WIDTH = 320
-CHART_STEP = 30
 AGREEMENT_LABELS = (("all", "All agree"), ("two", "Two agree"), ("none", "None agree"))
 
 
@@ -76,11 +73,8 @@ def _agreement_bars(counts: dict[str, int], shares: dict[str, float]) -> list[di
             "label": label,
             "count": counts.get(key, 0),
             "percent": round(100 * shares.get(key, 0.0), 1),
-            "width": round(CHART_WIDTH * shares.get(key, 0.0), 1),
-            "value_x": round(130 + CHART_WIDTH * shares.get(key, 0.0) + 6, 1),
-            "y": i * CHART_STEP,
         }
-        for i, (key, label) in enumerate(AGREEMENT_LABELS)
+        for key, label in AGREEMENT_LABELS
     ]
 
 
@@ -109,7 +103,6 @@ def postprocess_page(request: HttpRequest, slug: str) -> HttpResponse:
         "summary": summary,
         "splits": splits,
         "overall_bars": _agreement_bars(summary["agreement"], summary["agreement_shares"]),
-        "chart_height": len(AGREEMENT_LABELS) * CHART_STEP,
         "postprocess_job": jobs[0],
         "short_answers_job": jobs[1],
         "any_active": any(job is not None and job.status in ACTIVE for job in jobs),
