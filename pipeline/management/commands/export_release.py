@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Project
-from pipeline.export.service import FORMATS, release_export
+from pipeline.export.service import FORMATS, release_export, release_question_count
 
 
 class Command(BaseCommand):
@@ -25,8 +25,14 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=options["project"]).first()
         if project is None:
             raise CommandError(f"No project with slug {options['project']!r}.")
+        total = release_question_count(project=project)
+
+        def progress(done: int) -> None:
+            if options["verbosity"] >= 1:
+                self.stderr.write(f"{done} / {total} questions written", ending="\r" if done < total else "\n")
+
         try:
-            manifest = release_export(project=project, out_dir=options["out"], fmt=options["format"])
+            manifest = release_export(project=project, out_dir=options["out"], fmt=options["format"], progress=progress)
         except ApplicationError as exc:
             raise CommandError(exc.message) from exc
         counts = manifest["counts"]

@@ -285,8 +285,10 @@ def test_commands_round_trip(project, screens, tmp_path):
     call_command("import_release", str(tmp_path / "in"), "--project", project.slug, stdout=out)
     assert json.loads(out.getvalue())["total"]["questions_created"] == 5
     out = StringIO()
-    call_command("export_release", "--project", project.slug, "--out", str(tmp_path / "out"), stdout=out)
+    err = StringIO()
+    call_command("export_release", "--project", project.slug, "--out", str(tmp_path / "out"), stdout=out, stderr=err)
     assert json.loads(out.getvalue())["counts"]["total"]["questions"] == 5
+    assert "5 / 5 questions written" in err.getvalue()
     assert (tmp_path / "out" / "manifest.json").exists()
     call_command(
         "export_release",
