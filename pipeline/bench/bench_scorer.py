@@ -7,12 +7,14 @@ not perfect (the last acceptable answer, a shifted box), so F1, IoU and matching
 
 Timed: ``score_screenqa`` over in-memory gold and predictions, one task per run (a prediction
 carries only that task's field), plus the whole ``scoring_run`` for SQA-S (reading and validating the
-JSON files too). Target on this machine: > 20,000 examples/s for SQA-S and SQA-UIC.
+JSON files too). Target on this machine: > 20,000 examples/s for SQA-S and SQA-UIC. Each fast task
+is timed three times and the best kept; the load average is reported with the figures.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import tempfile
 import time
@@ -82,9 +84,13 @@ def run(full: bool) -> dict:
     figures: dict[str, Any] = {"examples": n, "data": source}
     rouge_scores("warm up", ["warm up"])  # loading rouge-score / nltk is not scoring time
     for task in TASK_FIELDS:
-        started = time.perf_counter()
-        report = score_screenqa(gold, preds[task], only={task})
-        elapsed = time.perf_counter() - started
+        # Best of three (one for ROUGE, the slow one): the machine is shared, the minimum is the
+        # figure least disturbed by other processes.
+        elapsed = float("inf")
+        for _ in range(1 if task == "sqa_l" else 3):
+            started = time.perf_counter()
+            report = score_screenqa(gold, preds[task], only={task})
+            elapsed = min(elapsed, time.perf_counter() - started)
         scores = report.summary.get(task, {})
         figures[task] = {
             "examples_per_s": _rate(n, elapsed),
@@ -107,6 +113,8 @@ def run(full: bool) -> dict:
         scoring_run(gold_paths=[gold_path], prediction_path=pred_path)
         elapsed = time.perf_counter() - started
     figures["sqa_s_end_to_end_with_json"] = {"examples_per_s": _rate(n, elapsed), "seconds": round(elapsed, 3)}
+    figures["load_average_1min"] = round(os.getloadavg()[0], 2)
+    figures["cpus"] = os.cpu_count()
     figures["target_examples_per_s"] = 20_000
     figures["target_met"] = all(figures[t]["examples_per_s"] > 20_000 for t in ("sqa_s", "sqa_uic"))
     return figures
