@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from annotation.exceptions import ApplicationError
-from annotation.models import Project
+from annotation.models import Project, Screen
 from annotation.services.screens import ScreenData
 
 from .sources import ImportCaps, Pair, ReadError, Source, StoragePrefix, open_source
-from .validate import Rejected, prepare_screen
+from .validate import Rejected, content_sha256, prepare_screen
 from .writer import BatchWriter
 
 __all__ = ["BATCH_SIZE", "ImportSummary", "StoragePrefix", "import_screens"]
@@ -24,6 +24,9 @@ __all__ = ["BATCH_SIZE", "ImportSummary", "StoragePrefix", "import_screens"]
 # Screens per write transaction: large enough for bulk_create to pay off, small enough
 # that one batch of images (~200 x 300 KB) stays modest in memory.
 BATCH_SIZE = 200
+# ... or fewer when their image + VH bytes reach this: real RICO VHs are ~220 KB of
+# pretty-printed JSON, and a batch lives in up to three places (being built, queued, written).
+BATCH_MAX_BYTES = 16 * 1024 * 1024
 # progress() is called at least every this many pairs (and after every batch write).
 PROGRESS_EVERY = 25
 
@@ -73,7 +76,8 @@ def import_screens(
     * Idempotent: a re-run imports nothing twice (ids already present are reported, unchanged).
     * A rejected pair never aborts the run and never leaves a half-imported screen: each
       screen commits with its candidates (see ``screen_create_batch``), in batches of
-      ``BATCH_SIZE`` per transaction; a crash mid-run keeps the batches already committed.
+      ``BATCH_SIZE`` (or ``BATCH_MAX_BYTES``) per transaction; a crash mid-run keeps the
+      batches already committed, and a re-run only hashes the screens already present.
     * Outside a transaction, batches are written by one background thread while the next
       batch is validated (``writer.BatchWriter``); inside one, inline. Same results.
     * ``ApplicationError`` (nothing imported) only for a source that cannot be used at all:
@@ -111,6 +115,10 @@ def _run(
     total = len(pairs)
     seen: dict[str, str] = {}  # rico_id -> pair name, to refuse duplicates within one source
     batch: list[ScreenData] = []
+    batch_bytes = 0
+    # Ids already imported (one query): a re-run or a resumed run only hashes their files
+    # instead of validating them again. screen_create_batch re-checks under the race.
+    present = dict(Screen.objects.filter(project=project).values_list("rico_id", "content_sha256"))
     writer = BatchWriter(project=project)
     try:
         if progress:
@@ -124,14 +132,20 @@ def _run(
                 try:
                     vh_bytes = src.read(pair.vh_path, max_bytes=caps.max_json_bytes)
                     image_bytes = src.read(pair.image_path, max_bytes=caps.max_image_bytes)
-                    batch.append(
-                        prepare_screen(pair=pair, vh_bytes=vh_bytes, image_bytes=image_bytes, device=device, caps=caps)
-                    )
+                    if pair.rico_id in present:
+                        _check_present(pair, present[pair.rico_id], image_bytes, vh_bytes, summary)
+                    else:
+                        batch.append(
+                            prepare_screen(
+                                pair=pair, vh_bytes=vh_bytes, image_bytes=image_bytes, device=device, caps=caps
+                            )
+                        )
+                        batch_bytes += len(vh_bytes) + len(image_bytes)
                 except (ReadError, Rejected) as exc:
                     summary.rejected.append((pair.name, str(exc)))
-            if len(batch) >= BATCH_SIZE:
+            if len(batch) >= BATCH_SIZE or batch_bytes >= BATCH_MAX_BYTES:
                 writer.submit(batch)
-                batch = []
+                batch, batch_bytes = [], 0
                 if progress:
                     progress(done, total)
             elif progress and done % PROGRESS_EVERY == 0:
@@ -144,6 +158,15 @@ def _run(
         summary.rejected.extend(writer.failed)
     if progress:
         progress(total, total)
+
+
+def _check_present(pair: Pair, sha: str, image_bytes: bytes, vh_bytes: bytes, summary: ImportSummary) -> None:
+    if content_sha256(image_bytes=image_bytes, vh_bytes=vh_bytes) == sha:
+        summary.already_present.append(pair.rico_id)
+    else:
+        summary.rejected.append(
+            (pair.name, f"id {pair.rico_id} is already in the project with different content; not replaced")
+        )
 
 
 def _reject_reason_before_read(pair: Pair, seen: dict[str, str]) -> str:

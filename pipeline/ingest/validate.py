@@ -88,6 +88,14 @@ def image_check(data: bytes, *, max_pixels: int) -> tuple[str, int, int]:
     return _FORMAT_EXT[fmt], width, height
 
 
+def content_sha256(*, image_bytes: bytes, vh_bytes: bytes) -> str:
+    """``Screen.content_sha256``: SHA-256 of the image bytes, a NUL byte, the VH bytes."""
+    digest = hashlib.sha256(image_bytes)
+    digest.update(b"\0")
+    digest.update(vh_bytes)
+    return digest.hexdigest()
+
+
 def aspect_matches(*, width: int, height: int, device: tuple[int, int]) -> bool:
     """True when ``width x height`` is a uniform scale of the device space, within one pixel."""
     dev_w, dev_h = device
@@ -124,9 +132,6 @@ def prepare_screen(
         candidates = vh_candidates(vh, image_width=width, image_height=height, device_width=device[0])
     except VHError as exc:
         raise Rejected(str(exc)) from None
-    digest = hashlib.sha256(image_bytes)
-    digest.update(b"\0")
-    digest.update(vh_bytes)
     activity_name = vh.get("activity_name")
     return ScreenData(
         rico_id=pair.rico_id,
@@ -137,7 +142,7 @@ def prepare_screen(
         width=width,
         height=height,
         vh_text=text,
-        content_sha256=digest.hexdigest(),
+        content_sha256=content_sha256(image_bytes=image_bytes, vh_bytes=vh_bytes),
         candidates=candidates,
         name=pair.name,
     )

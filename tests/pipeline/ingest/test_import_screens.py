@@ -224,3 +224,33 @@ def test_mpo_jpeg_is_a_jpeg(project, tmp_path):
     write_pair(tmp_path / "in", "mpo", image=buf.getvalue())
     assert import_screens(project=project, source=tmp_path / "in").imported == ["mpo"]
     assert Screen.objects.get(rico_id="mpo").image.name == "screens/demo/mpo.jpg"
+
+
+def test_reimport_with_changed_content_is_refused_and_keeps_the_old_screen(project, tmp_path):
+    write_pair(tmp_path / "in", "1")
+    write_pair(tmp_path / "in", "2")
+    import_screens(project=project, source=tmp_path / "in")
+    old_sha = Screen.objects.get(rico_id="2").content_sha256
+    # when screen 2's screenshot changes and the folder is imported again
+    (tmp_path / "in" / "2.jpg").write_bytes(jpeg_bytes(color="black"))
+    again = import_screens(project=project, source=tmp_path / "in")
+    # then 1 is already present, 2 is refused, and nothing changed in the database
+    assert again.already_present == ["1"]
+    assert again.rejected == [("2", "id 2 is already in the project with different content; not replaced")]
+    assert Screen.objects.get(rico_id="2").content_sha256 == old_sha
+
+
+def test_batches_are_also_cut_by_bytes(project, tmp_path, monkeypatch):
+    # given a byte budget that two pairs exceed
+    monkeypatch.setattr("pipeline.ingest.BATCH_MAX_BYTES", 2 * len(jpeg_bytes()) + 10)
+    for i in range(5):
+        write_pair(tmp_path / "in", str(i))
+    seen = []
+    summary = import_screens(
+        project=project,
+        source=tmp_path / "in",
+        progress=lambda done, total: seen.append((done, Screen.objects.filter(project=project).count())),
+    )
+    # then screens are written two by two (the inline writer: tests run inside a transaction)
+    assert len(summary.imported) == 5
+    assert (2, 2) in seen and (4, 4) in seen
