@@ -172,6 +172,17 @@ class TestScreenPage:
         assert 'href="/api/projects/demo/screens/31/image/"' in page
         assert "&lt;b&gt;Buy&lt;/b&gt;" in page
 
+    @pytest.mark.parametrize("n_candidates", [1, 200])
+    def test_query_count_does_not_grow_with_candidates(
+        self, client, project, annotator, n_candidates, django_assert_max_num_queries
+    ):
+        screen = ScreenFactory(project=project, rico_id="40")
+        CandidateFactory.create_batch(n_candidates, screen=screen)
+        login(client, annotator)
+        with django_assert_max_num_queries(5):  # session, user, project, screen, candidates
+            response = client.get("/projects/demo/screens/40/")
+        assert html(response).count('<td class="num">') == n_candidates
+
     def test_outsider_404_and_unknown_screen_404(self, client, project, annotator, outsider):
         ScreenFactory(project=project, rico_id="31")
         login(client, annotator)
