@@ -187,6 +187,8 @@ form.addEventListener("submit", (e) => {
 });
 window.addEventListener("pageshow", () => { submitting = false; });
 Object.entries(config.errors || {}).forEach(([field, message]) => { if (field !== "form") fieldError(field, message); });
+// A refused submit came back with what was posted: make that the draft too, so a reload keeps it.
+if (Object.keys(config.errors || {}).length) drafts.changed();
 
 // --- dialogs -----------------------------------------------------------------------------
 const skipDialog = $("#skip-dialog");
@@ -194,6 +196,9 @@ const helpDialog = $("#help-dialog");
 document.querySelectorAll("dialog [data-close]").forEach((b) => b.addEventListener("click", () => b.closest("dialog").close()));
 const openSkip = () => { skipDialog.showModal(); $("#skip-reason").focus(); };
 $("#skip-btn").addEventListener("click", openSkip);
+// Skipped or released work is closed: this browser's copy of its draft is no longer needed.
+skipDialog.querySelector("form").addEventListener("submit", () => drafts.forget());
+document.querySelector("form.inline").addEventListener("submit", () => drafts.forget());
 if (skipDialog.dataset.open) openSkip();
 skipDialog.addEventListener("keydown", (e) => {
   // 1-3 pick a quick reason while the free-text reason is empty (Alt+1-3 at any time).
