@@ -234,3 +234,36 @@ def test_records_stream_in_chunks_with_constant_queries_per_chunk(project, djang
         records = list(release_records(project=project, split="train", chunk_size=10))
     assert [r.image_id for r in records] == list(range(100, 130))
     assert all(len(r.ground_truth) == 1 for r in records)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_files_and_manifest_come_from_one_snapshot(project, tmp_path):
+    """Writes committed by others while the export runs do not reach its manifest."""
+    import threading
+
+    from django.db import connection as main_connection
+
+    from annotation.models import Question
+
+    screen = ScreenFactory(project=project, rico_id="31", split="validation")
+    kept_question(screen=screen, text="Q?", position=0, answers=[("A.", [BOX])], short_answers=["a"])
+
+    def someone_else_drops_a_question() -> None:
+        from django.db import connection
+
+        QuestionFactory(screen=screen, position=1, state="dropped", drop_reason="invalid", text="late?")
+        connection.close()
+
+    def progress(done: int) -> None:
+        # Called after the data files are written and before the manifest is built.
+        worker = threading.Thread(target=someone_else_drops_a_question)
+        worker.start()
+        worker.join()
+
+    # When another connection commits a dropped question in the middle of the export
+    assert not main_connection.in_atomic_block
+    manifest = release_export(project=project, out_dir=tmp_path / "out", progress=progress)
+    # Then the manifest describes the state the data files were read from
+    assert Question.objects.filter(state="dropped").count() == 1
+    assert manifest["dropped"]["questions"] == {}
+    assert manifest["counts"]["total"]["questions"] == 1
