@@ -88,7 +88,8 @@ def _delete_project() -> None:
 
 def _answer_plan(index: int, raters: int) -> list[tuple[str, list[str]]]:
     """(verdict, element texts) per rater, reproducing the paper's mix deterministically."""
-    bucket = index % 1000
+    # Scrambled so the mix does not alias with the screen layout (split = screen index % 10).
+    bucket = (index * 7919 + 13) % 1000
     value = [f"Plan {index % 97}", f"{index % 13} reviews"][: 1 + index % 2]
     if bucket < 100:
         return [(Verdict.NOT_ANSWERABLE, [])] * raters
