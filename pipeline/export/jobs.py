@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 from typing import Any
 
 from django.core.files import File
-from django.db import transaction
+from django.db import connections, transaction
 from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
@@ -59,6 +60,22 @@ def zip_folder(*, folder: Path, target: Path) -> None:
                     dst.write(block)
 
 
+def _progress_report(*, job_id: int, done: int) -> None:
+    """Record progress from a short-lived thread, i.e. on a connection of its own: the export
+    reads inside one read-only snapshot transaction, where a write would fail, and would stay
+    invisible to the polling page until the end anyway."""
+
+    def target() -> None:
+        try:
+            ReleaseJob.objects.filter(pk=job_id).update(processed=done, updated_at=timezone.now())
+        finally:
+            connections.close_all()  # this thread's connections only
+
+    thread = threading.Thread(target=target, name=f"export-progress-{job_id}")
+    thread.start()
+    thread.join()
+
+
 def release_export_job_run(*, job_id: int) -> bool:
     """Run export job ``job_id``. Returns False (and does nothing) if it is finished or gone.
 
@@ -74,7 +91,7 @@ def release_export_job_run(*, job_id: int) -> bool:
     project = job.project
 
     def progress(done: int) -> None:
-        ReleaseJob.objects.filter(pk=job_id).update(processed=done, updated_at=timezone.now())
+        _progress_report(job_id=job_id, done=done)
 
     try:
         ReleaseJob.objects.filter(pk=job_id).update(total=release_question_count(project=project))

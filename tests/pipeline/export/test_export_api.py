@@ -141,3 +141,19 @@ def test_status_url_serves_the_export_job(data, lead, api_client, django_capture
     assert status.status_code == 200
     assert status.data["id"] == started["id"]
     assert status.data["status"] == "done"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_progress_is_recorded_and_visible_while_the_export_holds_its_read_only_snapshot(project):
+    from django.db import connection, transaction
+
+    from pipeline.export.jobs import _progress_report
+
+    job = ReleaseJob.objects.create(project=project, kind="export", format="screenqa", status="running", total=9)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        assert ReleaseJob.objects.get(pk=job.pk).processed == 0
+        _progress_report(job_id=job.pk, done=5)
+    # Committed by its own connection, so a polling page sees it before the export ends
+    assert ReleaseJob.objects.get(pk=job.pk).processed == 5
