@@ -100,6 +100,32 @@ def screen_question_texts(*, screen_id: int) -> list[str]:
     return list(Question.objects.filter(screen_id=screen_id).order_by("position").values_list("text", flat=True))
 
 
+def draft_lines(draft: Any) -> list[tuple[str, str]]:
+    """A closed assignment's draft as ``(label, text)`` lines, so that nothing typed is out of reach."""
+    if not isinstance(draft, dict):
+        return []
+    lines: list[tuple[str, str]] = []
+    if isinstance(draft.get("question"), str) and draft["question"].strip():
+        lines.append(("Question", draft["question"]))
+    for i, text in enumerate(draft.get("questions") or []):
+        if isinstance(text, str) and text.strip():
+            lines.append((f"Question {i + 1}", text))
+    for i, element in enumerate(draft.get("elements") or []):
+        if isinstance(element, dict) and isinstance(element.get("text"), str):
+            where = (
+                f"VH #{element['vh_index']}" if element.get("vh_index") is not None else f"box {element.get('bounds')}"
+            )
+            lines.append((f"Element {i + 1} ({where})", element["text"]))
+    if isinstance(draft.get("full_answer"), str) and draft["full_answer"].strip():
+        lines.append(("Full answer", draft["full_answer"]))
+    for key, label in (("non_english_app", "Non-English app"), ("vh_out_of_sync", "VH out of sync")):
+        if key in draft:
+            lines.append((label, "yes" if draft[key] else "no"))
+    if isinstance(draft.get("note"), str) and draft["note"].strip():
+        lines.append(("Note", draft["note"]))
+    return lines
+
+
 def _question_cap(assignment: Assignment) -> int:
     project = assignment.project
     return project.questions_pass2_cap if assignment.stage == Stage.QUESTIONS_2 else project.questions_pass1_cap
@@ -153,7 +179,12 @@ def _render_assignment(
         return render(
             request,
             "frontend/workspace/closed.html",
-            {"project": assignment.project, "assignment": assignment, "error": error},
+            {
+                "project": assignment.project,
+                "assignment": assignment,
+                "error": error,
+                "kept": draft_lines(assignment.draft) if assignment.status != AssignmentStatus.SUBMITTED else [],
+            },
             status=status if error else 200,
         )
     payload = engine.assignment_payload(assignment=assignment)

@@ -86,8 +86,9 @@ def test_questions_two_passes_by_two_writers(demo, new_page):
     page.goto("/projects/demo/work/questions-1/next/")
     page.wait_for_selector("#q0")
     page.fill("#q0", "What is the first exercise?")
-    page.click("#q1")
+    page.keyboard.press("Enter")  # to the next field, never a half-done submit
     page.keyboard.type("How many sets of lunges?")
+    assert page.input_value("#q1") == "How many sets of lunges?"
     # a live, non-blocking hint: counting
     page.wait_for_selector("[data-testid=hints-1] [data-kind=counting]")
     shoot(page, "questions-pass1")

@@ -429,6 +429,8 @@ def test_submit_after_the_work_went_to_someone_else_keeps_the_content(client, pr
     assert "draft" in html.lower()
     mine.refresh_from_db()
     assert mine.draft == {"questions": ["My late question?"]}
+    # and the page shows it, to copy from
+    assert 'data-testid="kept-draft"' in html and "My late question?" in html
 
 
 def test_skip_needs_a_reason_then_opens_the_next(client, project, annotator):

@@ -190,6 +190,17 @@ Object.entries(config.errors || {}).forEach(([field, message]) => { if (field !=
 // A refused submit came back with what was posted: make that the draft too, so a reload keeps it.
 if (Object.keys(config.errors || {}).length) drafts.changed();
 
+// Enter in a one-line field goes to the next field instead of submitting half-done work
+// (submitting is Ctrl+Enter or the button).
+form.addEventListener("keydown", (e) => {
+  if (e.key !== "Enter" || e.ctrlKey || e.metaKey || e.altKey || e.shiftKey) return;
+  if (!(e.target instanceof HTMLInputElement) || e.target.type !== "text") return;
+  e.preventDefault();
+  const fields = [...form.querySelectorAll("input[type=text], textarea")];
+  const next = fields[fields.indexOf(e.target) + 1];
+  if (next) next.focus();
+});
+
 // --- dialogs -----------------------------------------------------------------------------
 const skipDialog = $("#skip-dialog");
 const helpDialog = $("#help-dialog");

@@ -148,7 +148,9 @@ export class Viewer {
     this.viewport.addEventListener("pointercancel", end);
     const typing = () => /INPUT|TEXTAREA|SELECT/.test(document.activeElement?.tagName || "");
     document.addEventListener("keydown", (e) => {
-      if (e.code === "Space" && !typing()) { this.spaceDown = true; this.viewport.classList.add("can-pan"); e.preventDefault(); }
+      // Space pans only over the screenshot (elsewhere it keeps pressing buttons and ticking boxes).
+      const here = document.activeElement === document.body || this.viewport.matches(":hover");
+      if (e.code === "Space" && !typing() && here) { this.spaceDown = true; this.viewport.classList.add("can-pan"); e.preventDefault(); }
     });
     document.addEventListener("keyup", (e) => {
       if (e.code === "Space") { this.spaceDown = false; this.viewport.classList.remove("can-pan"); }
