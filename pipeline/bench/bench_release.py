@@ -41,6 +41,7 @@ from annotation.models import (
 SLUG = "bench-release"
 FULL = {"screens": 36_000, "questions": 86_000}
 SMALL = {"screens": 840, "questions": 2_000}
+IMPORT_SLUG = "bench-release-import"
 BATCH = 5_000
 
 CHILD = """
@@ -61,14 +62,31 @@ print(json.dumps({"seconds": round(elapsed, 2), "baseline_rss_mb": round(baselin
                   "bytes": sum(f["bytes"] for f in manifest["files"].values())}))
 """
 
+IMPORT_CHILD = """
+import json, resource, sys, time
+import django
+django.setup()
+from annotation.models import Project
+from pipeline.release_import import release_import
+baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+project = Project.objects.get(slug=sys.argv[1])
+started = time.perf_counter()
+summary = release_import(project=project, directory=sys.argv[2])
+elapsed = time.perf_counter() - started
+print(json.dumps({"seconds": round(elapsed, 2), "baseline_rss_mb": round(baseline / 1024, 1),
+                  "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                  "questions_created": summary["total"]["questions_created"],
+                  "answers_created": summary["total"]["answers_created"]}))
+"""
+
 
 def _split(index: int) -> str:
     bucket = index % 10
     return "validation" if bucket == 8 else "test" if bucket == 9 else "train"
 
 
-def _delete_project() -> None:
-    project = Project.objects.filter(slug=SLUG).first()
+def _delete_project(slug: str = SLUG) -> None:
+    project = Project.objects.filter(slug=slug).first()
     if project is None:
         return
     # Raw deletes: the ORM's cascade collector would load every row of a 400k-row project.
@@ -160,13 +178,39 @@ def generate(*, screens: int, questions: int) -> Project:
     return project
 
 
-def _export_in_child(fmt: str, out_dir: str) -> dict[str, Any]:
+def _screens_for_import() -> None:
+    """A second project with the same screens (no split, no questions), to import the export into."""
+    _delete_project(IMPORT_SLUG)
+    project = Project.objects.create(slug=IMPORT_SLUG, name="Release import benchmark")
+    app = App.objects.create(project=project, package="com.example.bench")
+    rows = Screen.objects.filter(project__slug=SLUG).values_list("rico_id", "width", "height").iterator()
+    batch: list[Screen] = []
+    for rico_id, width, height in rows:
+        batch.append(
+            Screen(
+                project=project,
+                app=app,
+                rico_id=rico_id,
+                image="screens/placeholder.png",
+                width=width,
+                height=height,
+                vh={},
+                content_sha256="0" * 64,
+            )
+        )
+        if len(batch) == BATCH:
+            Screen.objects.bulk_create(batch)
+            batch = []
+    Screen.objects.bulk_create(batch)
+
+
+def _run_child(code: str, *args: str) -> dict[str, Any]:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "annotation.settings.bench"),
     }
     result = subprocess.run(
-        [sys.executable, "-c", CHILD, SLUG, out_dir, fmt],
+        [sys.executable, "-c", code, *args],
         cwd=settings.BASE_DIR,
         env=env,
         capture_output=True,
@@ -191,7 +235,11 @@ def run(full: bool) -> dict[str, Any]:
     }
     with tempfile.TemporaryDirectory(prefix="bench-release-") as tmp:
         for fmt in ("screenqa", "jsonl", "docvqa"):
-            figures[fmt] = _export_in_child(fmt, str(Path(tmp) / fmt))
+            figures[fmt] = _run_child(CHILD, SLUG, str(Path(tmp) / fmt), fmt)
+        # import_release of the ScreenQA export into a project holding the same screens
+        _screens_for_import()
+        figures["import_screenqa"] = _run_child(IMPORT_CHILD, IMPORT_SLUG, str(Path(tmp) / "screenqa"))
+        _delete_project(IMPORT_SLUG)
     figures["target"] = {"seconds": 60, "peak_rss_mb": 500}
     figures["ok"] = all(
         figures[f]["seconds"] < 60 and figures[f]["peak_rss_mb"] < 500 for f in ("screenqa", "jsonl", "docvqa")
