@@ -209,6 +209,7 @@ export class AnswerEditor {
         // A click: on an element already in the list it selects it, elsewhere it adds the candidate.
         if (d.boxIndex >= 0) this.select(d.boxIndex, { focus: false });
         else this.addCandidate(this.viewer.candidateAt(p), { focus: false });
+        this.hover(p); // the status line now says "in the list"
       } else if (d.mode === "move" || d.mode === "resize") {
         this.elements[d.i ?? this.sel].bounds = this.elements[d.i ?? this.sel].bounds.map(Math.round);
         this.render();
