@@ -109,6 +109,10 @@ def manifest_build(*, project: Project, fmt: str, written: WrittenFiles) -> dict
         "settings": {name: getattr(project, name) for name in PROJECT_SETTINGS},
         "agreement": agreement_shares(project=project),
         "dropped": dropped_counts(project=project),
+        # Kept questions on screens without a split cannot be placed in any file: say so.
+        "kept_without_split": Question.objects.filter(screen__project=project, state=QuestionState.KEPT)
+        .exclude(screen__split__in=SPLITS)
+        .count(),
         "files": dict(sorted(written.files.items())),
     }
 

@@ -72,6 +72,7 @@ def release(project):
     )
     QuestionFactory(screen=s31, position=2, state="dropped", drop_reason="invalid", text="asdf?", agreement="none")
     QuestionFactory(screen=s31, position=4, state="answering", text="Not post-processed yet?")
+    QuestionFactory(screen=ScreenFactory(project=project, rico_id="500", split=""), position=0, text="No split?")
     return project
 
 
@@ -154,6 +155,7 @@ def test_manifest_counts_settings_agreement_drops_and_hashes(release, tmp_path):
     assert manifest["counts"]["test"] == dict.fromkeys(manifest["counts"]["test"], 0)
     assert manifest["counts"]["total"]["questions"] == 5
     assert manifest["dropped"] == {"questions": {"invalid": 1}, "answers": {"disagrees": 1}}
+    assert manifest["kept_without_split"] == 1
     assert manifest["agreement"]["counts"] == {"all": 0, "two": 1, "none": 1}
     assert manifest["agreement"]["shares"]["two"] == 0.5
     assert manifest["settings"]["answers_validation"] == 3
