@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -86,7 +87,7 @@ def _delete_project() -> None:
         project.delete()
 
 
-def _answer_plan(index: int, raters: int) -> list[tuple[str, list[str]]]:
+def _answer_plan(index: int, raters: int) -> Sequence[tuple[str, list[str]]]:
     """(verdict, element texts) per rater, reproducing the paper's mix deterministically."""
     # Scrambled so the mix does not alias with the screen layout (split = screen index % 10).
     bucket = (index * 7919 + 13) % 1000

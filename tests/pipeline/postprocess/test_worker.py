@@ -15,12 +15,19 @@ BROKER = "redis://127.0.0.1:6379/4"
 
 
 def _drop_connection_pools(app) -> None:
-    """Forget pooled broker connections so the next message goes to the broker configured now."""
+    """Forget pooled broker connections so the next message goes to the broker configured now.
+
+    kombu keeps producer pools in a process-wide registry keyed by the connection: when the broker
+    URL is the one already configured (CELERY_BROKER_URL set in the environment), the registry would
+    hand back the pool closed below, so it is reset too.
+    """
+    from kombu import pools
+
     if app._pool is not None:
         app._pool.force_close_all()
     app._pool = None
-    if "amqp" in app.__dict__:
-        app.amqp._producer_pool = None
+    app.amqp._producer_pool = None
+    pools.reset()
 
 
 def _wait(job: ReleaseJob, seconds: float = 60) -> ReleaseJob:
