@@ -270,8 +270,9 @@ def _insert_screens(rows: list[Screen], screens: list[ScreenData]) -> list[Scree
     vh_field = meta.get_field("vh")
     quote = connection.ops.quote_name
     row_sql = "(" + ", ".join("%s::jsonb" if f is vh_field else "%s" for f in fields) + ")"
+    # Only quoted identifiers from the model's metadata are spliced in; every value is bound.
     sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "  # noqa: S608
         f"VALUES {', '.join([row_sql] * len(rows))} RETURNING {quote(meta.pk.column)}"
     )
     params: list[Any] = []
