@@ -270,6 +270,18 @@ def test_boxes_stay_aligned_at_any_zoom_and_window_size(demo, new_page, width):
         page.keyboard.press(key)
     assert page.inner_text("#zoom-level") != "100%"
     assert page.evaluate(worst) <= 1.0
+    # pan: drag the zoomed screenshot
+    scroll = "[document.getElementById('viewport').scrollLeft, document.getElementById('viewport').scrollTop]"
+    before = page.evaluate(scroll)
+    view = page.locator("#viewport").bounding_box()
+    cx, cy = view["x"] + view["width"] / 2, view["y"] + view["height"] / 2
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    page.mouse.move(cx - 60, cy - 120, steps=5)
+    page.mouse.up()
+    after = page.evaluate(scroll)
+    assert after[1] >= before[1] + 100, (before, after)
+    assert page.evaluate(worst) <= 1.0
     page.set_viewport_size({"width": 1920, "height": 1080})
     page.wait_for_timeout(100)
     assert page.evaluate(worst) <= 1.0

@@ -42,6 +42,7 @@ const viewer = new Viewer({
   height: screen.height,
   zoomLabel: $("#zoom-level"),
   status: $("#viewer-status"),
+  dragPans: stage !== "answers",
 });
 viewer.drawCandidates(screen.candidates || [], { labels: stage === "prefilter" });
 const overlayToggle = $("#overlay-toggle");

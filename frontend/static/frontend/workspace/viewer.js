@@ -21,8 +21,9 @@ const MIN_ZOOM = 0.5;
 const MAX_ZOOM = 6;
 
 export class Viewer {
-  constructor({ viewport, canvas, img, svg, width, height, zoomLabel, status }) {
-    Object.assign(this, { viewport, canvas, img, svg, W: width, H: height, zoomLabel, status });
+  /** dragPans: a plain left-drag pans (stages where dragging draws nothing). */
+  constructor({ viewport, canvas, img, svg, width, height, zoomLabel, status, dragPans = false }) {
+    Object.assign(this, { viewport, canvas, img, svg, W: width, H: height, zoomLabel, status, dragPans });
     this.zoom = 1;
     this.spaceDown = false;
     this.overlayLayer = svgEl("g", { class: "overlay-layer" }, svg);
@@ -130,7 +131,7 @@ export class Viewer {
   bindPan() {
     let pan = null;
     const start = (e) => {
-      if (!(e.button === 1 || (e.button === 0 && this.spaceDown))) return;
+      if (!(e.button === 1 || (e.button === 0 && (this.spaceDown || this.dragPans)))) return;
       e.preventDefault();
       e.stopPropagation();
       pan = { x: e.clientX, y: e.clientY, sl: this.viewport.scrollLeft, st: this.viewport.scrollTop };
