@@ -230,7 +230,7 @@ def _insert_candidates(rows: list[Screen], screens: list[ScreenData]) -> None:
         return
     meta = Candidate._meta
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(meta.get_field(name).column) for name in _CANDIDATE_FIELDS)
+    columns = ", ".join(quote(str(getattr(meta.get_field(name), "column", name))) for name in _CANDIDATE_FIELDS)
     sql = f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN"
     with connection.cursor() as cursor, connection.wrap_database_errors, cursor.cursor.copy(sql) as copy:
         for row, data in zip(rows, screens, strict=True):
@@ -272,8 +272,8 @@ def _insert_screens(rows: list[Screen], screens: list[ScreenData]) -> list[Scree
     row_sql = "(" + ", ".join("%s::jsonb" if f is vh_field else "%s" for f in fields) + ")"
     # Only quoted identifiers from the model's metadata are spliced in; every value is bound.
     sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "  # noqa: S608
-        f"VALUES {', '.join([row_sql] * len(rows))} RETURNING {quote(meta.pk.column)}"
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(str(f.column)) for f in fields)}) "  # noqa: S608
+        f"VALUES {', '.join([row_sql] * len(rows))} RETURNING {quote(str(meta.pk.column if meta.pk else 'id'))}"
     )
     params: list[Any] = []
     for row, data in zip(rows, screens, strict=True):
