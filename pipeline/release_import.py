@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from annotation.exceptions import ApplicationError
+from annotation.exceptions import ApplicationError, ConflictError
 from annotation.models import (
     Answer,
     AnswerElement,
@@ -250,8 +250,16 @@ def release_import(*, project: Project, directory: Path, skip_invalid: bool = Fa
     """Import the release files in ``directory`` into ``project`` (see the module docstring)."""
     summary = ImportSummary()
     entries = release_files_parse(directory=directory, summary=summary, skip_invalid=skip_invalid)
-    with transaction.atomic():
-        _write(project=project, entries=entries, summary=summary)
+    try:
+        with transaction.atomic():
+            _write(project=project, entries=entries, summary=summary)
+    except IntegrityError as exc:
+        # Only a concurrent writer on the same screens gets here (positions are computed
+        # from what this transaction saw); nothing was written, so a re-run is safe.
+        raise ConflictError(
+            "Another change to these screens' questions happened during the import; nothing was "
+            "imported. Run the import again."
+        ) from exc
     return summary.as_dict()
 
 

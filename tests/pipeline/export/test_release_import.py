@@ -319,3 +319,44 @@ def test_a_screenshot_size_that_differs_from_the_screen_is_reported(project, tmp
         "answers_and_bboxes/train.json[2]: file says 540x960, screen 40000 is 1080x1920"
     ]
     assert summary["total"]["questions_created"] == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_question_written_during_the_import_makes_it_refuse_cleanly(project, tmp_path):
+    """Real race on PostgreSQL: a writer holds a new question at position 0 of screen 31 while the
+    import computes the same position; when the writer commits, the import fails as a whole with a
+    conflict, and a re-run succeeds."""
+    import threading
+    import time as _time
+
+    from django.db import connection, transaction
+
+    from annotation.exceptions import ConflictError
+    from tests.pipeline.export.factories import QuestionFactory
+
+    screen = ScreenFactory(project=project, rico_id="31")
+    write_release(tmp_path, {"train": [], "validation": HAND_MADE["validation"], "test": []})
+    outcome: dict[str, object] = {}
+
+    def importer() -> None:
+        try:
+            outcome["summary"] = release_import(project=project, directory=tmp_path)
+        except Exception as exc:
+            outcome["error"] = exc
+        finally:
+            connection.close()
+
+    with transaction.atomic():
+        QuestionFactory(screen=screen, position=0, text="Written meanwhile?")
+        thread = threading.Thread(target=importer)
+        thread.start()
+        _time.sleep(1.5)  # the importer is now blocked on the unique (screen, position) index
+        assert thread.is_alive()
+    thread.join(timeout=30)
+    assert isinstance(outcome.get("error"), ConflictError), outcome
+    assert list(Question.objects.values_list("text", flat=True)) == ["Written meanwhile?"]
+    assert not Answer.objects.exists()
+    # And running it again imports after the new question
+    summary = release_import(project=project, directory=tmp_path)
+    assert summary["total"]["questions_created"] == 2
+    assert list(Question.objects.order_by("position").values_list("position", flat=True)) == [0, 1, 2]
