@@ -365,14 +365,20 @@ def test_keyboard_only_editing_of_the_element_list(demo, new_page):
         page.keyboard.press("a")
     assert _rows(page) == ["Lunge", "Deep Squat", "3 sets"]
     # K / J walk the list, Alt+Down moves, Delete removes
-    page.keyboard.press("k")  # from the last (3 sets) to Deep Squat; focus is in its text now
+    page.keyboard.press("k")  # from the last (3 sets) to Deep Squat
     page.keyboard.press("Alt+ArrowUp")
     assert _rows(page) == ["Deep Squat", "Lunge", "3 sets"]
+    page.keyboard.press("j")  # single keys never type into a text field
+    page.keyboard.press("k")
+    assert _rows(page) == ["Deep Squat", "Lunge", "3 sets"]
+    page.keyboard.press("e")  # edit the selected element's text
+    page.keyboard.type("Deep squat x3")
+    assert _rows(page) == ["Deep squat x3", "Lunge", "3 sets"]
     page.keyboard.press("Alt+j")
     page.keyboard.press("Alt+ArrowDown")
-    assert _rows(page) == ["Deep Squat", "3 sets", "Lunge"]
+    assert _rows(page) == ["Deep squat x3", "3 sets", "Lunge"]
     page.keyboard.press("Alt+d")
-    assert _rows(page) == ["Deep Squat", "3 sets"]
+    assert _rows(page) == ["Deep squat x3", "3 sets"]
     assert page.locator(".el-box").count() == 2
 
 

@@ -88,7 +88,7 @@ export class AnswerEditor {
     if (i < 0 || j < 0 || j >= this.elements.length) return;
     [this.elements[i], this.elements[j]] = [this.elements[j], this.elements[i]];
     this.sel = j;
-    this.render({ focus: true });
+    this.render(); // the cursor follows the row if it was in the list, else stays out of the texts
     this.changed();
   }
 
@@ -108,10 +108,17 @@ export class AnswerEditor {
     this.onChange?.();
   }
 
-  next(step = 1) {
+  /** Select the next (previous) element; with `focus`, put the cursor in its text. */
+  next(step = 1, { focus = true } = {}) {
     if (!this.elements.length) return;
+    if (!focus && this.listHasFocus()) document.activeElement.blur(); // single keys must not land in a text
     const base = this.sel < 0 ? (step > 0 ? -1 : 0) : this.sel;
-    this.select((base + step + this.elements.length) % this.elements.length);
+    this.select((base + step + this.elements.length) % this.elements.length, { focus });
+  }
+
+  editSelected() {
+    const input = this.list.children[this.sel]?.querySelector(".el-text");
+    if (input) { input.focus(); input.select(); }
   }
 
   /** Nudge (or with `resize`, grow) the selected drawn box by `dx`,`dy` screenshot pixels. */

@@ -262,8 +262,11 @@ if (stage === "not-answerable") {
 if (stage === "answers") {
   const g = { group: "Answer" };
   keys.add(["a", "Alt+a"], "Add the candidate under the cursor", () => editor.addHovered(), g);
-  keys.add(["j", "Alt+j"], "Next element (focus its text)", () => editor.next(1), g);
-  keys.add(["k", "Alt+k"], "Previous element", () => editor.next(-1), g);
+  keys.add(["j"], "Next element", () => editor.next(1, { focus: false }), g);
+  keys.add(["k"], "Previous element", () => editor.next(-1, { focus: false }), g);
+  keys.add(["Alt+j"], "Next element, cursor in its text", () => editor.next(1), g);
+  keys.add(["Alt+k"], "Previous element, cursor in its text", () => editor.next(-1), g);
+  keys.add(["e"], "Edit the selected element's text", () => editor.editSelected(), { ...g, when: () => editor.sel >= 0 });
   keys.add(["Alt+ArrowUp"], "Move the element up", () => editor.move(-1), g);
   keys.add(["Alt+ArrowDown"], "Move the element down", () => editor.move(1), g);
   keys.add(["Delete", "x", "Alt+d"], "Remove the element", () => editor.remove(), g);
