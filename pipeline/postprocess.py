@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from django.db import connection, transaction
 from django.db.models import CharField, Count, Field, Model, Prefetch, QuerySet, Value
@@ -81,6 +81,7 @@ SHORT_ANSWERS_MAX = 50
 SHORT_ANSWER_MAX_CHARS = 500
 
 _SPACES = re.compile(r"\s+")
+T = TypeVar("T")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,45 +107,52 @@ def _clean(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def _edited_text(question: Question, answer: Answer) -> str:
+@dataclass(frozen=True)
+class AnswerRecord:
+    """What the rules need of one answer (read with ``values_list``: no model instances per row)."""
+
+    pk: int
+    verdict: str
+    question_text: str
+    elements: tuple[ElementView, ...] = ()
+    kept: bool = True  # the answer's current decision
+    drop_reason: str = ""
+
+    @property
+    def view(self) -> AnswerView:
+        return AnswerView(verdict=self.verdict, elements=self.elements)
+
+    @property
+    def usable(self) -> bool:
+        return self.verdict != Verdict.ANSWERED or bool(self.elements)
+
+
+def _edited_text(text: str, answer: AnswerRecord) -> str:
     """The question as this answerer left it (their fix, else the original)."""
-    return _clean(answer.question_text) or _clean(question.text)
+    return _clean(answer.question_text) or _clean(text)
 
 
-def _majority_text(question: Question, answers: Sequence[Answer]) -> str:
+def _majority_text(text: str, answers: Sequence[AnswerRecord]) -> str:
     """The question edit most of ``answers`` agree on.
 
     A tie at the top keeps the original text when it is among the tied texts, else the
     tied text of the earliest answer (``answers`` are in submission order).
     """
-    texts = [_edited_text(question, a) for a in answers]
+    texts = [_edited_text(text, a) for a in answers]
     counts = Counter(texts)
     top = max(counts.values())
     tied = [t for t in dict.fromkeys(texts) if counts[t] == top]
     if len(tied) == 1:
         return tied[0]
-    original = _clean(question.text)
+    original = _clean(text)
     return original if original in tied else tied[0]
 
 
-def _view(answer: Answer) -> AnswerView:
-    return AnswerView(
-        verdict=answer.verdict,
-        elements=tuple(
-            ElementView(text=e.text, bounds=(e.left, e.top, e.right, e.bottom)) for e in answer.elements.all()
-        ),
-    )
+def question_decide(*, text: str, answers: Sequence[AnswerRecord], settings: AgreementSettings) -> QuestionDecision:
+    """Keep or drop one question (as written: ``text``) and each of its answers (docs/postprocessing.md).
 
-
-def _usable(answer: Answer) -> bool:
-    return answer.verdict != Verdict.ANSWERED or bool(answer.elements.all())
-
-
-def question_decide(*, question: Question, answers: Sequence[Answer], settings: AgreementSettings) -> QuestionDecision:
-    """Keep or drop one question and each of its answers (docs/postprocessing.md, "Rules").
-
-    ``answers`` in submission order with ``elements`` prefetched. The number of answers picks
-    the rule set: one answer (train by default) or several (validation/test by default).
+    ``answers`` in submission order. The number of answers picks the rule set: one answer
+    (train by default) or several (validation/test by default). Pure: no queries.
     """
     if not answers:
         return QuestionDecision(QuestionState.DROPPED, "", REASON_NO_USABLE_ANSWER, "")
@@ -152,25 +160,25 @@ def question_decide(*, question: Question, answers: Sequence[Answer], settings: 
         answer = answers[0]
         if answer.verdict == Verdict.INVALID:
             return QuestionDecision(QuestionState.DROPPED, "", REASON_INVALID, "", {answer.pk: (True, "")})
-        if not _usable(answer):
+        if not answer.usable:
             return QuestionDecision(
                 QuestionState.DROPPED, "", REASON_NO_USABLE_ANSWER, "", {answer.pk: (False, REASON_NO_ELEMENTS)}
             )
-        return QuestionDecision(QuestionState.KEPT, _edited_text(question, answer), "", "", {answer.pk: (True, "")})
+        return QuestionDecision(QuestionState.KEPT, _edited_text(text, answer), "", "", {answer.pk: (True, "")})
 
-    result = agreement_group([_view(a) for a in answers], settings=settings)
+    result = agreement_group([a.view for a in answers], settings=settings)
     if not result.group:
         reason = REASON_AGREEMENT_TIE if result.tie else REASON_NO_AGREEMENT
         return QuestionDecision(QuestionState.DROPPED, "", reason, result.label, {a.pk: (True, "") for a in answers})
     group = [answers[i] for i in result.group]
     in_group = {a.pk for a in group}
     answer_decisions = {
-        a.pk: (True, "") if a.pk in in_group else (False, REASON_DISAGREES if _usable(a) else REASON_NO_ELEMENTS)
+        a.pk: (True, "") if a.pk in in_group else (False, REASON_DISAGREES if a.usable else REASON_NO_ELEMENTS)
         for a in answers
     }
     if group[0].verdict == Verdict.INVALID:
         return QuestionDecision(QuestionState.DROPPED, "", REASON_INVALID, result.label, answer_decisions)
-    return QuestionDecision(QuestionState.KEPT, _majority_text(question, group), "", result.label, answer_decisions)
+    return QuestionDecision(QuestionState.KEPT, _majority_text(text, group), "", result.label, answer_decisions)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,7 +216,7 @@ def release_job_start(*, project: Project, kind: str, user: Any) -> ReleaseJob:
     return job
 
 
-def _batched(iterable: Iterable[Question], size: int) -> Iterator[list[Question]]:
+def _batched(iterable: Iterable[T], size: int) -> Iterator[list[T]]:
     iterator = iter(iterable)
     while batch := list(itertools.islice(iterator, size)):
         yield batch
@@ -304,31 +312,68 @@ def _bulk_set(
         return cursor.rowcount
 
 
-def postprocess_batch_apply(*, questions: Sequence[Question], settings: AgreementSettings) -> int:
-    """Decide a batch of questions (answers and elements prefetched) and write what changed.
+def _answer_records(question_ids: Sequence[int]) -> dict[int, list[AnswerRecord]]:
+    """Each question's answers in submission order, with their elements: two queries."""
+    rows = list(
+        Answer.objects.filter(question_id__in=question_ids)
+        .order_by("question_id", "created_at", "pk")
+        .values_list("pk", "question_id", "verdict", "question_text", "kept", "drop_reason")
+    )
+    elements: dict[int, list[ElementView]] = {}
+    for answer_id, text, left, top, right, bottom in (
+        AnswerElement.objects.filter(answer__question_id__in=question_ids)
+        .order_by("answer_id", "position")
+        .values_list("answer_id", "text", "left", "top", "right", "bottom")
+    ):
+        elements.setdefault(answer_id, []).append(ElementView(text=text, bounds=(left, top, right, bottom)))
+    records: dict[int, list[AnswerRecord]] = {}
+    for pk, question_id, verdict, question_text, kept, drop_reason in rows:
+        records.setdefault(question_id, []).append(
+            AnswerRecord(pk, verdict, question_text, tuple(elements.get(pk, ())), kept, drop_reason)
+        )
+    return records
 
-    At most four writes per batch whatever its size. Generated short answers of a question whose
-    decision changed are cleared (they were made from the old decision); protected ones stay.
-    Returns how many questions changed.
+
+def postprocess_batch_apply(*, question_ids: Sequence[int], settings: AgreementSettings) -> int:
+    """Decide a batch of questions and write what changed: three reads and at most three writes,
+    whatever the batch size (one transaction).
+
+    Only questions still in a decidable state are read and written. Generated short answers of a
+    question whose decision changed are cleared (they were made from the old decision); short
+    answers a person wrote stay. Returns how many questions changed.
     """
+    questions = list(
+        Question.objects.filter(pk__in=question_ids, state__in=DECIDABLE_STATES).values_list(
+            "pk", "text", "state", "final_text", "drop_reason", "agreement"
+        )
+    )
+    ids = [row[0] for row in questions]
+    records = _answer_records(ids)
     changed_questions: list[Question] = []
     changed_answers: list[Answer] = []
-    for question in questions:
-        answers = list(question.answers.all())
-        decision = question_decide(question=question, answers=answers, settings=settings)
+    for pk, text, *old in questions:
+        answers = records.get(pk, [])
+        decision = question_decide(text=text, answers=answers, settings=settings)
         answers_changed = False
         for answer in answers:
-            kept, reason = decision.answers.get(answer.pk, (answer.kept, answer.drop_reason))
-            if (answer.kept, answer.drop_reason) != (kept, reason):
-                answer.kept, answer.drop_reason = kept, reason
-                changed_answers.append(answer)
+            now = (answer.kept, answer.drop_reason)
+            kept, reason = decision.answers.get(answer.pk, now)
+            if now != (kept, reason):
+                changed_answers.append(Answer(pk=answer.pk, kept=kept, drop_reason=reason))
                 answers_changed = True
-        new = (decision.state, decision.final_text, decision.drop_reason, decision.agreement)
-        old = (question.state, question.final_text, question.drop_reason, question.agreement)
+        new = [decision.state, decision.final_text, decision.drop_reason, decision.agreement]
         if new != old or answers_changed:
-            question.state, question.final_text, question.drop_reason, question.agreement = new
-            question.short_answers, question.short_answers_source = [], ""
-            changed_questions.append(question)
+            changed_questions.append(
+                Question(
+                    pk=pk,
+                    state=decision.state,
+                    final_text=decision.final_text,
+                    drop_reason=decision.drop_reason,
+                    agreement=decision.agreement,
+                )
+            )
+    if not changed_questions:
+        return 0  # a changed answer always marks its question changed
     with transaction.atomic():
         if changed_questions:
             _bulk_set(
@@ -361,9 +406,9 @@ def postprocess_job_run(*, job_id: int, batch_size: int = 500) -> dict[str, Any]
         total = questions.count()
         ReleaseJob.objects.filter(pk=job.pk).update(total=total)
         processed = changed = 0
-        stream = questions.order_by("pk").prefetch_related(_answers_prefetch()).iterator(chunk_size=batch_size)
+        stream = questions.order_by("pk").values_list("pk", flat=True).iterator(chunk_size=batch_size)
         for batch in _batched(stream, batch_size):
-            changed += postprocess_batch_apply(questions=batch, settings=settings)
+            changed += postprocess_batch_apply(question_ids=batch, settings=settings)
             processed += len(batch)
             _job_progress(job, processed=processed)
         result = {"decided": processed, "changed": changed, "summary": postprocess_summary(project=project)}

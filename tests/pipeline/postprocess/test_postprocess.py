@@ -6,7 +6,6 @@ import pytest
 
 from annotation.models import Answer, Question, ReleaseJob
 from pipeline.postprocess import (
-    _answers_prefetch,
     agreement_settings_for,
     postprocess_batch_apply,
     postprocess_job_run,
@@ -340,15 +339,18 @@ def test_changed_decision_clears_generated_short_answers_but_not_a_leads(project
 
 
 @pytest.mark.parametrize("n", [4, 40])
-def test_batch_writes_a_constant_number_of_queries(project, n, django_assert_max_num_queries):
+def test_batch_reads_and_writes_a_constant_number_of_queries(project, n, django_assert_max_num_queries):
     # given n validation questions (two-agree: question and answer rows both change)
     for _ in range(n):
         answered_question(project=project, split="validation", answers=[["A"], ["B"], ["A"]])
-    batch = list(Question.objects.filter(screen__project=project).prefetch_related(_answers_prefetch()))
+    ids = list(Question.objects.filter(screen__project=project).values_list("pk", flat=True))
     settings = agreement_settings_for(project)
-    # then deciding and writing the batch is a fixed number of queries (savepoints + 3 updates)
-    with django_assert_max_num_queries(5):
-        assert postprocess_batch_apply(questions=batch, settings=settings) == n
+    # then the batch is 3 reads, 3 writes and a savepoint pair, whatever its size
+    with django_assert_max_num_queries(8):
+        assert postprocess_batch_apply(question_ids=ids, settings=settings) == n
+    # and a second pass over the same batch reads and writes nothing more
+    with django_assert_max_num_queries(3):
+        assert postprocess_batch_apply(question_ids=ids, settings=settings) == 0
 
 
 @pytest.mark.parametrize("n", [3, 30])
@@ -356,7 +358,7 @@ def test_job_queries_do_not_grow_with_questions(project, n, django_assert_max_nu
     for _ in range(n):
         answered_question(project=project, split="validation", answers=[["A"], ["B"], ["A"]])
     job = ReleaseJob.objects.create(project=project, kind="postprocess")
-    with django_assert_max_num_queries(16):
+    with django_assert_max_num_queries(17):
         postprocess_job_run(job_id=job.pk, batch_size=50)
 
 
