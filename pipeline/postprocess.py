@@ -13,14 +13,15 @@ dropped and why), ``short_answers_sample`` (the seeded review sample), ``release
 
 Idempotency: a decision depends only on the question, its answers and the project's agreement
 settings, so a re-run on the same data writes nothing; questions whose answers came in since
-(state ``answered``) are decided by the next run. Jobs work in batches of questions streamed with
-``.iterator(chunk_size=...)`` and prefetched answers; each batch commits on its own, so progress is
+(state ``answered``) are decided by the next run. Jobs work in batches: question ids streamed with
+``.iterator(chunk_size=...)``, each batch's questions, answers and elements read in three queries
+(post-processing; the short-answer job prefetches); each batch commits on its own, so progress is
 visible and a crash loses at most one batch (the re-run redoes it).
 
 Locks: decisions touch only questions in states answered/kept/dropped, which the answer engine no
-longer writes, so no row lock is taken; writes are conditional ``UPDATE``s (``bulk_update`` on a
-filtered queryset) so a short answer a lead saved in between is never overwritten. The lead's own
-edit locks the question through ``annotation.lock_objects.question_lock``.
+longer writes, so no row lock is taken; writes are conditional ``UPDATE``s (``_bulk_set``: the
+condition is checked by the database per row) so a short answer a lead saved in between is never
+overwritten. The lead's own edit locks the question through ``annotation.lock_objects.question_lock``.
 """
 
 from __future__ import annotations
