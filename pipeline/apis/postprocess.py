@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
@@ -36,7 +36,7 @@ class ReleaseJobOutputSerializer(serializers.ModelSerializer):
     created_by: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="username", read_only=True)
     result = serializers.DictField(help_text="the job's figures once done (post-processing: decided, changed, summary)")
     url = serializers.SerializerMethodField()
-    artifact_url = serializers.SerializerMethodField()
+    download_url = serializers.SerializerMethodField(help_text="the artifact (exports), once there is one")
 
     class Meta:
         model = ReleaseJob
@@ -52,7 +52,7 @@ class ReleaseJobOutputSerializer(serializers.ModelSerializer):
             "total",
             "result",
             "error",
-            "artifact_url",
+            "download_url",
             "created_at",
             "updated_at",
             "finished_at",
@@ -61,9 +61,14 @@ class ReleaseJobOutputSerializer(serializers.ModelSerializer):
     def get_url(self, job: ReleaseJob) -> str:
         return reverse("api-release-job-detail", kwargs={"job_id": job.pk})
 
-    def get_artifact_url(self, job: ReleaseJob) -> str | None:
-        # The file itself is served by the export area; the job only says whether one exists.
-        return job.artifact.name if job.artifact else None
+    def get_download_url(self, job: ReleaseJob) -> str | None:
+        # The file is served by the export area's download endpoint (leads only, like this one).
+        if not job.artifact:
+            return None
+        try:
+            return reverse("api-release-job-download", kwargs={"job_id": job.pk})
+        except NoReverseMatch:  # the export area is not wired in
+            return None
 
 
 class DecisionOutputSerializer(serializers.Serializer):

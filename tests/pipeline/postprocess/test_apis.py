@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.core.files.base import ContentFile
 
 from annotation.models import Question, ReleaseJob
 from tests.conftest import login
@@ -83,7 +84,9 @@ def test_job_status_serves_any_kind_to_leads_only(project, lead, annotator, outs
     url = f"/api/release-jobs/{job.pk}/"
     login(api_client, lead)
     body = api_client.get(url).json()
-    assert (body["kind"], body["format"], body["status"]) == ("export", "jsonl", "queued")
+    assert (body["kind"], body["format"], body["status"], body["download_url"]) == ("export", "jsonl", "queued", None)
+    job.artifact.save("release.zip", ContentFile(b"zip"))
+    assert api_client.get(url).json()["download_url"] == f"/api/release-jobs/{job.pk}/download/"
     login(api_client, annotator)
     assert api_client.get(url).status_code == 403
     login(api_client, outsider)
