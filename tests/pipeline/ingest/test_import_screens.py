@@ -254,3 +254,23 @@ def test_batches_are_also_cut_by_bytes(project, tmp_path, monkeypatch):
     # then screens are written two by two (the inline writer: tests run inside a transaction)
     assert len(summary.imported) == 5
     assert (2, 2) in seen and (4, 4) in seen
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unexpected_error_on_the_writer_thread_reaches_the_caller(tmp_path, monkeypatch):
+    # given a write service that breaks on its first batch (a bug, not a database error)
+    from tests.factories import ProjectFactory
+
+    monkeypatch.setattr("pipeline.ingest.BATCH_SIZE", 2)
+
+    def broken(**kwargs):
+        raise RuntimeError("writer broke")
+
+    monkeypatch.setattr("pipeline.ingest.writer.screen_create_batch", broken)
+    project = ProjectFactory(slug="broken")
+    for i in range(7):
+        write_pair(tmp_path / "in", str(i))
+    # when imported, the error surfaces (no hang, no silent success)
+    with pytest.raises(RuntimeError, match="writer broke"):
+        import_screens(project=project, source=tmp_path / "in")
+    assert not Screen.objects.filter(project=project).exists()
