@@ -27,7 +27,7 @@ from pipeline.postprocess import (
 )
 
 
-class ErrorSerializer(serializers.Serializer):
+class PostprocessErrorSerializer(serializers.Serializer):
     detail = serializers.CharField()
 
 
@@ -85,11 +85,18 @@ class DecisionOutputSerializer(serializers.Serializer):
     annotator = serializers.CharField(required=False, allow_null=True)
 
 
+class DecisionPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = DecisionOutputSerializer(many=True)
+
+
 ERRORS: dict[int, Any] = {
-    400: OpenApiResponse(ErrorSerializer, description="bad input (the body says which field)"),
-    403: OpenApiResponse(ErrorSerializer, description="not logged in, or not a lead of the project"),
-    404: OpenApiResponse(ErrorSerializer, description="no such project or job, or not a member"),
-    409: OpenApiResponse(ErrorSerializer, description="a job of this kind is already queued or running"),
+    400: OpenApiResponse(PostprocessErrorSerializer, description="bad input (the body says which field)"),
+    403: OpenApiResponse(PostprocessErrorSerializer, description="not logged in, or not a lead of the project"),
+    404: OpenApiResponse(PostprocessErrorSerializer, description="no such project or job, or not a member"),
+    409: OpenApiResponse(PostprocessErrorSerializer, description="a job of this kind is already queued or running"),
 }
 
 
@@ -180,7 +187,7 @@ class PostprocessDecisionsApi(APIView):
             OpenApiParameter("page", int),
             OpenApiParameter("page_size", int),
         ],
-        responses={200: DecisionOutputSerializer(many=True), 400: ERRORS[400], 403: ERRORS[403], 404: ERRORS[404]},
+        responses={200: DecisionPageSerializer, 400: ERRORS[400], 403: ERRORS[403], 404: ERRORS[404]},
         tags=["release"],
     )
     def get(self, request: Request, slug: str) -> Response:
