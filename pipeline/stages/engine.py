@@ -19,7 +19,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
@@ -89,6 +89,19 @@ def _resume_own(*, rules: StageRules, current: Assignment, now: datetime) -> Ass
     return assignment_renew(assignment=current, now=now)
 
 
+def _lease_commit_without_flush() -> None:
+    """Let this transaction's commit return before its WAL reaches the disk (PostgreSQL).
+
+    Only for leasing, never for submits. A lease is cheap to lose: if the server crashes
+    within the last fraction of a second, the lease (and every later transaction, WAL is
+    sequential) is simply gone, so the unit is free again and nothing is inconsistent; the
+    annotator's next call gets new work. It saves an fsync (several ms) on the hot path.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
 def _lease_new(*, rules: StageRules, project: Project, user: Any, now: datetime) -> Assignment | None:
     tried: list[int] = []
     for _ in range(LEASE_ATTEMPTS):
@@ -140,6 +153,7 @@ def assignment_next(*, project: Project, user: Any, stage: str) -> Assignment | 
         return current  # the hot path of a reload: one read, no lock
     try:
         with transaction.atomic():
+            _lease_commit_without_flush()
             user_lock(user_id=user.pk)
             current = assignment_open_for_user(project=project, user=user, stage=rules.stage)
             if current is not None:
