@@ -54,6 +54,18 @@ def assignment_open_for_user(*, project: Project, user: Any, stage: str) -> Assi
     )
 
 
+def assignment_open_brief(*, project: Project, user: Any, stage: str) -> tuple[int, datetime] | None:
+    """``(id, lease_expires_at)`` of the caller's open assignment for ``stage``: a cheap
+    check for the leasing hot path (the full row is read only when there is one)."""
+    row = (
+        Assignment.objects.filter(project=project, annotator=user, stage=stage, status=AssignmentStatus.LEASED)
+        .order_by("created_at", "pk")
+        .values_list("pk", "lease_expires_at")
+        .first()
+    )
+    return (row[0], row[1]) if row else None
+
+
 def assignment_done_today_counts(*, project: Project, user: Any, now: datetime | None = None) -> dict[str, int]:
     """``{stage: submissions by the caller since midnight (server time zone)}``."""
     now = now or timezone.now()

@@ -35,7 +35,7 @@ from annotation.models import Assignment, AssignmentStatus, Membership, Project
 from annotation.selectors.assignments import (
     assignment_done_today_counts,
     assignment_get_for_user,
-    assignment_open_for_user,
+    assignment_open_brief,
 )
 from annotation.selectors.screens import screen_payload
 from annotation.services.assignments import (
@@ -148,16 +148,18 @@ def assignment_next(*, project: Project, user: Any, stage: str) -> Assignment | 
     membership = member_check(project=project, user=user)
     rules.check_access(user=user, membership=membership)
     now = timezone.now()
-    current = assignment_open_for_user(project=project, user=user, stage=rules.stage)
-    if current is not None and current.lease_expires_at > now:
-        return current  # the hot path of a reload: one read, no lock
+    brief = assignment_open_brief(project=project, user=user, stage=rules.stage)
+    if brief is not None and brief[1] > now:
+        # The hot path of a reload: no lock, no write.
+        return assignment_get_for_user(assignment_id=brief[0], user=user)
     try:
         with transaction.atomic():
             _lease_commit_without_flush()
             user_lock(user_id=user.pk)
-            current = assignment_open_for_user(project=project, user=user, stage=rules.stage)
-            if current is not None:
-                if current.lease_expires_at > now:
+            brief = assignment_open_brief(project=project, user=user, stage=rules.stage)
+            if brief is not None:
+                current = assignment_get_for_user(assignment_id=brief[0], user=user)
+                if brief[1] > now:
                     return current  # another request of the same caller just leased it
                 renewed = _resume_own(rules=rules, current=current, now=now)
                 if renewed is not None:
