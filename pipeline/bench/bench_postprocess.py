@@ -89,8 +89,9 @@ def _delete_project() -> None:
 
 def _answer_plan(index: int, raters: int) -> Sequence[tuple[str, list[str]]]:
     """(verdict, element texts) per rater, reproducing the paper's mix deterministically."""
-    # Scrambled so the mix does not alias with the screen layout (split = screen index % 10).
-    bucket = (index * 7919 + 13) % 1000
+    # Hashed (Knuth's multiplicative hash mod 2**32) so the mix does not alias with the screen
+    # layout: any function of index mod 1000 lands on the same splits every time.
+    bucket = ((index * 2654435761) % 2**32) % 1000
     value = [f"Plan {index % 97}", f"{index % 13} reviews"][: 1 + index % 2]
     if bucket < 100:
         return [(Verdict.NOT_ANSWERABLE, [])] * raters
