@@ -44,20 +44,25 @@ SMALL = {"screens": 840, "questions": 2_000}
 BATCH = 5_000
 
 CHILD = """
-import json, resource, sys, time
+import json, sys, time
 import django
 django.setup()
 from annotation.models import Project, ReleaseJob
 from pipeline.postprocess import postprocess_job_run, short_answers_job_run
-baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+def hwm_mb():
+    # VmHWM (peak RSS of this process image): ru_maxrss would carry the parent's peak across exec.
+    with open("/proc/self/status") as fh:
+        return round(int(next(l for l in fh if l.startswith("VmHWM:")).split()[1]) / 1024, 1)
+
+baseline = hwm_mb()
 project = Project.objects.get(slug=sys.argv[1])
 job = ReleaseJob.objects.create(project=project, kind=sys.argv[2])
 run = postprocess_job_run if sys.argv[2] == "postprocess" else short_answers_job_run
 started = time.perf_counter()
 result = run(job_id=job.pk)
 elapsed = time.perf_counter() - started
-print(json.dumps({"seconds": round(elapsed, 2), "baseline_rss_mb": round(baseline / 1024, 1),
-                  "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+print(json.dumps({"seconds": round(elapsed, 2), "baseline_rss_mb": baseline, "peak_rss_mb": hwm_mb(),
                   "result": result}))
 """
 
