@@ -145,3 +145,25 @@ def test_sample_is_seeded_and_sized(project, django_assert_max_num_queries):
     assert len(everything) == 12 and all(q.state == "kept" for q in everything)
     with pytest.raises(ApplicationError):
         short_answers_sample(project=project, size=0, seed="a")
+
+
+def test_a_lead_save_during_generation_wins(project, lead, monkeypatch):
+    # given a kept question whose short answers are being generated
+    q = answered_question(project=project, split="train", answers=[["Male"]])
+    postprocess(project)
+    import pipeline.postprocess as service
+
+    generate = service._short_answers_for
+
+    def lead_saves_meanwhile(question, backend):
+        # the lead saves between the job's read of the batch and its write
+        question_short_answers_update(project=project, question_id=q.pk, answers=["man"], user=lead)
+        return generate(question, backend)
+
+    monkeypatch.setattr(service, "_short_answers_for", lead_saves_meanwhile)
+    # when the job writes its batch
+    result = short_answers(project)
+    # then the conditional write skipped the question: the lead's answers stay
+    q.refresh_from_db()
+    assert (q.short_answers, q.short_answers_source) == (["man"], "lead")
+    assert result["generated"] == 0
