@@ -104,3 +104,33 @@ def test_create_annotators_prints_working_credentials(project, client):
         call_command("create_annotators", "--project", "demo", "--count", "0")
     with pytest.raises(CommandError):
         call_command("create_annotators", "--project", "nope", "--count", "1")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_crowd_over_http_reaches_ready(live_server):
+    # given a project and a running server (the same calls a crowd platform makes)
+    project = ProjectFactory(slug="http-demo", answers_validation=1, answers_test=1)
+    # when the crowd works through the REST API
+    summary = crowd_simulate(project=project, annotators=3, seed=5, http_url=live_server.url, new_screens=5)
+    # then the project is ready, and the work went through the assignments API
+    assert summary["via"] == "http"
+    assert summary["progress"]["ready_for_postprocessing"] is True
+    assert summary["submitted"]["prefilter"] == 5
+
+
+def test_expire_leases_command(project):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Assignment, ScreenState
+    from pipeline.stages import assignment_next
+    from tests.pipeline.stages.helpers import member, screens
+
+    screens(project, 1, state=ScreenState.QUESTIONS_1)
+    lease = assignment_next(project=project, user=member(project, "a"), stage="questions-1")
+    Assignment.objects.filter(pk=lease.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    out = StringIO()
+    call_command("expire_leases", "--project", "demo", stdout=out)
+    assert out.getvalue().strip() == "1 lease(s) expired"
+    assert Assignment.objects.get(pk=lease.pk).status == "expired"
