@@ -121,6 +121,8 @@ def test_a_screen_the_database_refuses_fails_alone_and_leaves_nothing(project):
     assert not Screen.objects.filter(rico_id="bad").exists()
     assert Candidate.objects.count() == 4
     assert not default_storage.exists("screens/demo/bad.png")
+    # the per-screen retry stores the same things as the batch path
+    assert Screen.objects.get(rico_id="1").vh == {"activity_name": "com.example/.Main", "activity": {"root": {}}}
 
 
 def test_a_failed_storage_write_fails_that_screen_only(project, settings):
