@@ -105,7 +105,11 @@ def database_from_env(default_url: str) -> dict[str, Any]:
     so two concurrent writers queue instead of failing with "database is locked"
     half-way through (Django 5.1+ ``transaction_mode``).
     """
-    url = env("DATABASE_URL", default_url) or default_url
+    return database_config(env("DATABASE_URL", default_url) or default_url)
+
+
+def database_config(url: str) -> dict[str, Any]:
+    """The ``DATABASES`` entry for one database URL (SQLite gets IMMEDIATE transactions)."""
     config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 0)))
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = {
