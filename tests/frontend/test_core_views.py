@@ -149,6 +149,21 @@ class TestProjectPage:
         assert 'action="/projects/demo/imports/"' in page and 'enctype="multipart/form-data"' in page
         assert "Past imports" in page and "/imports/" in page
 
+    def test_lead_reaches_the_release_pages_and_annotators_do_not_see_them(self, client, project, lead, annotator):
+        login(client, lead)
+        page = html(client.get("/projects/demo/"))
+        for url in (
+            "/projects/demo/release/postprocess/",
+            "/projects/demo/release/short-answers/",
+            "/projects/demo/exports/",
+        ):
+            assert f'href="{url}"' in page
+            assert client.get(url).status_code == 200
+        client.logout()
+        login(client, annotator)
+        page = html(client.get("/projects/demo/"))
+        assert "/release/postprocess/" not in page and "/exports/" not in page
+
     def test_outsider_and_member_of_another_project_get_404(self, client, project, outsider):
         other = UserFactory(username="olga")
         MembershipFactory(user=other, project=ProjectFactory(slug="other"), role="lead")
