@@ -158,7 +158,7 @@ class TestProjectPage:
             "/projects/demo/exports/",
         ):
             assert f'href="{url}"' in page
-            assert client.get(url).status_code == 200
+            assert client.get(url, follow=True).status_code == 200
         client.logout()
         login(client, annotator)
         page = html(client.get("/projects/demo/"))
