@@ -137,8 +137,13 @@ def clean_question_list(value: Any, *, field: str, cap: int, taken: list[str] | 
     return texts
 
 
-def screen_questions(screen: Screen) -> list[Question]:
-    return list(Question.objects.filter(screen=screen).order_by("position"))
+def screen_questions(screen: Screen, *, not_from: Assignment | None = None) -> list[Question]:
+    """The screen's questions in order; ``not_from`` leaves out those an assignment wrote
+    (so re-checking an already accepted submission does not find its own questions)."""
+    qs = Question.objects.filter(screen=screen).order_by("position")
+    if not_from is not None:
+        qs = qs.exclude(origin=not_from)
+    return list(qs)
 
 
 def question_brief(question: Question) -> dict[str, Any]:

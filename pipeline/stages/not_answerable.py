@@ -77,7 +77,8 @@ class NotAnswerableRules(StageRules):
     def clean(self, *, assignment: Assignment, data: dict[str, Any]) -> dict[str, Any]:
         require_keys(data, {"question"})
         text = clean_text(data.get("question"), field="question")
-        if any(q.text.casefold() == text.casefold() for q in screen_questions(assignment.screen)):
+        asked = screen_questions(assignment.screen, not_from=assignment)
+        if any(q.text.casefold() == text.casefold() for q in asked):
             raise ApplicationError("This question is already asked on this screen.", field="question")
         return {"question": text}
 

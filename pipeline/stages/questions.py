@@ -88,7 +88,7 @@ class QuestionsPass1Rules(StageRules):
             return False
         return not others_live_leases(stage=self.stage, now=now, own=own, screen=screen).exists()
 
-    def taken_texts(self, screen: Screen) -> list[str]:
+    def taken_texts(self, assignment: Assignment) -> list[str]:
         return []
 
     def clean(self, *, assignment: Assignment, data: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +97,7 @@ class QuestionsPass1Rules(StageRules):
             data.get("questions"),
             field="questions",
             cap=self.cap(assignment.project),
-            taken=self.taken_texts(assignment.screen),
+            taken=self.taken_texts(assignment),
         )
         return {"questions": texts}
 
@@ -139,8 +139,8 @@ class QuestionsPass2Rules(QuestionsPass1Rules):
             screen=unit, stage=Stage.QUESTIONS_1, annotator=user, status=AssignmentStatus.SUBMITTED
         ).exists()
 
-    def taken_texts(self, screen: Screen) -> list[str]:
-        return [q.text for q in screen_questions(screen)]
+    def taken_texts(self, assignment: Assignment) -> list[str]:
+        return [q.text for q in screen_questions(assignment.screen, not_from=assignment)]
 
     def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
         screen: Screen = unit

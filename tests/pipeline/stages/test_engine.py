@@ -146,3 +146,25 @@ def test_next_query_counts(project, django_assert_max_num_queries):
         assert assignment_next(project=project, user=a, stage="questions-1").pk == lease.pk
     with django_assert_max_num_queries(12):
         assignment_submit(assignment_id=lease.pk, user=a, data={"questions": ["a?", "b?", "c?"]})
+
+
+def test_resubmitting_pass_two_and_not_answerable_is_idempotent(project):
+    # given accepted pass-2 and not-answerable submissions (whose questions are now on the screen)
+    a, b, c = member(project, "a"), member(project, "b"), member(project, "c")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    lease = assignment_next(project=project, user=a, stage="questions-1")
+    assignment_submit(assignment_id=lease.pk, user=a, data={"questions": ["First?"]})
+    second = assignment_next(project=project, user=b, stage="questions-2")
+    body = {"questions": ["Second?"]}
+    assignment_submit(assignment_id=second.pk, user=b, data=body)
+    screen.refresh_from_db()
+    screen.not_answerable_sampled = True
+    screen.save()
+    na = assignment_next(project=project, user=c, stage="not-answerable")
+    assignment_submit(assignment_id=na.pk, user=c, data={"question": "Where is the exit?"})
+    # when the same bodies arrive again (a client retry), then they are accepted once
+    assert assignment_submit(assignment_id=second.pk, user=b, data=body).status == AssignmentStatus.SUBMITTED
+    assert assignment_submit(assignment_id=na.pk, user=c, data={"question": "Where is the exit?"}).submission == {
+        "question": "Where is the exit?"
+    }
+    assert Question.objects.filter(screen=screen).count() == 3
