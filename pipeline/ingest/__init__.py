@@ -6,7 +6,9 @@ job (a Celery task) both call it. Conventions and caps: ``docs/import.md``.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -16,7 +18,7 @@ from annotation.models import Project, Screen
 from annotation.services.screens import ScreenData
 
 from .sources import ImportCaps, Pair, ReadError, Source, StoragePrefix, open_source
-from .validate import Rejected, content_sha256, prepare_screen
+from .validate import Rejected, content_sha256, image_check, prepare_screen
 from .writer import BatchWriter
 
 __all__ = ["BATCH_SIZE", "ImportSummary", "StoragePrefix", "import_screens"]
@@ -29,6 +31,9 @@ BATCH_SIZE = 200
 BATCH_MAX_BYTES = 16 * 1024 * 1024
 # progress() is called at least every this many pairs (and after every batch write).
 PROGRESS_EVERY = 25
+# Images decoded ahead of the VH parsing, on this many threads.
+IMAGE_THREADS = 2
+IMAGE_WINDOW = 8
 
 
 @dataclass
@@ -114,50 +119,97 @@ def _run(
     pairs = src.pairs()
     total = len(pairs)
     seen: dict[str, str] = {}  # rico_id -> pair name, to refuse duplicates within one source
-    batch: list[ScreenData] = []
-    batch_bytes = 0
     # Ids already imported (one query): a re-run or a resumed run only hashes their files
     # instead of validating them again. screen_create_batch re-checks under the race.
     present = dict(Screen.objects.filter(project=project).values_list("rico_id", "content_sha256"))
+    state = _Progress(total=total, callback=progress)
+    batch: list[ScreenData] = []
+    batch_bytes = 0
+    # Pairs read, whose image is being decoded on the image threads (Pillow releases the GIL)
+    # while this thread parses the VHs of the pairs before them.
+    window: deque[tuple[Pair, bytes, bytes, Future[tuple[str, int, int]]]] = deque()
     writer = BatchWriter(project=project)
+    images = ThreadPoolExecutor(max_workers=IMAGE_THREADS, thread_name_prefix="import-image")
+
+    def finish_oldest() -> None:
+        nonlocal batch, batch_bytes
+        pair, vh_bytes, image_bytes, future = window.popleft()
+        try:
+            batch.append(
+                prepare_screen(
+                    pair=pair,
+                    vh_bytes=vh_bytes,
+                    image_bytes=image_bytes,
+                    device=device,
+                    caps=caps,
+                    image_future=future,
+                )
+            )
+            batch_bytes += len(vh_bytes) + len(image_bytes)
+        except Rejected as exc:
+            summary.rejected.append((pair.name, str(exc)))
+        if len(batch) >= BATCH_SIZE or batch_bytes >= BATCH_MAX_BYTES:
+            writer.submit(batch)
+            batch, batch_bytes = [], 0
+            state.finished(force=True)
+        else:
+            state.finished()
+
     try:
-        if progress:
-            progress(0, total)
-        for done, pair in enumerate(pairs, start=1):
+        state.start()
+        for pair in pairs:
             reason = _reject_reason_before_read(pair, seen)
             if reason:
                 summary.rejected.append((pair.name, reason))
-            else:
-                seen[pair.rico_id] = pair.name
-                try:
-                    vh_bytes = src.read(pair.vh_path, max_bytes=caps.max_json_bytes)
-                    image_bytes = src.read(pair.image_path, max_bytes=caps.max_image_bytes)
-                    if pair.rico_id in present:
-                        _check_present(pair, present[pair.rico_id], image_bytes, vh_bytes, summary)
-                    else:
-                        batch.append(
-                            prepare_screen(
-                                pair=pair, vh_bytes=vh_bytes, image_bytes=image_bytes, device=device, caps=caps
-                            )
-                        )
-                        batch_bytes += len(vh_bytes) + len(image_bytes)
-                except (ReadError, Rejected) as exc:
-                    summary.rejected.append((pair.name, str(exc)))
-            if len(batch) >= BATCH_SIZE or batch_bytes >= BATCH_MAX_BYTES:
-                writer.submit(batch)
-                batch, batch_bytes = [], 0
-                if progress:
-                    progress(done, total)
-            elif progress and done % PROGRESS_EVERY == 0:
-                progress(done, total)
+                state.finished()
+                continue
+            seen[pair.rico_id] = pair.name
+            try:
+                vh_bytes = src.read(pair.vh_path, max_bytes=caps.max_json_bytes)
+                image_bytes = src.read(pair.image_path, max_bytes=caps.max_image_bytes)
+            except ReadError as exc:
+                summary.rejected.append((pair.name, str(exc)))
+                state.finished()
+                continue
+            if pair.rico_id in present:
+                _check_present(pair, present[pair.rico_id], image_bytes, vh_bytes, summary)
+                state.finished()
+                continue
+            future = images.submit(image_check, image_bytes, max_pixels=caps.max_image_pixels)
+            window.append((pair, vh_bytes, image_bytes, future))
+            if len(window) > IMAGE_WINDOW:
+                finish_oldest()
+        while window:
+            finish_oldest()
         writer.submit(batch)
     finally:
+        images.shutdown(wait=True, cancel_futures=True)
         writer.close()
         summary.imported.extend(writer.created)
         summary.already_present.extend(writer.already_present)
         summary.rejected.extend(writer.failed)
-    if progress:
-        progress(total, total)
+        summary.rejected.sort(key=lambda item: item[0])  # in name order, like the pairs
+    state.done()
+
+
+class _Progress:
+    """Calls ``progress(done, total)`` every ``PROGRESS_EVERY`` finished pairs and when forced."""
+
+    def __init__(self, *, total: int, callback: Callable[[int, int], None] | None) -> None:
+        self.total, self.callback, self.count = total, callback, 0
+
+    def start(self) -> None:
+        if self.callback:
+            self.callback(0, self.total)
+
+    def finished(self, *, force: bool = False) -> None:
+        self.count += 1
+        if self.callback and (force or self.count % PROGRESS_EVERY == 0):
+            self.callback(self.count, self.total)
+
+    def done(self) -> None:
+        if self.callback:
+            self.callback(self.total, self.total)
 
 
 def _check_present(pair: Pair, sha: str, image_bytes: bytes, vh_bytes: bytes, summary: ImportSummary) -> None:

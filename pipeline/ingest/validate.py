@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import io
+import threading
 import warnings
+from concurrent.futures import Future
 
 from PIL import Image, UnidentifiedImageError
 
@@ -42,21 +44,17 @@ def _sniff(data: bytes) -> str | None:
     return None
 
 
-def image_check(data: bytes, *, max_pixels: int) -> tuple[str, int, int]:
-    """``(ext, width, height)`` of a complete JPEG or PNG; ``Rejected`` otherwise.
+# warnings.catch_warnings() saves and restores the PROCESS-wide filter list: two threads
+# interleaving it could restore each other's state. Pillow warns about bombs only while
+# opening (reading the header), so only that short step is serialised; decoding is not.
+_OPEN_LOCK = threading.Lock()
 
-    Only the JPEG and PNG decoders are tried. The pixel cap is checked on the header size
-    BEFORE decoding; Pillow's ``DecompressionBombWarning`` is an error here (local filter, the
-    global ``Image.MAX_IMAGE_PIXELS`` is not touched). The whole file is decoded so that a
-    truncated file is caught; JPEG decodes at 1/8 scale (``draft``), which still reads every
-    byte of the entropy stream at a fraction of the cost.
-    """
-    if not data:
-        raise Rejected("image file is empty")
-    with warnings.catch_warnings():
+
+def _open_image(data: bytes) -> Image.Image:
+    with _OPEN_LOCK, warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)
         try:
-            image = Image.open(io.BytesIO(data), formats=["JPEG", "PNG"])
+            return Image.open(io.BytesIO(data), formats=["JPEG", "PNG"])
         except UnidentifiedImageError:
             other = _sniff(data)
             if other:
@@ -66,25 +64,38 @@ def image_check(data: bytes, *, max_pixels: int) -> tuple[str, int, int]:
             raise Rejected(f"decompression bomb: {exc}") from None
         except (OSError, SyntaxError, ValueError) as exc:
             raise Rejected(f"truncated or corrupt image header: {exc}") from None
-        with image:
-            width, height = image.size
-            if width <= 0 or height <= 0:
-                raise Rejected("image has no pixels")
-            if width * height > max_pixels:
-                raise Rejected(
-                    f"decompression bomb: image of {width}x{height} pixels exceeds the cap of {max_pixels} pixels"
-                )
-            fmt = image.format or ""
-            if fmt not in _FORMAT_EXT:
-                raise Rejected(f"image format {fmt or 'unknown'} is not supported (JPEG or PNG only)")
-            try:
-                if fmt in ("JPEG", "MPO"):
-                    image.draft(image.mode, (max(1, width // 8), max(1, height // 8)))
-                image.load()
-            except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-                raise Rejected(f"decompression bomb: {exc}") from None
-            except (OSError, SyntaxError, ValueError, EOFError) as exc:
-                raise Rejected(f"truncated or corrupt {fmt} image: {exc}") from None
+
+
+def image_check(data: bytes, *, max_pixels: int) -> tuple[str, int, int]:
+    """``(ext, width, height)`` of a complete JPEG or PNG; ``Rejected`` otherwise. Thread-safe.
+
+    Only the JPEG and PNG decoders are tried. Pillow's ``DecompressionBombWarning`` is an
+    error here (a local warnings filter; the global ``Image.MAX_IMAGE_PIXELS`` is not
+    touched) and our own pixel cap is checked on the header size BEFORE decoding. The whole
+    file is decoded so that a truncated file is caught; JPEG decodes at 1/8 scale (``draft``),
+    which still reads every byte of the entropy stream at a fraction of the cost.
+    """
+    if not data:
+        raise Rejected("image file is empty")
+    with _open_image(data) as image:
+        width, height = image.size
+        if width <= 0 or height <= 0:
+            raise Rejected("image has no pixels")
+        if width * height > max_pixels:
+            raise Rejected(
+                f"decompression bomb: image of {width}x{height} pixels exceeds the cap of {max_pixels} pixels"
+            )
+        fmt = image.format or ""
+        if fmt not in _FORMAT_EXT:
+            raise Rejected(f"image format {fmt or 'unknown'} is not supported (JPEG or PNG only)")
+        try:
+            if fmt in ("JPEG", "MPO"):
+                image.draft(image.mode, (max(1, width // 8), max(1, height // 8)))
+            image.load()
+        except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
+            raise Rejected(f"decompression bomb: {exc}") from None
+        except (OSError, SyntaxError, ValueError, EOFError) as exc:
+            raise Rejected(f"truncated or corrupt {fmt} image: {exc}") from None
     return _FORMAT_EXT[fmt], width, height
 
 
@@ -103,12 +114,20 @@ def aspect_matches(*, width: int, height: int, device: tuple[int, int]) -> bool:
 
 
 def prepare_screen(
-    *, pair: Pair, vh_bytes: bytes, image_bytes: bytes, device: tuple[int, int], caps: ImportCaps
+    *,
+    pair: Pair,
+    vh_bytes: bytes,
+    image_bytes: bytes,
+    device: tuple[int, int],
+    caps: ImportCaps,
+    image_future: Future[tuple[str, int, int]] | None = None,
 ) -> ScreenData:
     """Everything the write service needs for one pair, or ``Rejected`` (VH first, then image).
 
     The image must be a uniform scale of ``device`` (within a pixel) or of the device turned
     by 90 degrees (a landscape screen: the VH is then in ``height x width`` coordinates).
+    ``image_future``: the result of ``image_check(image_bytes, ...)`` already started on a
+    worker thread (the importer decodes images ahead while this thread parses VHs).
     """
     try:
         text = vh_text(vh_bytes)
@@ -119,7 +138,10 @@ def prepare_screen(
     package = pair.app_package or app_package(vh)
     if not package:
         raise Rejected("VH has no activity_name, so the app package is unknown")
-    ext, width, height = image_check(image_bytes, max_pixels=caps.max_image_pixels)
+    if image_future is not None:
+        ext, width, height = image_future.result()  # re-raises its Rejected
+    else:
+        ext, width, height = image_check(image_bytes, max_pixels=caps.max_image_pixels)
     if not aspect_matches(width=width, height=height, device=device):
         # A landscape screenshot of a portrait device: RICO records those in the turned space.
         turned = (device[1], device[0])

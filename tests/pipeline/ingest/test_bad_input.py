@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import struct
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -137,10 +138,15 @@ def test_pillow_bomb_warning_is_an_error_even_under_our_cap(project, tmp_path, s
     # given our cap is generous but Pillow's limit is low: Pillow warns, and we treat that as an error
     settings.SCREENQA_IMPORT = {**settings.SCREENQA_IMPORT, "MAX_IMAGE_PIXELS": 10**9}
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100 * 100)
-    write_pair(tmp_path / "in", "bad")  # 144x256 = 36,864 pixels > 10,000: a warning, not Pillow's error
+    for i in range(12):  # several, so the image threads overlap
+        write_pair(tmp_path / "in", f"bad{i}")  # 144x256 = 36,864 pixels > 10,000: Pillow warns
+    filters_before = list(warnings.filters)
     summary = import_screens(project=project, source=tmp_path / "in")
     assert summary.imported == []
-    assert summary.rejected[0][1].startswith("decompression bomb")
+    assert len(summary.rejected) == 12
+    assert all(reason.startswith("decompression bomb") for _, reason in summary.rejected)
+    # the filter that made the warning an error was local: the process's filters are as before
+    assert warnings.filters == filters_before
 
 
 def test_image_and_json_byte_caps(project, tmp_path, settings):
