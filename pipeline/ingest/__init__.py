@@ -83,8 +83,10 @@ def import_screens(
       screen commits with its candidates (see ``screen_create_batch``), in batches of
       ``BATCH_SIZE`` (or ``BATCH_MAX_BYTES``) per transaction; a crash mid-run keeps the
       batches already committed, and a re-run only hashes the screens already present.
-    * Outside a transaction, batches are written by one background thread while the next
+    * Images are decoded ahead on ``IMAGE_THREADS`` threads while VHs are parsed here.
+      Outside a transaction, batches are written by one background thread while the next
       batch is validated (``writer.BatchWriter``); inside one, inline. Same results.
+    * ``rejected`` is in pair-name order.
     * ``ApplicationError`` (nothing imported) only for a source that cannot be used at all:
       missing path, not a folder or zip, a zip with more entries than the cap, a bad
       ``device_size``.
