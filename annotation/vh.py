@@ -24,6 +24,9 @@ from typing import Any
 
 # Rico's device space (Nexus 6P-like, 1440x2560); projects may override it.
 RICO_DEVICE_SIZE = (1440, 2560)
+# Real bounds stay within a few device widths (pager pages at 2880, ...); anything beyond this
+# is garbage, and would overflow float arithmetic (1e308 * 1080).
+MAX_COORDINATE = 10**7
 
 
 class VHError(ValueError):
@@ -160,6 +163,8 @@ def node_bounds(node: dict[str, Any], index: int) -> tuple[float, float, float, 
             raise VHError(f"VH node {index} has non-numeric bounds {bounds!r}"[:200])
         if isinstance(value, float) and not math.isfinite(value):
             raise VHError(f"VH node {index} has non-finite bounds {bounds!r}")
+        if not -MAX_COORDINATE <= value <= MAX_COORDINATE:
+            raise VHError(f"VH node {index} has bounds out of range {bounds!r}"[:200])
     return bounds[0], bounds[1], bounds[2], bounds[3]
 
 

@@ -6,6 +6,7 @@ job (a Celery task) both call it. Conventions and caps: ``docs/import.md``.
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,6 +21,8 @@ from annotation.services.screens import ScreenData
 from .sources import ImportCaps, Pair, ReadError, Source, StoragePrefix, open_source
 from .validate import Rejected, content_sha256, image_check, prepare_screen
 from .writer import BatchWriter
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["BATCH_SIZE", "ImportSummary", "StoragePrefix", "import_screens"]
 
@@ -150,6 +153,9 @@ def _run(
             batch_bytes += len(vh_bytes) + len(image_bytes)
         except Rejected as exc:
             summary.rejected.append((pair.name, str(exc)))
+        except Exception as exc:  # a bug must not abort the run: reject this pair, keep the trace
+            logger.exception("unexpected error validating %s", pair.name)
+            summary.rejected.append((pair.name, f"unexpected error: {type(exc).__name__}: {exc}"[:300]))
         if len(batch) >= BATCH_SIZE or batch_bytes >= BATCH_MAX_BYTES:
             writer.submit(batch)
             batch, batch_bytes = [], 0

@@ -62,8 +62,8 @@ def _open_image(data: bytes) -> Image.Image:
             raise Rejected("not a JPEG or PNG image (unreadable or not an image)") from None
         except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
             raise Rejected(f"decompression bomb: {exc}") from None
-        except (OSError, SyntaxError, ValueError) as exc:
-            raise Rejected(f"truncated or corrupt image header: {exc}") from None
+        except Exception as exc:  # untrusted bytes: any parser failure means a broken header
+            raise Rejected(f"truncated or corrupt image header: {type(exc).__name__}: {exc}"[:300]) from None
 
 
 def image_check(data: bytes, *, max_pixels: int) -> tuple[str, int, int]:
@@ -94,8 +94,8 @@ def image_check(data: bytes, *, max_pixels: int) -> tuple[str, int, int]:
             image.load()
         except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
             raise Rejected(f"decompression bomb: {exc}") from None
-        except (OSError, SyntaxError, ValueError, EOFError) as exc:
-            raise Rejected(f"truncated or corrupt {fmt} image: {exc}") from None
+        except Exception as exc:  # untrusted bytes: any decoder failure means a broken file
+            raise Rejected(f"truncated or corrupt {fmt} image: {exc}"[:300]) from None
     return _FORMAT_EXT[fmt], width, height
 
 

@@ -86,6 +86,14 @@ BAD_VH = {
         json.dumps(vh_dict(children=[node([0, 0, float("inf"), 10])])).encode(),
         "VH JSON holds Infinity, which is not a finite number",
     ),
+    "huge float bounds": (
+        json.dumps(vh_dict(children=[node([0, 0, 1e308, 10])])).encode(),
+        "VH node 1 has bounds out of range",
+    ),
+    "huge integer bounds": (
+        json.dumps(vh_dict(children=[node([0, 0, 10**40, 10])])).encode(),
+        "VH node 1 has bounds out of range",
+    ),
     "three bounds": (
         json.dumps(vh_dict(children=[node([0, 0, 10])])).encode(),
         "VH node 1 has bounds that are not 4 numbers",
