@@ -209,7 +209,8 @@ def bounds_to_pixels(
 
 def _simple_names(node: dict[str, Any]) -> list[str]:
     names = []
-    chain = [node.get("class"), *(node.get("ancestors") or [])]
+    ancestors = node.get("ancestors")
+    chain = [node.get("class"), *(ancestors if isinstance(ancestors, list) else [])]
     for name in chain:
         if isinstance(name, str) and name:
             names.append(name.rsplit(".", 1)[-1].rsplit("$", 1)[-1])

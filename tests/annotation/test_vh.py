@@ -100,6 +100,12 @@ def test_element_type_checks_the_chain_checkbox_before_button_before_text(cls, a
     assert element_type({"class": cls, "ancestors": ancestors}) == expected
 
 
+@pytest.mark.parametrize("ancestors", [5, "android.widget.TextView", None, {"a": 1}])
+def test_element_type_ignores_malformed_ancestors(ancestors):
+    assert element_type({"class": "android.widget.Button", "ancestors": ancestors}) == "button"
+    assert element_type({"class": 7, "ancestors": ancestors}) == "other"
+
+
 def test_candidates_are_visible_leaves_in_pixels():
     # given: a container with a visible text, an invisible button, an off-screen pager page,
     # and a visible panel whose only children are invisible
