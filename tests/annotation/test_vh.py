@@ -205,3 +205,43 @@ def test_app_package_and_content_desc():
     assert app_package({}) == ""
     assert node_content_desc({"content-desc": [None]}) == ""
     assert node_content_desc({"content-desc": ["Navigate up"]}) == "Navigate up"
+
+
+def test_random_type_damage_gives_candidates_or_vherror_never_a_crash():
+    # given a small valid VH, damaged many times by putting odd values in random places
+    import copy
+    import random
+
+    rng = random.Random(1)
+    oddities = [None, 5, -3.5, 1e308, "x", [], {}, [None], [1, 2], True, {"children": 3}, ["a", "b", "c", "d"]]
+    base = {
+        "activity_name": "com.example/.Main",
+        "activity": {
+            "root": n(
+                "android.widget.FrameLayout",
+                children=[
+                    n("android.widget.TextView", (0, 84, 720, 252), text="Hi", ancestors=["android.widget.TextView"]),
+                    n("x", (0, 300, 720, 400), children=[n("y", (0, 300, 10, 310), **{"content-desc": ["d"]})]),
+                ],
+            )
+        },
+    }
+    keys = ["class", "ancestors", "bounds", "visible-to-user", "text", "content-desc", "children", "resource-id"]
+    for _ in range(500):
+        vh = copy.deepcopy(base)
+        for _ in range(rng.randint(1, 3)):
+            node = vh["activity"]["root"]
+            while node.get("children") and isinstance(node["children"], list) and rng.random() < 0.6:
+                child = rng.choice(node["children"])
+                if not isinstance(child, dict):
+                    break
+                node = child
+            node[rng.choice(keys)] = rng.choice(oddities)
+        # when candidates are computed, then either they come out in range or VHError says why
+        try:
+            found = vh_candidates(vh, image_width=1080, image_height=1920, device_width=1440)
+        except VHError:
+            continue
+        for c in found:
+            assert 0 <= c.left < c.right <= 1080 and 0 <= c.top < c.bottom <= 1920
+            assert isinstance(c.text, str) and isinstance(c.content_desc, str) and isinstance(c.class_name, str)
