@@ -184,6 +184,15 @@ def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
     errors: list[str] = []
     yield make
     for context in contexts:
+        # Let the page's own requests (a pending autosave) finish before the database is
+        # flushed: a save arriving during the flush would deadlock with its TRUNCATE.
+        for page in context.pages:
+            try:
+                page.evaluate("window.workspace && window.workspace.drafts.save()")
+                page.wait_for_load_state("networkidle", timeout=5_000)
+                page.evaluate("window.workspace && window.workspace.drafts.forget()")
+            except Exception:  # the page is gone or mid-navigation: nothing of ours is pending
+                pass
         context.close()
     assert not errors, f"JavaScript errors: {errors}"
 

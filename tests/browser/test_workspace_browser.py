@@ -22,7 +22,7 @@ def test_prefilter_judge_a_screen(demo, new_page):
     assert page.locator('tr[data-stage="prefilter"] [data-testid=available]').inner_text() == "2"
     shoot(page, "workspace-home")
     page.click('tr[data-stage="prefilter"] a.button')
-    page.wait_for_selector("#overlay .cand-label")
+    page.wait_for_selector("#ws[data-ready]")
     # then the VH is drawn over the screenshot with short class names and text
     labels = page.locator("#overlay .cand-label").all_text_contents()
     assert "TextView “Deep Squat”" in labels and "Button “Start workout”" in labels
@@ -84,7 +84,7 @@ def test_questions_two_passes_by_two_writers(demo, new_page):
     # pass 1: the first writer
     page = new_page("annotator")
     page.goto("/projects/demo/work/questions-1/next/")
-    page.wait_for_selector("#q0")
+    page.wait_for_selector("#ws[data-ready]")
     page.fill("#q0", "What is the first exercise?")
     page.keyboard.press("Enter")  # to the next field, never a half-done submit
     page.keyboard.type("How many sets of lunges?")
@@ -100,7 +100,7 @@ def test_questions_two_passes_by_two_writers(demo, new_page):
     page2 = new_page("annotator2")
     page2.goto("/projects/demo/work/")
     page2.click('tr[data-stage="questions-2"] a.button')
-    page2.wait_for_selector("[data-testid=previous-questions]")
+    page2.wait_for_selector("#ws[data-ready]")
     assert page2.locator("[data-testid=previous-questions] li").all_inner_texts() == [
         "What is the first exercise?",
         "What is the exercise after the squat?",
@@ -127,7 +127,7 @@ def test_nothing_to_ask_and_refusal_of_an_empty_pass(demo, new_page):
     make_screen(demo["project"], rico_id="2101", state=ScreenState.QUESTIONS_1)
     page = new_page("annotator")
     page.goto("/projects/demo/work/questions-1/next/")
-    page.wait_for_selector("#q0")
+    page.wait_for_selector("#ws[data-ready]")
     url = page.url
     # submitting nothing is refused here, with the reason next to the questions
     page.click("#submit-btn")
@@ -149,7 +149,7 @@ def test_answer_select_draw_reorder_reload_submit(demo, new_page):
     page = new_page("annotator")
     page.goto("/projects/demo/work/")
     page.click('tr[data-stage="answers"] a.button')
-    page.wait_for_selector("#question-text")
+    page.wait_for_selector("#ws[data-ready]")
     assert "What is the frist exercise?" in page.inner_text("[data-testid=original-question]")
     # fix the typo in the question (the original stays shown)
     page.fill("#question-text", "What is the first exercise?")
@@ -185,7 +185,7 @@ def test_answer_select_draw_reorder_reload_submit(demo, new_page):
     _wait_saved(page)
     # reload mid-answer: the draft comes back exactly
     page.reload()
-    page.wait_for_selector("#element-list .el-row")
+    page.wait_for_selector("#ws[data-ready] #element-list .el-row")
     assert _rows(page) == ["Deep Squat", "Rest 90 s between sets", "3 sets of squats"]
     assert page.input_value("#question-text") == "What is the first exercise?"
     assert page.locator(".el-box").count() == 3
@@ -224,14 +224,14 @@ def test_mark_not_answerable_and_write_a_not_answerable_question(demo, new_page)
     page = new_page("annotator")
     # an answerer marks a question not answerable (one shortcut)
     page.goto("/projects/demo/work/answers/next/")
-    page.wait_for_selector("#question-text")
+    page.wait_for_selector("#ws[data-ready]")
     page.keyboard.press("Alt+u")
     page.wait_for_selector("text=nothing for you right now")
     assert Answer.objects.get(question=question).verdict == Verdict.NOT_ANSWERABLE
     # the not-answerable stage: one plausible question this screen cannot answer
     page2 = new_page("annotator2")
     page2.goto("/projects/demo/work/not-answerable/next/")
-    page2.wait_for_selector("#q0")
+    page2.wait_for_selector("#ws[data-ready]")
     assert "cannot answer" in page2.inner_text(".rule-box")
     page2.click("#q0")
     page2.keyboard.type("How many calories does the workout burn?")
@@ -249,7 +249,7 @@ def test_boxes_stay_aligned_at_any_zoom_and_window_size(demo, new_page, width):
     make_screen(demo["project"], rico_id=f"5{width}", width=width, state=ScreenState.PREFILTER)
     page = new_page("annotator")
     page.goto("/projects/demo/work/prefilter/next/")
-    page.wait_for_selector("#overlay .cand")
+    page.wait_for_selector("#ws[data-ready]")
     page.wait_for_function("document.getElementById('shot').complete")
     worst = """() => { const img = document.getElementById('shot').getBoundingClientRect();
       const v = window.workspace.viewer; let worst = 0;
@@ -328,7 +328,7 @@ def test_clicks_and_keys_of_a_one_and_a_three_element_answer(demo, new_page):
     q2 = add_question(screen, author=demo["author"], text="What is the first exercise?", position=1)
     page = new_page("annotator")
     page.goto("/projects/demo/work/answers/next/")
-    page.wait_for_selector("#question-text")
+    page.wait_for_selector("#ws[data-ready]")
     # one element: click it (text pre-filled), W to the full answer, type, Ctrl+Enter
     one = Tally(page)
     one.click_box(ROWS[0][3])
@@ -357,7 +357,7 @@ def test_keyboard_only_editing_of_the_element_list(demo, new_page):
     add_question(screen, author=demo["author"], text="What are the exercises?")
     page = new_page("annotator")
     page.goto("/projects/demo/work/answers/next/")
-    page.wait_for_selector("#question-text")
+    page.wait_for_selector("#ws[data-ready]")
     # A adds the candidate under the cursor
     for row in (ROWS[5], ROWS[2], ROWS[3]):
         left, top, right, bottom = row[3]
@@ -391,7 +391,7 @@ def test_skip_asks_for_a_reason_and_expired_lease_keeps_the_draft(demo, new_page
     make_screen(demo["project"], rico_id="7002", state=ScreenState.QUESTIONS_1)
     page = new_page("annotator")
     page.goto("/projects/demo/work/questions-1/next/")
-    page.wait_for_selector("#q0")
+    page.wait_for_selector("#ws[data-ready]")
     first = Assignment.objects.get(annotator=demo["annotator"], status=AssignmentStatus.LEASED)
     # skip: Alt+S opens the dialog, 1 picks the first quick reason, the next screen opens
     page.keyboard.press("Alt+s")
@@ -400,7 +400,10 @@ def test_skip_asks_for_a_reason_and_expired_lease_keeps_the_draft(demo, new_page
     page.keyboard.press("Escape")
     page.keyboard.press("Alt+s")
     page.keyboard.press("1")
-    page.wait_for_function("document.querySelector('[data-testid=rico-id]').textContent === '7002'")
+    page.wait_for_function(
+        "document.querySelector('[data-testid=rico-id]').textContent === '7002'"
+        " && document.getElementById('ws').dataset.ready"
+    )
     first.refresh_from_db()
     assert first.status == AssignmentStatus.SKIPPED and first.skip_reason.startswith("Screenshot is blank")
     # a lease about to run out: the countdown warns, Alt+L extends it
@@ -433,7 +436,7 @@ def test_unsaved_work_survives_a_lost_connection_and_a_reload(demo, new_page):
     add_question(screen, author=demo["author"], text="What is the second exercise?")
     page = new_page("annotator")
     page.goto("/projects/demo/work/answers/next/")
-    page.wait_for_selector("#question-text")
+    page.wait_for_selector("#ws[data-ready]")
     assignment = Assignment.objects.get(annotator=demo["annotator"], status=AssignmentStatus.LEASED)
     # the server is unreachable while the annotator works
     page.route("**/draft/", lambda route: route.abort())
@@ -446,7 +449,7 @@ def test_unsaved_work_survives_a_lost_connection_and_a_reload(demo, new_page):
     # a reload with the server back: this browser's copy wins and reaches the server
     page.unroute("**/draft/")
     page.reload()
-    page.wait_for_selector("#element-list .el-row")
+    page.wait_for_selector("#ws[data-ready] #element-list .el-row")
     assert _rows(page) == ["Lunge", "3 sets"]
     _wait_saved(page)
     assignment.refresh_from_db()

@@ -46,7 +46,8 @@ def test_real_screens_overlay_is_aligned_at_both_sizes(demo, new_page, real_scre
     seen = set()
     for _ in real_screens:
         page.goto("/projects/demo/work/prefilter/next/")
-        page.wait_for_function("document.getElementById('shot').complete && window.workspace")
+        page.wait_for_selector("#ws[data-ready]")
+        page.wait_for_function("document.getElementById('shot').complete")
         rico_id = page.inner_text("[data-testid=rico-id]")
         seen.add(rico_id)
         screen = real_screens[rico_id]
@@ -72,7 +73,7 @@ def test_real_question_answered_by_clicking_the_real_leaf(demo, new_page, real_s
     leaf = Candidate.objects.get(screen=screen, text="Chicago Police")
     page = new_page("annotator")
     page.goto("/projects/demo/work/answers/next/")
-    page.wait_for_selector("#question-text")
+    page.wait_for_selector("#ws[data-ready]")
     _click_box(page, leaf.bounds)
     assert page.eval_on_selector_all("#element-list .el-text", "els => els.map(e => e.value)") == ["Chicago Police"]
     page.keyboard.press("w")

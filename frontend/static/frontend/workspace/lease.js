@@ -50,7 +50,13 @@ export class Lease {
   }
 
   async extend() {
-    const res = await fetch(this.url, { method: "POST", headers: { "X-CSRFToken": this.csrf }, credentials: "same-origin" });
+    let res;
+    try {
+      res = await fetch(this.url, { method: "POST", headers: { "X-CSRFToken": this.csrf }, credentials: "same-origin" });
+    } catch (_) {
+      this.label.textContent = "offline";
+      return false; // no connection: the countdown goes on, the next tick shows the time again
+    }
     const body = await res.json().catch(() => ({}));
     if (res.ok) {
       this.lost = false;

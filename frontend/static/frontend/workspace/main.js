@@ -290,3 +290,4 @@ if (config.errors && config.errors.form) showBanner(config.errors.form);
 
 // For the browser tests and debugging.
 window.workspace = { viewer, editor, drafts, lease, config };
+document.getElementById("ws").dataset.ready = "1"; // the browser tests wait for this
