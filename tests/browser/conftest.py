@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -198,6 +199,8 @@ def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
 
 
 def shoot(page: Any, name: str) -> None:
-    """Save a screenshot of the page for the docs (docs/screenshots/<name>.png)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    """Screenshot the page. With ``UPDATE_SCREENSHOTS=1`` into ``docs/screenshots/<name>.png`` (the
+    README tour); otherwise under the temp folder, so a plain test run leaves the checkout clean."""
+    folder = SCREENSHOTS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else Path(tempfile.gettempdir()) / "screenqa-ui"
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"))
