@@ -462,3 +462,24 @@ def test_unsaved_work_survives_a_lost_connection_and_a_reload(demo, new_page):
         page.locator("#element-list .el-row >> nth=0")
     )
     assert _rows(page) == ["3 sets", "Lunge"]
+
+
+def test_a_logged_out_autosave_is_not_reported_as_saved(demo, new_page):
+    make_screen(demo["project"], rico_id="8101", state=ScreenState.QUESTIONS_1)
+    page = new_page("annotator")
+    page.goto("/projects/demo/work/questions-1/next/")
+    page.wait_for_selector("#ws[data-ready]")
+    page.context.clear_cookies(name="sessionid")  # the session ends (logged out elsewhere, or expired)
+    page.fill("#q0", "What is the first exercise?")
+    page.wait_for_function("document.querySelector('[data-testid=save-status]').dataset.state === 'error'")
+    assert "logged out" in page.inner_text("[data-testid=save-status]")
+    # the work is still in this browser: after logging in again, the reload brings it back
+    page.goto("/login/")
+    page.fill("input[name=username]", "annotator")
+    page.fill("input[name=password]", "pass-word-123")
+    page.click("form button[type=submit]")
+    page.goto("/projects/demo/work/questions-1/next/")
+    page.wait_for_selector("#ws[data-ready]")
+    assert page.input_value("#q0") == "What is the first exercise?"
+    _wait_saved(page)
+    assert Assignment.objects.get(stage="questions-1").draft["questions"][0] == "What is the first exercise?"

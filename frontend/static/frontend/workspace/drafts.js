@@ -63,7 +63,10 @@ export class Drafts {
         keepalive,
       });
       const body = await res.json().catch(() => ({}));
-      if (res.ok) {
+      if (res.redirected || (res.ok && !body.saved_at)) {
+        // The session ended: the request was sent to the login page.
+        this.onStatus?.("error", "Not saved: you are logged out (log in in another tab); kept in this browser");
+      } else if (res.ok) {
         if (version === this.version) this.writeLocal(false);
         const t = new Date(body.saved_at || Date.now());
         this.onStatus?.("saved", `Draft saved ${t.toLocaleTimeString()}`, body);

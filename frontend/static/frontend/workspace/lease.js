@@ -58,7 +58,7 @@ export class Lease {
       return false; // no connection: the countdown goes on, the next tick shows the time again
     }
     const body = await res.json().catch(() => ({}));
-    if (res.ok) {
+    if (res.ok && !res.redirected && body.lease_expires_at) {
       this.lost = false;
       this.set(body.lease_expires_at, body.server_now);
       this.root.classList.remove("expired", "warn");
