@@ -17,6 +17,9 @@ two live leases at once (must be 0), and every screen must have exactly one subm
 
 Data set-up and checks run in a child process with the server's settings, so the same
 code path serves both databases. Loopback only, bounded loops.
+
+``crowd_services`` runs the scripted crowd (``pipeline.crowd``) through the services over a
+fresh synthetic project, from pre-filtering to ready-for-post-processing.
 """
 
 from __future__ import annotations
@@ -289,6 +292,35 @@ def _run_database(name: str, env: dict[str, str], per_client: dict[int, int], fu
     return results
 
 
+def crowd_run(*, screens: int, annotators: int) -> dict[str, Any]:
+    """The scripted crowd through the services (in this process): a whole project from
+    pre-filtering to ready-for-post-processing. Screenshots go to a temporary folder."""
+    from django.test import override_settings
+
+    from annotation.models import Project
+    from annotation.selectors.assignments import assignment_double_leases
+    from pipeline.crowd import crowd_simulate
+
+    with tempfile.TemporaryDirectory(prefix="bench-crowd-") as tmp:
+        storage = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp}}
+        from django.conf import settings
+
+        with override_settings(STORAGES={**settings.STORAGES, "default": storage}):
+            project = Project.objects.create(slug=f"bq-crowd-{int(time.time())}", name="crowd bench")
+            summary = crowd_simulate(project=project, annotators=annotators, seed=7, new_screens=screens)
+    submissions = sum(summary["submitted"].values())
+    return {
+        "screens": screens,
+        "annotators": annotators,
+        "seconds": summary["seconds"],
+        "submissions": submissions,
+        "submissions_per_s": round(submissions / summary["seconds"], 1) if summary["seconds"] else None,
+        "ready_for_postprocessing": summary["progress"]["ready_for_postprocessing"],
+        "questions": summary["progress"]["questions"],
+        "double_leases": assignment_double_leases(project=project),
+    }
+
+
 def run(full: bool) -> dict[str, Any]:
     """Figures per database, pacing and concurrency level (see the module docstring)."""
     from django.conf import settings
@@ -314,7 +346,8 @@ def run(full: bool) -> dict[str, Any]:
             cwd=ROOT, env=sqlite_env, check=True, timeout=600,
         )  # fmt: skip
         results["sqlite"] = _run_database("sqlite", sqlite_env, per_client, full)
-    results["double_leases_total"] = sum(
+    results["crowd_services"] = crowd_run(screens=300 if full else 30, annotators=8)
+    results["double_leases_total"] = results["crowd_services"]["double_leases"] + sum(
         fig["double_leases"] + fig["screens_submitted_twice_or_more"]
         for db in ("postgresql", "sqlite")
         for fig in results[db].values()
