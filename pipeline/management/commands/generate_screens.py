@@ -1,4 +1,4 @@
-"""python manage.py generate_screens OUT --count N [--seed S] [--start-id ID] [--kinds K ...] [--zip]
+"""python manage.py generate_screens OUT --count N [--seed S] [--start-id ID] [--kinds K ...] [--workers W] [--zip]
 
 Writes RICO-format demo screens (``<id>.jpg`` + ``<id>.json``) into the folder OUT, or into
 the zip file OUT with ``--zip``. Deterministic for a seed. See ``docs/demo.md``.
@@ -35,6 +35,7 @@ class Command(BaseCommand):
         parser.add_argument("--start-id", type=int, default=900000, help="RICO id of the first screen")
         parser.add_argument("--kinds", nargs="+", choices=KINDS, help=f"screen kinds (default: all of {KINDS})")
         parser.add_argument("--sizes", nargs="+", help="screenshot sizes, e.g. 1080x1920 540x960 (default both)")
+        parser.add_argument("--workers", type=int, default=1, help="render on this many processes")
         parser.add_argument("--zip", action="store_true", help="write one zip file instead of a folder")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -55,6 +56,7 @@ class Command(BaseCommand):
                 start_id=options["start_id"],
                 sizes=sizes,
                 kinds=options["kinds"],
+                workers=options["workers"],
                 progress=lambda n: advance(bar, n),
             )
         self.stdout.write(f"Wrote {len(ids)} screens ({ids[0]}..{ids[-1]}) to {out}")

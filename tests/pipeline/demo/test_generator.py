@@ -154,6 +154,16 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
     assert (tmp_path / "a" / "900000.jpg").read_bytes() != (tmp_path / "c" / "900000.jpg").read_bytes()
 
 
+def test_parallel_rendering_writes_the_same_bytes(tmp_path):
+    # when the same set is rendered on one process and on two
+    generate_screens(tmp_path / "one", count=6, seed=4)
+    generate_zip(tmp_path / "two.zip", count=6, seed=4, workers=2)
+    # then every file is identical
+    with zipfile.ZipFile(tmp_path / "two.zip") as zf:
+        for name in zf.namelist():
+            assert zf.read(name) == (tmp_path / "one" / name).read_bytes()
+
+
 def test_both_sizes_and_every_kind_in_ten_screens(tmp_path):
     # when ten screens are generated
     generate_screens(tmp_path, count=10)
