@@ -282,7 +282,7 @@ class _Screen:
     ) -> dict[str, Any]:
         """A text view whose bounds hug the drawn text (measured at device size, plus padding)."""
         lines = self.wrap(s, size, bold, max_width) if max_width else [s]
-        w = max(_text_width(line, size, bold) for line in lines)
+        w = max(self.measure(line, size, bold) for line in lines)
         lh = _line_height(size)
         pad = 6
         bounds = [x, y, x + int(w) + 2 * pad, y + lh * len(lines) + 2 * pad]
@@ -291,11 +291,16 @@ class _Screen:
                 self.text(x + pad, y + pad + i * lh, line, size, color or COLORS["text"], bold)
         return self.node(cls, bounds, rid=rid, text=s, font_family="sans-serif" if bold else None)
 
+    def measure(self, s: str, size: int, bold: bool) -> float:
+        """Text width in device px: the wider of the device-size and the drawn-size measure
+        (hinting makes small drawn text relatively wider), so the box always holds the glyphs."""
+        return max(_text_width(s, size, bold), _text_width(s, self.px(size), bold) / self.scale)
+
     def wrap(self, s: str, size: int, bold: bool, max_width: int) -> list[str]:
         words, lines, cur = s.split(), [], ""
         for word in words:
             trial = f"{cur} {word}".strip()
-            if cur and _text_width(trial, size, bold) > max_width - 12:
+            if cur and self.measure(trial, size, bold) > max_width - 12:
                 lines.append(cur)
                 cur = word
             else:

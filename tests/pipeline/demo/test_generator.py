@@ -123,6 +123,8 @@ def test_drawn_text_is_inside_its_vh_box(screens, kind, width):
             strip = image.crop((left - 3, t + 2, left - 1, b - 2))
             lo2, hi2 = strip.getextrema()
             assert hi2 - lo2 < 60, (kind, node["text"])
+            right = image.crop((r + 1, t + 2, r + 3, b - 2))
+            assert right.getextrema()[1] - right.getextrema()[0] < 60, (kind, node["text"], "spills right")
 
 
 def test_checkbox_state_is_in_the_pixels(screens):
