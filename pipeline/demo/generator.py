@@ -563,7 +563,7 @@ def _kind_dialog(sc: _Screen) -> tuple[dict[str, Any], tuple[int, int, int, int]
     """A dialog over dimmed content: the content behind is drawn but has no VH at all."""
     sc.app_bar("Inbox")
     _list_rows(sc, STATUS_H + APPBAR_H, NAV_TOP)
-    # Dim everything drawn so far (the status bar stays lit, as on Android).
+    # Dim everything drawn so far, status bar included (as in RICO dialog screenshots).
     dim = Image.new("RGB", sc.image.size, (0, 0, 0))
     sc.image = Image.blend(sc.image, dim, 0.55)
     sc.draw = ImageDraw.Draw(sc.image)
