@@ -74,7 +74,7 @@ def run(full: bool) -> dict[str, Any]:
         source = Path(tmp) / "screens"
         source.mkdir()
         started = time.perf_counter()
-        generate_screens(source, count=count, seed=0)
+        generate_screens(source, count=count, seed=0, workers=2)
         generated_s = time.perf_counter() - started
         media = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": f"{tmp}/media"}}
         from django.conf import settings
