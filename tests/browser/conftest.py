@@ -1,25 +1,26 @@
 """The browser suite: the real UI in headless Chromium (Playwright) against pytest-django's
 live server on the test database. Skipped, with a message, when Chromium is absent.
 
-Screens are generated here (Pillow draws a small workout app whose rows are the VH
-candidates), at both RICO screenshot sizes, so each test knows exactly where every box is.
+Screens come from the project's demo generator (``pipeline.demo.generator``: RICO-format
+screenshots and view hierarchies) through the real importer, at both RICO screenshot sizes;
+the tests read the candidates' boxes back from the database.
 """
 
 from __future__ import annotations
 
-import io
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.files.base import ContentFile
-from PIL import Image, ImageDraw, ImageFont
 
 from annotation.models import Candidate, ElementType, Question, QuestionSource, QuestionState, Screen, ScreenState
-from tests.factories import PASSWORD, AppFactory, MembershipFactory, ProjectFactory, UserFactory
+from pipeline.demo.generator import generate_screens
+from pipeline.ingest import import_screens
+from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -36,96 +37,39 @@ LAUNCH_ARGS = [
 # between browser steps are still plain synchronous calls.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-# The app drawn on every generated screen, in 1080x1920 pixels: (class, type, text, bounds).
-ROWS: list[tuple[str, str, str, tuple[int, int, int, int]]] = [
-    ("android.widget.TextView", "text", "Leg day workout", (40, 90, 700, 170)),
-    ("android.widget.ImageView", "image", "", (900, 80, 1040, 180)),
-    ("android.widget.TextView", "text", "Deep Squat", (60, 320, 560, 400)),
-    ("android.widget.TextView", "text", "3 sets", (600, 320, 820, 400)),
-    ("android.widget.TextView", "text", "15x", (860, 320, 1020, 400)),
-    ("android.widget.TextView", "text", "Lunge", (60, 480, 560, 560)),
-    ("android.widget.TextView", "text", "3 sets", (600, 480, 820, 560)),
-    ("android.widget.TextView", "text", "10x", (860, 480, 1020, 560)),
-    ("android.widget.Button", "button", "Start workout", (240, 1660, 840, 1780)),
-]
-# Drawn into the pixels but absent from the VH (as a WebView or canvas would be): a box to draw.
-UNLISTED_TEXT = ("Rest 90 s between sets", (60, 700, 760, 780))
+
+def generated_screens(
+    project: Any,
+    *,
+    start_id: int,
+    kinds: tuple[str, ...] = ("list",),
+    sizes: tuple[tuple[int, int], ...] = ((1080, 1920),),
+    state: str = ScreenState.PREFILTER,
+    **fields: Any,
+) -> list[Screen]:
+    """Demo screens from ``pipeline.demo.generator`` (one per kind and size), imported by the
+    real importer, then put in ``state``. Ordered by RICO id: kinds cycle fastest, then sizes."""
+    folder = Path(tempfile.mkdtemp(prefix="screenqa-ui-"))
+    try:
+        generate_screens(folder, count=len(kinds) * len(sizes), seed=0, start_id=start_id, sizes=sizes, kinds=kinds)
+        summary = import_screens(project=project, source=folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert not summary.rejected, summary.rejected
+    screens = Screen.objects.filter(project=project, rico_id__in=summary.imported)
+    screens.update(state=state, **fields)
+    return list(screens.order_by("rico_id"))
 
 
-def _font(size: int) -> Any:
-    for path in (
-        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-    ):
-        if Path(path).exists():
-            return ImageFont.truetype(path, size)
-    return ImageFont.load_default()
-
-
-def scaled(bounds: tuple[int, int, int, int], width: int) -> list[int]:
-    return [round(v * width / 1080) for v in bounds]
-
-
-def screen_png(width: int, height: int) -> bytes:
-    img = Image.new("RGB", (width, height), "#fafafa")
-    draw = ImageDraw.Draw(img)
-    s = width / 1080
-    draw.rectangle([0, 0, width, round(220 * s)], fill="#3b5bdb")
-    font = _font(round(48 * s))
-    for cls, _type, text, b in ROWS:
-        box = scaled(b, width)
-        if cls.endswith("ImageView"):
-            draw.ellipse(box, fill="#ffd43b")
-        elif cls.endswith("Button"):
-            draw.rounded_rectangle(box, radius=round(30 * s), fill="#2f9e44")
-            draw.text((box[0] + round(120 * s), box[1] + round(30 * s)), text, fill="white", font=font)
-        else:
-            colour = "white" if b[1] < 220 else "#212529"
-            draw.text((box[0] + 4, box[1] + round(12 * s)), text, fill=colour, font=font)
-    text, b = UNLISTED_TEXT
-    box = scaled(b, width)
-    draw.rectangle(box, fill="#fff3bf")
-    draw.text((box[0] + 8, box[1] + round(14 * s)), text, fill="#5c3c00", font=font)
-    buf = io.BytesIO()
-    img.save(buf, "PNG")
-    return buf.getvalue()
-
-
-def make_screen(
-    project: Any, *, rico_id: str, width: int = 1080, state: str = ScreenState.PREFILTER, **extra: Any
-) -> Screen:
-    height = width * 16 // 9
-    app = (
-        AppFactory(project=project, package="com.example.legday") if not project.apps.exists() else project.apps.first()
-    )
-    screen = Screen.objects.create(
-        project=project,
-        app=app,
-        rico_id=rico_id,
-        width=width,
-        height=height,
-        image=ContentFile(screen_png(width, height), name=f"{rico_id}.png"),
-        vh={"activity_name": "com.example.legday/.Workout", "activity": {"root": {}}},
-        content_sha256=f"{rico_id:0>64}"[:64],
-        state=state,
-        **extra,
-    )
-    Candidate.objects.bulk_create(
-        Candidate(
-            screen=screen,
-            vh_index=10 + i,
-            left=scaled(b, width)[0],
-            top=scaled(b, width)[1],
-            right=scaled(b, width)[2],
-            bottom=scaled(b, width)[3],
-            class_name=cls,
-            type=ElementType(kind),
-            text=text,
-            content_desc="" if text else "trainer photo",
-        )
-        for i, (cls, kind, text, b) in enumerate(ROWS)
-    )
-    return screen
+def list_rows(screen: Screen) -> list[tuple[Candidate, Candidate, Candidate]]:
+    """The rows of a generated ``list`` screen as (name, time, preview) text candidates."""
+    texts = [
+        c for c in Candidate.objects.filter(screen=screen, type=ElementType.TEXT).order_by("top", "left") if c.text
+    ]
+    body = [c for c in texts if c.top > texts[0].bottom]  # below the app bar title
+    rows = [tuple(body[i : i + 3]) for i in range(0, len(body) - 2, 3)]
+    assert rows and all(r[0].left == r[2].left for r in rows), "unexpected list layout"
+    return rows  # type: ignore[return-value]
 
 
 def add_question(screen: Screen, *, author: Any, text: str, position: int = 0) -> Question:

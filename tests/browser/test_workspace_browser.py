@@ -1,21 +1,79 @@
-"""Each stage end to end in headless Chromium, as an annotator would do it."""
+"""Each stage end to end in headless Chromium, as an annotator would do it, on screens from the
+demo generator (imported by the real importer)."""
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentStatus, PrefilterJudgment, ScreenState
-from tests.browser.conftest import make_screen, shoot
+from annotation.models import (
+    Answer,
+    Assignment,
+    AssignmentStatus,
+    Candidate,
+    PrefilterJudgment,
+    Question,
+    QuestionSource,
+    ScreenState,
+    Verdict,
+)
+from tests.browser.conftest import add_question, generated_screens, list_rows, shoot
+from tests.factories import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+BOTH_SIZES = ((1080, 1920), (540, 960))
+
+
+def _client_point(page, x: float, y: float) -> tuple[float, float]:
+    """Screenshot pixels -> page coordinates, through the SVG overlay's box."""
+    return page.evaluate(
+        """([x, y]) => { const v = window.workspace.viewer; const r = v.svg.getBoundingClientRect();
+           return [r.left + x * r.width / v.W, r.top + y * r.height / v.H]; }""",
+        [x, y],
+    )
+
+
+def _centre(bounds) -> tuple[float, float]:
+    left, top, right, bottom = bounds
+    return (left + right) / 2, (top + bottom) / 2
+
+
+def _click_box(page, bounds) -> None:
+    page.mouse.click(*_client_point(page, *_centre(bounds)))
+
+
+def _drag(page, start, end) -> None:
+    page.mouse.move(*_client_point(page, *start))
+    page.mouse.down()
+    page.mouse.move(*_client_point(page, (start[0] + end[0]) / 2, (start[1] + end[1]) / 2), steps=4)
+    page.mouse.move(*_client_point(page, *end), steps=4)
+    page.mouse.up()
+
+
+def _rows(page) -> list[str]:
+    return page.eval_on_selector_all("#element-list .el-text", "els => els.map(e => e.value)")
+
+
+def _wait_saved(page) -> None:
+    page.wait_for_function("document.querySelector('[data-testid=save-status]').dataset.state === 'saved'")
+
+
+def _open(page, stage: str) -> None:
+    page.goto(f"/projects/demo/work/{stage}/next/")
+    page.wait_for_selector("#ws[data-ready]")
+
+
+NOTHING = "text=nothing for you right now"
+
 
 def test_prefilter_judge_a_screen(demo, new_page):
-    # given two generated screens waiting for pre-filtering
-    first = make_screen(demo["project"], rico_id="1001")
-    second = make_screen(demo["project"], rico_id="1002", width=540)
+    # given two generated screens waiting for pre-filtering, one at each size
+    first, second = generated_screens(demo["project"], start_id=910000, sizes=BOTH_SIZES)
+    title = Candidate.objects.filter(screen=first, type="text").order_by("top").first()
     page = new_page("annotator")
     # when the annotator opens the workspace home and the pre-filtering stage
     page.goto("/projects/demo/work/")
@@ -23,9 +81,10 @@ def test_prefilter_judge_a_screen(demo, new_page):
     shoot(page, "workspace-home")
     page.click('tr[data-stage="prefilter"] a.button')
     page.wait_for_selector("#ws[data-ready]")
-    # then the VH is drawn over the screenshot with short class names and text
+    # then the VH is drawn over the screenshot, each box labelled with short class name and text
     labels = page.locator("#overlay .cand-label").all_text_contents()
-    assert "TextView “Deep Squat”" in labels and "Button “Start workout”" in labels
+    assert len(labels) == first.candidates.count()
+    assert f"TextView “{title.text}”" in labels and "ImageButton “Search”" in labels
     shoot(page, "prefilter")
     # the overlay toggles with O, the rules open with R
     page.keyboard.press("o")
@@ -47,87 +106,54 @@ def test_prefilter_judge_a_screen(demo, new_page):
     assert first.state == ScreenState.EXCLUDED
 
 
-def _client_point(page, x: float, y: float) -> tuple[float, float]:
-    """Screenshot pixels -> page coordinates, through the SVG overlay's box."""
-    return page.evaluate(
-        """([x, y]) => { const v = window.workspace.viewer; const r = v.svg.getBoundingClientRect();
-           return [r.left + x * r.width / v.W, r.top + y * r.height / v.H]; }""",
-        [x, y],
-    )
-
-
-def _click_box(page, bounds) -> None:
-    left, top, right, bottom = bounds
-    page.mouse.click(*_client_point(page, (left + right) / 2, (top + bottom) / 2))
-
-
-def _drag(page, start, end) -> None:
-    page.mouse.move(*_client_point(page, *start))
-    page.mouse.down()
-    page.mouse.move(*_client_point(page, (start[0] + end[0]) / 2, (start[1] + end[1]) / 2), steps=4)
-    page.mouse.move(*_client_point(page, *end), steps=4)
-    page.mouse.up()
-
-
-def _rows(page) -> list[str]:
-    return page.eval_on_selector_all("#element-list .el-text", "els => els.map(e => e.value)")
-
-
-def _wait_saved(page) -> None:
-    page.wait_for_function("document.querySelector('[data-testid=save-status]').dataset.state === 'saved'")
-
-
 def test_questions_two_passes_by_two_writers(demo, new_page):
-    from annotation.models import Question, QuestionSource
-
-    screen = make_screen(demo["project"], rico_id="2001", state=ScreenState.QUESTIONS_1)
+    (screen,) = generated_screens(demo["project"], start_id=920000, state=ScreenState.QUESTIONS_1)
+    name = list_rows(screen)[0][0].text
     # pass 1: the first writer
     page = new_page("annotator")
-    page.goto("/projects/demo/work/questions-1/next/")
-    page.wait_for_selector("#ws[data-ready]")
-    page.fill("#q0", "What is the first exercise?")
+    _open(page, "questions-1")
+    page.fill("#q0", f"What did {name} write?")
     page.keyboard.press("Enter")  # to the next field, never a half-done submit
-    page.keyboard.type("How many sets of lunges?")
-    assert page.input_value("#q1") == "How many sets of lunges?"
+    page.keyboard.type("How many unread messages are there?")
+    assert page.input_value("#q1") == "How many unread messages are there?"
     # a live, non-blocking hint: counting
     page.wait_for_selector("[data-testid=hints-1] [data-kind=counting]")
     shoot(page, "questions-pass1")
-    page.fill("#q1", "What is the exercise after the squat?")
+    page.fill("#q1", f"At what time is the last message of {name}?")
     page.wait_for_selector("[data-testid=hints-1] li", state="detached")
     page.keyboard.press("Control+Enter")
-    page.wait_for_selector("text=nothing for you right now")
+    page.wait_for_selector(NOTHING)
     # pass 2: another writer sees pass 1 read-only
     page2 = new_page("annotator2")
     page2.goto("/projects/demo/work/")
     page2.click('tr[data-stage="questions-2"] a.button')
     page2.wait_for_selector("#ws[data-ready]")
     assert page2.locator("[data-testid=previous-questions] li").all_inner_texts() == [
-        "What is the first exercise?",
-        "What is the exercise after the squat?",
+        f"What did {name} write?",
+        f"At what time is the last message of {name}?",
     ]
     assert page2.locator("input[name=question]").count() == 3
     page2.click("#q0")
-    page2.keyboard.type("what's the first exercise")
+    page2.keyboard.type(f"what did {name} write")
     page2.wait_for_selector("[data-testid=hints-0] [data-kind=duplicate]")
     shoot(page2, "questions-pass2")
-    page2.fill("#q0", "How long is the rest between sets?")
+    page2.fill("#q0", "What is the title of this screen?")
     page2.keyboard.press("Control+Enter")
-    page2.wait_for_selector("text=nothing for you right now")
+    page2.wait_for_selector(NOTHING)
     got = list(
         Question.objects.filter(screen=screen).order_by("position").values_list("text", "source", "author__username")
     )
     assert got == [
-        ("What is the first exercise?", QuestionSource.PASS_1, "annotator"),
-        ("What is the exercise after the squat?", QuestionSource.PASS_1, "annotator"),
-        ("How long is the rest between sets?", QuestionSource.PASS_2, "annotator2"),
+        (f"What did {name} write?", QuestionSource.PASS_1, "annotator"),
+        (f"At what time is the last message of {name}?", QuestionSource.PASS_1, "annotator"),
+        ("What is the title of this screen?", QuestionSource.PASS_2, "annotator2"),
     ]
 
 
 def test_nothing_to_ask_and_refusal_of_an_empty_pass(demo, new_page):
-    make_screen(demo["project"], rico_id="2101", state=ScreenState.QUESTIONS_1)
+    generated_screens(demo["project"], start_id=921000, kinds=("login",), state=ScreenState.QUESTIONS_1)
     page = new_page("annotator")
-    page.goto("/projects/demo/work/questions-1/next/")
-    page.wait_for_selector("#ws[data-ready]")
+    _open(page, "questions-1")
     url = page.url
     # submitting nothing is refused here, with the reason next to the questions
     page.click("#submit-btn")
@@ -135,49 +161,46 @@ def test_nothing_to_ask_and_refusal_of_an_empty_pass(demo, new_page):
     assert page.url == url
     # "nothing to ask" is an explicit action
     page.keyboard.press("Alt+n")
-    page.wait_for_selector("text=nothing for you right now")
+    page.wait_for_selector(NOTHING)
     assert Assignment.objects.get(stage="questions-1").submission == {"questions": []}
 
 
 def test_answer_select_draw_reorder_reload_submit(demo, new_page):
-    from annotation.models import Answer
-    from tests.browser.conftest import ROWS, UNLISTED_TEXT, add_question
-
-    screen = make_screen(demo["project"], rico_id="3001", state=ScreenState.ANSWERING, split="train")
-    question = add_question(screen, author=demo["author"], text="What is the frist exercise?")
-    squat, sets = ROWS[2][3], ROWS[3][3]
+    (screen,) = generated_screens(demo["project"], start_id=930000, state=ScreenState.ANSWERING, split="train")
+    name, time, preview = list_rows(screen)[0]
+    question = add_question(screen, author=demo["author"], text=f"Waht did {name.text} write?")
     page = new_page("annotator")
     page.goto("/projects/demo/work/")
     page.click('tr[data-stage="answers"] a.button')
     page.wait_for_selector("#ws[data-ready]")
-    assert "What is the frist exercise?" in page.inner_text("[data-testid=original-question]")
+    assert f"Waht did {name.text} write?" in page.inner_text("[data-testid=original-question]")
     # fix the typo in the question (the original stays shown)
-    page.fill("#question-text", "What is the first exercise?")
+    page.fill("#question-text", f"What did {name.text} write?")
     # select two candidates: click adds each, its text pre-filled
-    _click_box(page, squat)
-    _click_box(page, sets)
-    assert _rows(page) == ["Deep Squat", "3 sets"]
-    # draw a box where the VH has nothing, then move it and resize it by its corner
-    left, top, right, bottom = UNLISTED_TEXT[1]
-    _drag(page, (left - 30, top - 20), (right - 50, bottom - 30))
-    page.keyboard.type("Rest 90 s between sets")  # the new box's text field has the focus
-    centre = ((left - 30 + right - 50) / 2, (top - 20 + bottom - 30) / 2)
+    _click_box(page, name.bounds)
+    _click_box(page, preview.bounds)
+    assert _rows(page) == [name.text, preview.text]
+    # draw a box (off by a few pixels), then move it and resize it by its corner
+    left, top, right, bottom = target = time.bounds
+    _drag(page, (left - 12, top - 8), (right - 20, bottom - 12))
+    page.keyboard.type(time.text)  # the new box's text field has the focus
+    centre = ((left - 12 + right - 20) / 2, (top - 8 + bottom - 12) / 2)
     page.mouse.move(*_client_point(page, *centre))
     page.mouse.down()
-    page.mouse.move(*_client_point(page, centre[0] + 30, centre[1] + 20), steps=5)
+    page.mouse.move(*_client_point(page, centre[0] + 12, centre[1] + 8), steps=5)
     page.mouse.up()
     handle = page.locator(".handle.h-se").bounding_box()
     page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
     page.mouse.down()
     page.mouse.move(*_client_point(page, right, bottom), steps=5)
     page.mouse.up()
-    assert _rows(page) == ["Deep Squat", "3 sets", "Rest 90 s between sets"]
+    assert _rows(page) == [name.text, preview.text, time.text]
     # reorder with the keyboard: the drawn box (selected) goes up one place
     page.locator("#element-list .el-text").nth(2).focus()
     page.keyboard.press("Alt+ArrowUp")
-    assert _rows(page) == ["Deep Squat", "Rest 90 s between sets", "3 sets"]
+    assert _rows(page) == [name.text, time.text, preview.text]
     # edit a text
-    page.locator("#element-list .el-text").nth(2).fill("3 sets of squats")
+    page.locator("#element-list .el-text").nth(2).fill(f"{preview.text} (message)")
     # hovering a row highlights its box
     page.hover("#element-list .el-row >> nth=0")
     assert "hl" in page.get_attribute('.el-box[data-i="0"]', "class")
@@ -186,8 +209,8 @@ def test_answer_select_draw_reorder_reload_submit(demo, new_page):
     # reload mid-answer: the draft comes back exactly
     page.reload()
     page.wait_for_selector("#ws[data-ready] #element-list .el-row")
-    assert _rows(page) == ["Deep Squat", "Rest 90 s between sets", "3 sets of squats"]
-    assert page.input_value("#question-text") == "What is the first exercise?"
+    assert _rows(page) == [name.text, time.text, f"{preview.text} (message)"]
+    assert page.input_value("#question-text") == f"What did {name.text} write?"
     assert page.locator(".el-box").count() == 3
     # submitting without the full answer is refused here, next to the field
     url = page.url
@@ -195,81 +218,76 @@ def test_answer_select_draw_reorder_reload_submit(demo, new_page):
     assert "full sentence" in page.inner_text("[data-testid=error-full_answer]")
     assert page.url == url
     page.keyboard.press("Alt+w")
-    page.keyboard.type("The first exercise is the deep squat.")
+    page.keyboard.type(f"{name.text} wrote “{preview.text}” at {time.text}.")
     page.keyboard.press("Control+Enter")
-    page.wait_for_selector("text=nothing for you right now")
+    page.wait_for_selector(NOTHING)
     # what the database holds
     answer = Answer.objects.get(question=question)
-    assert answer.question_text == "What is the first exercise?" and answer.annotator == demo["annotator"]
-    assert answer.full_answer == "The first exercise is the deep squat."
+    assert answer.question_text == f"What did {name.text} write?" and answer.annotator == demo["annotator"]
+    assert answer.full_answer == f"{name.text} wrote “{preview.text}” at {time.text}."
     elements = list(answer.elements.order_by("position"))
     assert [(e.vh_index, e.text) for e in elements] == [
-        (12, "Deep Squat"),
-        (None, "Rest 90 s between sets"),
-        (13, "3 sets of squats"),
+        (name.vh_index, name.text),
+        (None, time.text),
+        (preview.vh_index, f"{preview.text} (message)"),
     ]
-    assert elements[0].bounds == list(squat) and elements[2].bounds == list(sets)
-    drawn = elements[1].bounds
-    assert all(abs(a - b) <= 6 for a, b in zip(drawn, UNLISTED_TEXT[1], strict=True)), drawn
+    assert elements[0].bounds == name.bounds and elements[2].bounds == preview.bounds
+    assert all(abs(a - b) <= 6 for a, b in zip(elements[1].bounds, target, strict=True)), elements[1].bounds
 
 
 def test_mark_not_answerable_and_write_a_not_answerable_question(demo, new_page):
-    from annotation.models import Answer, Question, QuestionSource, Verdict
-    from tests.browser.conftest import add_question
-
-    screen = make_screen(
-        demo["project"], rico_id="4001", state=ScreenState.ANSWERING, split="train", not_answerable_sampled=True
+    (screen,) = generated_screens(
+        demo["project"], start_id=940000, state=ScreenState.ANSWERING, split="train", not_answerable_sampled=True
     )
-    question = add_question(screen, author=demo["author"], text="Who is the trainer?")
+    question = add_question(screen, author=demo["author"], text="What is the phone number of the first contact?")
     page = new_page("annotator")
     # an answerer marks a question not answerable (one shortcut)
-    page.goto("/projects/demo/work/answers/next/")
-    page.wait_for_selector("#ws[data-ready]")
+    _open(page, "answers")
     page.keyboard.press("Alt+u")
-    page.wait_for_selector("text=nothing for you right now")
+    page.wait_for_selector(NOTHING)
     assert Answer.objects.get(question=question).verdict == Verdict.NOT_ANSWERABLE
     # the not-answerable stage: one plausible question this screen cannot answer
     page2 = new_page("annotator2")
-    page2.goto("/projects/demo/work/not-answerable/next/")
-    page2.wait_for_selector("#ws[data-ready]")
+    _open(page2, "not-answerable")
     assert "cannot answer" in page2.inner_text(".rule-box")
+    assert "What is the phone number of the first contact?" in page2.inner_text("[data-testid=previous-questions]")
     page2.click("#q0")
-    page2.keyboard.type("How many calories does the workout burn?")
+    page2.keyboard.type("How many contacts are blocked?")
     page2.wait_for_selector("[data-testid=hints-0] [data-kind=counting]")
-    page2.fill("#q0", "What is the trainer's phone number?")
+    page2.fill("#q0", "Where does the last contact live?")
     shoot(page2, "not-answerable")
     page2.keyboard.press("Control+Enter")
-    page2.wait_for_selector("text=nothing for you right now")
+    page2.wait_for_selector(NOTHING)
     written = Question.objects.get(screen=screen, source=QuestionSource.NOT_ANSWERABLE)
-    assert (written.text, written.author) == ("What is the trainer's phone number?", demo["annotator2"])
+    assert (written.text, written.author) == ("Where does the last contact live?", demo["annotator2"])
 
 
-@pytest.mark.parametrize("width", [1080, 540])
-def test_boxes_stay_aligned_at_any_zoom_and_window_size(demo, new_page, width):
-    make_screen(demo["project"], rico_id=f"5{width}", width=width, state=ScreenState.PREFILTER)
+WORST_MISALIGNMENT = """() => { const img = document.getElementById('shot').getBoundingClientRect();
+  const v = window.workspace.viewer; let worst = 0;
+  for (const c of v.candidates) {
+    const r = document.querySelector(`.cand[data-vh="${c.vh_index}"]`).getBoundingClientRect();
+    const want = [img.left + c.bounds[0] * img.width / v.W, img.top + c.bounds[1] * img.height / v.H,
+                  img.left + c.bounds[2] * img.width / v.W, img.top + c.bounds[3] * img.height / v.H];
+    worst = Math.max(worst, ...[r.left, r.top, r.right, r.bottom].map((g, i) => Math.abs(g - want[i])));
+  }
+  return worst; }"""
+
+
+@pytest.mark.parametrize("size", BOTH_SIZES, ids=["1080x1920", "540x960"])
+def test_boxes_stay_aligned_at_any_zoom_and_window_size(demo, new_page, size):
+    generated_screens(demo["project"], start_id=950000, sizes=(size,))
     page = new_page("annotator")
-    page.goto("/projects/demo/work/prefilter/next/")
-    page.wait_for_selector("#ws[data-ready]")
+    _open(page, "prefilter")
     page.wait_for_function("document.getElementById('shot').complete")
-    worst = """() => { const img = document.getElementById('shot').getBoundingClientRect();
-      const v = window.workspace.viewer; let worst = 0;
-      for (const c of v.candidates) {
-        const r = document.querySelector(`.cand[data-vh="${c.vh_index}"]`).getBoundingClientRect();
-        const want = [img.left + c.bounds[0] * img.width / v.W, img.top + c.bounds[1] * img.height / v.H,
-                      img.left + c.bounds[2] * img.width / v.W, img.top + c.bounds[3] * img.height / v.H];
-        const got = [r.left, r.top, r.right, r.bottom];
-        worst = Math.max(worst, ...got.map((g, i) => Math.abs(g - want[i])));
-      }
-      return worst; }"""
     natural = page.evaluate(
         "[document.getElementById('shot').naturalWidth, document.getElementById('shot').naturalHeight]"
     )
-    assert natural == [width, width * 16 // 9]
-    assert page.evaluate(worst) <= 1.0
+    assert natural == list(size)
+    assert page.evaluate(WORST_MISALIGNMENT) <= 1.0
     for key in ("+", "+", "+"):
         page.keyboard.press(key)
     assert page.inner_text("#zoom-level") != "100%"
-    assert page.evaluate(worst) <= 1.0
+    assert page.evaluate(WORST_MISALIGNMENT) <= 1.0
     # pan: drag the zoomed screenshot
     scroll = "[document.getElementById('viewport').scrollLeft, document.getElementById('viewport').scrollTop]"
     before = page.evaluate(scroll)
@@ -281,14 +299,14 @@ def test_boxes_stay_aligned_at_any_zoom_and_window_size(demo, new_page, width):
     page.mouse.up()
     after = page.evaluate(scroll)
     assert after[1] >= before[1] + 100, (before, after)
-    assert page.evaluate(worst) <= 1.0
+    assert page.evaluate(WORST_MISALIGNMENT) <= 1.0
     page.set_viewport_size({"width": 1920, "height": 1080})
     page.wait_for_timeout(100)
-    assert page.evaluate(worst) <= 1.0
+    assert page.evaluate(WORST_MISALIGNMENT) <= 1.0
     page.keyboard.press("0")
     page.set_viewport_size({"width": 1366, "height": 768})
     page.wait_for_timeout(100)
-    assert page.evaluate(worst) <= 1.0
+    assert page.evaluate(WORST_MISALIGNMENT) <= 1.0
     # the help lists every shortcut
     page.keyboard.press("?")
     assert page.locator("#help-dialog[open]").count() == 1
@@ -320,78 +338,74 @@ class Tally:
 
 def test_clicks_and_keys_of_a_one_and_a_three_element_answer(demo, new_page):
     """The figures of docs/ux.md: a typical one-element and three-element answer."""
-    from annotation.models import Answer
-    from tests.browser.conftest import ROWS, add_question
-
-    screen = make_screen(demo["project"], rico_id="6001", state=ScreenState.ANSWERING, split="train")
-    q1 = add_question(screen, author=demo["author"], text="What is the name of the workout?", position=0)
-    q2 = add_question(screen, author=demo["author"], text="What is the first exercise?", position=1)
+    (screen,) = generated_screens(demo["project"], start_id=960000, state=ScreenState.ANSWERING, split="train")
+    title = Candidate.objects.filter(screen=screen, type="text").order_by("top").first()
+    name, time, preview = list_rows(screen)[0]
+    q1 = add_question(screen, author=demo["author"], text="What is the title of the screen?", position=0)
+    q2 = add_question(screen, author=demo["author"], text="What is the latest message?", position=1)
     page = new_page("annotator")
-    page.goto("/projects/demo/work/answers/next/")
-    page.wait_for_selector("#ws[data-ready]")
+    _open(page, "answers")
     # one element: click it (text pre-filled), W to the full answer, type, Ctrl+Enter
     one = Tally(page)
-    one.click_box(ROWS[0][3])
+    one.click_box(title.bounds)
     one.press("w")
-    one.type("The workout is called Leg day workout.")
+    one.type(f"The title is {title.text}.")
     one.press("Control+Enter")
     # the next question opens at once, no extra click
     page.wait_for_function(f"window.workspace && window.workspace.config.question.id === {q2.pk}")
+    page.wait_for_selector("#ws[data-ready]")
     three = Tally(page)
-    for row in ROWS[2:5]:
-        three.click_box(row[3])
+    for element in (name, preview, time):  # one semantic group, in reading order
+        three.click_box(element.bounds)
     three.press("w")
-    three.type("The first exercise is Deep Squat, 3 sets of 15.")
+    three.type(f"{name.text} wrote {preview.text} at {time.text}.")
     three.press("Control+Enter")
-    page.wait_for_selector("text=nothing for you right now")
-    assert one.counts() == {"clicks": 1, "drags": 0, "keys": 2, "typed": 38}
-    assert three.counts() == {"clicks": 3, "drags": 0, "keys": 2, "typed": 47}
-    assert [e.text for e in Answer.objects.get(question=q1).elements.all()] == ["Leg day workout"]
-    assert [e.vh_index for e in Answer.objects.get(question=q2).elements.all()] == [12, 13, 14]
+    page.wait_for_selector(NOTHING)
+    assert one.counts() == {"clicks": 1, "drags": 0, "keys": 2, "typed": len(f"The title is {title.text}.")}
+    assert three.counts()["clicks"] == 3 and three.counts()["keys"] == 2 and three.counts()["drags"] == 0
+    assert [e.text for e in Answer.objects.get(question=q1).elements.all()] == [title.text]
+    assert [e.vh_index for e in Answer.objects.get(question=q2).elements.all()] == [
+        name.vh_index,
+        preview.vh_index,
+        time.vh_index,
+    ]
 
 
 def test_keyboard_only_editing_of_the_element_list(demo, new_page):
-    from tests.browser.conftest import ROWS, add_question
-
-    screen = make_screen(demo["project"], rico_id="6101", state=ScreenState.ANSWERING, split="train")
-    add_question(screen, author=demo["author"], text="What are the exercises?")
+    (screen,) = generated_screens(demo["project"], start_id=961000, state=ScreenState.ANSWERING, split="train")
+    (n1, _t1, p1), (n2, _t2, _p2) = list_rows(screen)[:2]
+    add_question(screen, author=demo["author"], text="Who wrote messages?")
     page = new_page("annotator")
-    page.goto("/projects/demo/work/answers/next/")
-    page.wait_for_selector("#ws[data-ready]")
+    _open(page, "answers")
     # A adds the candidate under the cursor
-    for row in (ROWS[5], ROWS[2], ROWS[3]):
-        left, top, right, bottom = row[3]
-        page.mouse.move(*_client_point(page, (left + right) / 2, (top + bottom) / 2))
+    for element in (n2, n1, p1):
+        page.mouse.move(*_client_point(page, *_centre(element.bounds)))
         page.keyboard.press("a")
-    assert _rows(page) == ["Lunge", "Deep Squat", "3 sets"]
-    # K / J walk the list, Alt+Down moves, Delete removes
-    page.keyboard.press("k")  # from the last (3 sets) to Deep Squat
+    assert _rows(page) == [n2.text, n1.text, p1.text]
+    # K / J walk the list, Alt+Up/Down move, E edits, Alt+D removes
+    page.keyboard.press("k")  # from the last to the second
     page.keyboard.press("Alt+ArrowUp")
-    assert _rows(page) == ["Deep Squat", "Lunge", "3 sets"]
+    assert _rows(page) == [n1.text, n2.text, p1.text]
     page.keyboard.press("j")  # single keys never type into a text field
     page.keyboard.press("k")
-    assert _rows(page) == ["Deep Squat", "Lunge", "3 sets"]
+    assert _rows(page) == [n1.text, n2.text, p1.text]
     page.keyboard.press("e")  # edit the selected element's text
-    page.keyboard.type("Deep squat x3")
-    assert _rows(page) == ["Deep squat x3", "Lunge", "3 sets"]
+    page.keyboard.type("Someone")
+    assert _rows(page) == ["Someone", n2.text, p1.text]
     page.keyboard.press("Alt+j")
     page.keyboard.press("Alt+ArrowDown")
-    assert _rows(page) == ["Deep squat x3", "3 sets", "Lunge"]
+    assert _rows(page) == ["Someone", p1.text, n2.text]
     page.keyboard.press("Alt+d")
-    assert _rows(page) == ["Deep squat x3", "3 sets"]
+    assert _rows(page) == ["Someone", p1.text]
     assert page.locator(".el-box").count() == 2
 
 
 def test_skip_asks_for_a_reason_and_expired_lease_keeps_the_draft(demo, new_page):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    make_screen(demo["project"], rico_id="7001", state=ScreenState.QUESTIONS_1)
-    make_screen(demo["project"], rico_id="7002", state=ScreenState.QUESTIONS_1)
+    _first, second_screen = generated_screens(
+        demo["project"], start_id=970000, kinds=("settings", "login"), state=ScreenState.QUESTIONS_1
+    )
     page = new_page("annotator")
-    page.goto("/projects/demo/work/questions-1/next/")
-    page.wait_for_selector("#ws[data-ready]")
+    _open(page, "questions-1")
     first = Assignment.objects.get(annotator=demo["annotator"], status=AssignmentStatus.LEASED)
     # skip: Alt+S opens the dialog, 1 picks the first quick reason, the next screen opens
     page.keyboard.press("Alt+s")
@@ -401,14 +415,14 @@ def test_skip_asks_for_a_reason_and_expired_lease_keeps_the_draft(demo, new_page
     page.keyboard.press("Alt+s")
     page.keyboard.press("1")
     page.wait_for_function(
-        "document.querySelector('[data-testid=rico-id]').textContent === '7002'"
+        f"document.querySelector('[data-testid=rico-id]').textContent === '{second_screen.rico_id}'"
         " && document.getElementById('ws').dataset.ready"
     )
     first.refresh_from_db()
     assert first.status == AssignmentStatus.SKIPPED and first.skip_reason.startswith("Screenshot is blank")
     # a lease about to run out: the countdown warns, Alt+L extends it
     second = Assignment.objects.get(annotator=demo["annotator"], status=AssignmentStatus.LEASED)
-    page.fill("#q0", "What is the first exercise?")
+    page.fill("#q0", "What is the email address?")
     _wait_saved(page)
     Assignment.objects.filter(pk=second.pk).update(lease_expires_at=timezone.now() + timedelta(seconds=90))
     page.reload()
@@ -423,25 +437,23 @@ def test_skip_asks_for_a_reason_and_expired_lease_keeps_the_draft(demo, new_page
     page.reload()
     page.wait_for_selector("#lease.expired")
     assert "expired" in page.inner_text("[data-testid=banner]") and "kept" in page.inner_text("[data-testid=banner]")
-    assert page.input_value("#q0") == "What is the first exercise?"
+    assert page.input_value("#q0") == "What is the email address?"
     shoot(page, "lease-expired")
     second.refresh_from_db()
-    assert second.draft == {"questions": ["What is the first exercise?", "", "", "", ""]}
+    assert second.draft == {"questions": ["What is the email address?", "", "", "", ""]}
 
 
 def test_unsaved_work_survives_a_lost_connection_and_a_reload(demo, new_page):
-    from tests.browser.conftest import ROWS, add_question
-
-    screen = make_screen(demo["project"], rico_id="8001", state=ScreenState.ANSWERING, split="train")
-    add_question(screen, author=demo["author"], text="What is the second exercise?")
+    (screen,) = generated_screens(demo["project"], start_id=980000, state=ScreenState.ANSWERING, split="train")
+    (name, time, _preview), *_ = list_rows(screen)
+    add_question(screen, author=demo["author"], text="When did the first contact write?")
     page = new_page("annotator")
-    page.goto("/projects/demo/work/answers/next/")
-    page.wait_for_selector("#ws[data-ready]")
+    _open(page, "answers")
     assignment = Assignment.objects.get(annotator=demo["annotator"], status=AssignmentStatus.LEASED)
     # the server is unreachable while the annotator works
     page.route("**/draft/", lambda route: route.abort())
-    _click_box(page, ROWS[5][3])
-    _click_box(page, ROWS[6][3])
+    _click_box(page, name.bounds)
+    _click_box(page, time.bounds)
     page.wait_for_function("document.querySelector('[data-testid=save-status]').dataset.state === 'error'")
     assert "kept in this browser" in page.inner_text("[data-testid=save-status]")
     assignment.refresh_from_db()
@@ -450,36 +462,32 @@ def test_unsaved_work_survives_a_lost_connection_and_a_reload(demo, new_page):
     page.unroute("**/draft/")
     page.reload()
     page.wait_for_selector("#ws[data-ready] #element-list .el-row")
-    assert _rows(page) == ["Lunge", "3 sets"]
+    assert _rows(page) == [name.text, time.text]
     _wait_saved(page)
     assignment.refresh_from_db()
-    assert [e["vh_index"] for e in assignment.draft["elements"]] == [15, 16]
+    assert [e["vh_index"] for e in assignment.draft["elements"]] == [name.vh_index, time.vh_index]
     # hovering a box highlights its row; dragging a row by its grip reorders
-    left, top, right, bottom = ROWS[6][3]
-    page.mouse.move(*_client_point(page, (left + right) / 2, (top + bottom) / 2))
+    page.mouse.move(*_client_point(page, *_centre(time.bounds)))
     assert "hl" in page.get_attribute('#element-list .el-row[data-i="1"]', "class")
-    page.locator("#element-list .el-row >> nth=1").locator(".el-grip").drag_to(
-        page.locator("#element-list .el-row >> nth=0")
-    )
-    assert _rows(page) == ["3 sets", "Lunge"]
+    grip = page.locator("#element-list .el-row >> nth=1").locator(".el-grip")
+    grip.drag_to(page.locator("#element-list .el-row >> nth=0"))
+    assert _rows(page) == [time.text, name.text]
 
 
 def test_a_logged_out_autosave_is_not_reported_as_saved(demo, new_page):
-    make_screen(demo["project"], rico_id="8101", state=ScreenState.QUESTIONS_1)
+    generated_screens(demo["project"], start_id=990000, kinds=("settings",), state=ScreenState.QUESTIONS_1)
     page = new_page("annotator")
-    page.goto("/projects/demo/work/questions-1/next/")
-    page.wait_for_selector("#ws[data-ready]")
+    _open(page, "questions-1")
     page.context.clear_cookies(name="sessionid")  # the session ends (logged out elsewhere, or expired)
-    page.fill("#q0", "What is the first exercise?")
+    page.fill("#q0", "Which options are on?")
     page.wait_for_function("document.querySelector('[data-testid=save-status]').dataset.state === 'error'")
     assert "logged out" in page.inner_text("[data-testid=save-status]")
-    # the work is still in this browser: after logging in again, the reload brings it back
+    # the work is still in this browser: after logging in again, the page brings it back
     page.goto("/login/")
     page.fill("input[name=username]", "annotator")
-    page.fill("input[name=password]", "pass-word-123")
+    page.fill("input[name=password]", PASSWORD)
     page.click("form button[type=submit]")
-    page.goto("/projects/demo/work/questions-1/next/")
-    page.wait_for_selector("#ws[data-ready]")
-    assert page.input_value("#q0") == "What is the first exercise?"
+    _open(page, "questions-1")
+    assert page.input_value("#q0") == "Which options are on?"
     _wait_saved(page)
-    assert Assignment.objects.get(stage="questions-1").draft["questions"][0] == "What is the first exercise?"
+    assert Assignment.objects.get(stage="questions-1").draft["questions"][0] == "Which options are on?"

@@ -12,19 +12,9 @@ import pytest
 from annotation.models import Answer, Candidate, Screen, ScreenState
 from pipeline.ingest import import_screens
 from tests.browser.conftest import add_question, shoot
-from tests.browser.test_workspace_browser import _click_box
+from tests.browser.test_workspace_browser import WORST_MISALIGNMENT, _click_box
 
 pytestmark = [pytest.mark.browser, pytest.mark.realdata, pytest.mark.django_db(transaction=True)]
-
-WORST_MISALIGNMENT = """() => { const img = document.getElementById('shot').getBoundingClientRect();
-  const v = window.workspace.viewer; let worst = 0;
-  for (const c of v.candidates) {
-    const r = document.querySelector(`.cand[data-vh="${c.vh_index}"]`).getBoundingClientRect();
-    const want = [img.left + c.bounds[0] * img.width / v.W, img.top + c.bounds[1] * img.height / v.H,
-                  img.left + c.bounds[2] * img.width / v.W, img.top + c.bounds[3] * img.height / v.H];
-    worst = Math.max(worst, ...[r.left, r.top, r.right, r.bottom].map((g, i) => Math.abs(g - want[i])));
-  }
-  return worst; }"""
 
 
 @pytest.fixture
