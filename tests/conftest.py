@@ -61,3 +61,44 @@ def api_client() -> APIClient:
 
 def login(client, user) -> None:
     assert client.login(username=user.username, password=PASSWORD)
+
+
+def _celery_pools_reset(app) -> None:
+    """Forget every pooled broker connection (the app's and kombu's global registry), so that the next
+    message goes to the broker configured now and never to a pool a previous test closed."""
+    from kombu import pools
+
+    if app._pool is not None:
+        app._pool.force_close_all()
+    app._pool = None
+    if "amqp" in app.__dict__:
+        app.amqp._producer_pool = None
+    pools.reset()
+
+
+@pytest.fixture
+def celery_worker(settings):
+    """A real Celery worker (solo pool, on a thread of this process) consuming from the Redis broker.
+
+    Tasks queued while it runs leave eager mode and travel through Redis. Use with
+    ``@pytest.mark.django_db(transaction=True)`` so that the worker's connection sees the test's rows.
+    """
+    import os
+
+    from celery.contrib.testing.worker import start_worker
+
+    from annotation.celery import app
+
+    broker = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+    settings.CELERY_BROKER_URL = broker
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    old = {k: app.conf[k] for k in ("broker_url", "task_always_eager", "result_backend")}
+    app.conf.update(broker_url=broker, task_always_eager=False, result_backend=None)
+    _celery_pools_reset(app)
+    app.control.purge()  # messages left by an interrupted earlier run must not reach this worker
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
+            yield app
+    finally:
+        app.conf.update(**old)
+        _celery_pools_reset(app)

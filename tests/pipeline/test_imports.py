@@ -315,44 +315,20 @@ class TestImportApi:
         assert set(detail["responses"]) >= {"200", "403", "404"}
 
 
-def _drop_connection_pools(app) -> None:
-    """Forget pooled broker connections, so that the next message goes to the broker now configured
-    (a pool made earlier in the process would still point at the default broker)."""
-    if app._pool is not None:
-        app._pool.force_close_all()
-    app._pool = None
-    app.__dict__.get("amqp") and setattr(app.amqp, "_producer_pool", None)
-
-
 @pytest.mark.django_db(transaction=True)
-def test_import_task_on_a_real_celery_worker(settings, project, lead, api_client):
+def test_import_task_on_a_real_celery_worker(celery_worker, project, lead, api_client):
     """The API queues the task on the Redis broker; a real worker runs it and the job reports done."""
-    from celery.contrib.testing.worker import start_worker
-
-    from annotation.celery import app
-
-    broker = "redis://127.0.0.1:6379/3"
-    settings.CELERY_BROKER_URL = broker
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    old = {k: app.conf[k] for k in ("broker_url", "task_always_eager", "result_backend")}
-    app.conf.update(broker_url=broker, task_always_eager=False, result_backend=None)
-    _drop_connection_pools(app)
-    try:
-        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
-            login(api_client, lead)
-            response = api_client.post(
-                "/api/projects/demo/imports/", {"file": upload(synthetic_zip(["11", "12", "13"]))}, format="multipart"
-            )
-            assert response.status_code == 202
-            job_id = response.json()["id"]
-            deadline = time.monotonic() + 60
-            job = ImportJob.objects.get(pk=job_id)
-            while job.status in (ImportJob.Status.QUEUED, ImportJob.Status.RUNNING) and time.monotonic() < deadline:
-                time.sleep(0.2)
-                job.refresh_from_db()
-    finally:
-        app.conf.update(**old)
-        _drop_connection_pools(app)
+    login(api_client, lead)
+    response = api_client.post(
+        "/api/projects/demo/imports/", {"file": upload(synthetic_zip(["11", "12", "13"]))}, format="multipart"
+    )
+    assert response.status_code == 202
+    job_id = response.json()["id"]
+    deadline = time.monotonic() + 60
+    job = ImportJob.objects.get(pk=job_id)
+    while job.status in (ImportJob.Status.QUEUED, ImportJob.Status.RUNNING) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        job.refresh_from_db()
     assert job.status == ImportJob.Status.DONE, job.error
     assert job.summary["imported"] == 3
     assert Screen.objects.filter(project=project).count() == 3

@@ -1,4 +1,4 @@
-"""The export job on a real Celery worker over the Redis broker (db 5, this area's own)."""
+"""The export job on a real Celery worker over the Redis broker."""
 
 from __future__ import annotations
 
@@ -12,49 +12,24 @@ from tests.conftest import login
 from tests.factories import ScreenFactory
 from tests.pipeline.export.factories import kept_question
 
-BROKER = "redis://127.0.0.1:6379/5"
-
-
-def _drop_connection_pools(app) -> None:
-    """Forget pooled broker connections so the next message goes to the broker configured now."""
-    if app._pool is not None:
-        app._pool.force_close_all()
-    app._pool = None
-    if "amqp" in app.__dict__:
-        app.amqp._producer_pool = None
-
 
 @pytest.mark.django_db(transaction=True)
-def test_export_runs_on_a_real_worker_and_stores_the_zip(settings, project, lead, api_client):
-    from celery.contrib.testing.worker import start_worker
-
-    from annotation.celery import app
-
+def test_export_runs_on_a_real_worker_and_stores_the_zip(celery_worker, project, lead, api_client):
     # Given a project with kept questions in two splits
     for rico_id, split in (("31", "validation"), ("7", "train")):
         screen = ScreenFactory(project=project, rico_id=rico_id, split=split)
         kept_question(
             screen=screen, text=f"Q{rico_id}?", position=0, answers=[("A.", [{"text": "a"}])], short_answers=["a"]
         )
-    settings.CELERY_BROKER_URL = BROKER
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    old = {k: app.conf[k] for k in ("broker_url", "task_always_eager", "result_backend")}
-    app.conf.update(broker_url=BROKER, task_always_eager=False, result_backend=None)
-    _drop_connection_pools(app)
-    try:
-        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
-            # When a lead starts an export through the API
-            login(api_client, lead)
-            response = api_client.post(f"/api/projects/{project.slug}/exports/", {"format": "screenqa"}, format="json")
-            assert response.status_code == 202
-            job = ReleaseJob.objects.get(pk=response.json()["id"])
-            deadline = time.monotonic() + 60
-            while job.status in (ReleaseJob.Status.QUEUED, ReleaseJob.Status.RUNNING) and time.monotonic() < deadline:
-                time.sleep(0.2)
-                job.refresh_from_db()
-    finally:
-        app.conf.update(**old)
-        _drop_connection_pools(app)
+    # When a lead starts an export through the API
+    login(api_client, lead)
+    response = api_client.post(f"/api/projects/{project.slug}/exports/", {"format": "screenqa"}, format="json")
+    assert response.status_code == 202
+    job = ReleaseJob.objects.get(pk=response.json()["id"])
+    deadline = time.monotonic() + 60
+    while job.status in (ReleaseJob.Status.QUEUED, ReleaseJob.Status.RUNNING) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        job.refresh_from_db()
     # Then the worker finished the job and the zip is in storage
     assert job.status == ReleaseJob.Status.DONE, job.error
     assert job.result["counts"]["total"]["questions"] == 2
