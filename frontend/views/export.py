@@ -27,7 +27,9 @@ FORMAT_LABELS = {
 
 
 class ExportForm(forms.Form):
-    format = forms.ChoiceField(choices=[(f, FORMAT_LABELS[f]) for f in FORMATS], initial="screenqa")
+    format = forms.ChoiceField(
+        choices=[(f, FORMAT_LABELS[f]) for f in FORMATS], initial="screenqa", widget=forms.RadioSelect
+    )
 
 
 @require_http_methods(["GET", "POST"])
