@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
+from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import ReleaseJob, Split
 from annotation.permissions import project_get_for_lead
 from annotation.selectors.screens import screen_image_url
@@ -41,29 +39,16 @@ from pipeline.postprocess import (
     short_answers_sample,
 )
 
+from .core import domain_errors_as_http
+
 DECISIONS_PER_PAGE = 50
 DEFAULT_SAMPLE = 20
 ACTIVE = (ReleaseJob.Status.QUEUED, ReleaseJob.Status.RUNNING)
 AGREEMENT_LABELS = (("all", "All agree"), ("two", "Two agree"), ("none", "None agree"))
 
 
-def _domain_errors_as_http(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Domain refusals as the API answers them: not found -> 404, not allowed -> 403."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except NotFoundError as exc:
-            raise Http404(exc.message) from exc
-        except PermissionDeniedError as exc:
-            raise PermissionDenied(exc.message) from exc
-
-    return wrapper
-
-
 def lead_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    return login_required(_domain_errors_as_http(view))
+    return login_required(domain_errors_as_http(view))
 
 
 def _agreement_bars(counts: dict[str, int], shares: dict[str, float]) -> list[dict[str, Any]]:

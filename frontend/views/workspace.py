@@ -14,12 +14,9 @@ Who may use what:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -31,6 +28,8 @@ from annotation.models import Assignment, AssignmentStatus, Project, Question, S
 from annotation.permissions import project_get_for_member
 from frontend import forms
 from pipeline import stages as engine
+
+from .core import domain_errors_as_http
 
 # A draft is the page's whole state; far below this in practice (50 elements, short texts).
 MAX_DRAFT_BYTES = 256 * 1024
@@ -56,21 +55,6 @@ STAGE_TEMPLATES = {
     Stage.ANSWERS: "frontend/workspace/answers.html",
     Stage.NOT_ANSWERABLE: "frontend/workspace/not_answerable.html",
 }
-
-
-def _domain_errors(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Not-found and permission errors of the domain become Django's 404 and 403."""
-
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except NotFoundError as exc:
-            raise Http404(exc.message) from exc
-        except PermissionDeniedError as exc:
-            raise PermissionDenied(exc.message) from exc
-
-    return wrapped
 
 
 def _stage_or_404(stage: str) -> str:
@@ -242,7 +226,7 @@ def _render_assignment(
 
 @login_required
 @require_GET
-@_domain_errors
+@domain_errors_as_http
 def workspace_home(request: HttpRequest, slug: str) -> HttpResponse:
     """The stages this member may work on, what waits in each, their own counts today."""
     project = project_get_for_member(user=request.user, slug=slug)
@@ -252,7 +236,7 @@ def workspace_home(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 @require_GET
-@_domain_errors
+@domain_errors_as_http
 def workspace_next(request: HttpRequest, slug: str, stage: str) -> HttpResponse:
     """Open the annotator's current assignment in ``stage``, or lease the next one.
 
@@ -281,7 +265,7 @@ def workspace_next(request: HttpRequest, slug: str, stage: str) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-@_domain_errors
+@domain_errors_as_http
 def assignment_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """GET: the stage's page (restored from the draft). POST: submit, then open the next one.
 
@@ -314,7 +298,7 @@ def assignment_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-@_domain_errors
+@domain_errors_as_http
 def assignment_draft(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
     """Autosave: body ``{"draft": {...}}`` (the page's state). JSON answers; 409 when the lease is lost."""
     assignment = assignment_get_for_annotator(user=request.user, slug=slug, pk=pk)
@@ -341,7 +325,7 @@ def assignment_draft(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
 
 @login_required
 @require_POST
-@_domain_errors
+@domain_errors_as_http
 def assignment_extend(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
     """Extend the lease. ``{"lease_expires_at"}``; 409 when it is already lost."""
     assignment = assignment_get_for_annotator(user=request.user, slug=slug, pk=pk)
@@ -356,7 +340,7 @@ def assignment_extend(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
 
 @login_required
 @require_POST
-@_domain_errors
+@domain_errors_as_http
 def assignment_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Skip with a reason (required), then open the next assignment of the stage."""
     assignment = assignment_get_for_annotator(user=request.user, slug=slug, pk=pk)
@@ -381,7 +365,7 @@ def assignment_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-@_domain_errors
+@domain_errors_as_http
 def assignment_release(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Give the assignment back to the queue (e.g. end of the day) and return to the workspace home."""
     assignment = assignment_get_for_annotator(user=request.user, slug=slug, pk=pk)
@@ -396,7 +380,7 @@ def assignment_release(request: HttpRequest, slug: str, pk: int) -> HttpResponse
 
 @login_required
 @require_POST
-@_domain_errors
+@domain_errors_as_http
 def question_hints(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """htmx partial: live hints for the question field number ``index`` of the posted form.
 

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
 
 from annotation.models import (
     Answer,
@@ -32,11 +31,11 @@ from annotation.models import (
     Question,
     QuestionSource,
     QuestionState,
-    ReleaseJob,
     Screen,
     ScreenState,
     Verdict,
 )
+from pipeline.bench.common import project_delete_fast
 
 SLUG = "bench-postprocess"
 FULL = {"screens": 36_000, "questions": 86_000}
@@ -73,23 +72,7 @@ def _split(index: int) -> str:
 
 
 def _delete_project() -> None:
-    project = Project.objects.filter(slug=SLUG).first()
-    if project is None:
-        return
-    # Raw deletes: the ORM's cascade collector would load every row of a 400k-row project.
-    # Table names come from the models' meta, never from input (hence the S608 waivers).
-    tables = {m: m._meta.db_table for m in (AnswerElement, Answer, Question, Screen, App, ReleaseJob)}
-    with transaction.atomic(), connection.cursor() as cursor:
-        screens = f"SELECT id FROM {tables[Screen]} WHERE project_id = %s"  # noqa: S608
-        questions = f"SELECT id FROM {tables[Question]} WHERE screen_id IN ({screens})"  # noqa: S608
-        answers = f"SELECT id FROM {tables[Answer]} WHERE question_id IN ({questions})"  # noqa: S608
-        cursor.execute(f"DELETE FROM {tables[AnswerElement]} WHERE answer_id IN ({answers})", [project.pk])  # noqa: S608
-        cursor.execute(f"DELETE FROM {tables[Answer]} WHERE question_id IN ({questions})", [project.pk])  # noqa: S608
-        cursor.execute(f"DELETE FROM {tables[Question]} WHERE screen_id IN ({screens})", [project.pk])  # noqa: S608
-        cursor.execute(f"DELETE FROM {tables[Screen]} WHERE project_id = %s", [project.pk])  # noqa: S608
-        cursor.execute(f"DELETE FROM {tables[App]} WHERE project_id = %s", [project.pk])  # noqa: S608
-        cursor.execute(f"DELETE FROM {tables[ReleaseJob]} WHERE project_id = %s", [project.pk])  # noqa: S608
-        project.delete()
+    project_delete_fast(SLUG)
 
 
 def _answer_plan(index: int, raters: int) -> Sequence[tuple[str, list[str]]]:
