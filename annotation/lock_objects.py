@@ -11,8 +11,6 @@ order, inside ``transaction.atomic()``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 
@@ -23,13 +21,18 @@ def project_lock(*, project_id: int) -> Project:
     return Project.objects.select_for_update().get(pk=project_id)
 
 
-def user_lock(*, user_id: int) -> Any:
-    """One annotator's requests one at a time (e.g. two tabs asking for work at once)."""
-    return get_user_model().objects.select_for_update().get(pk=user_id)
+def user_lock(*, user_id: int) -> None:
+    """One annotator's requests one at a time (e.g. two tabs asking for work at once).
+
+    Reads only the key: the caller already has the user."""
+    if not get_user_model().objects.select_for_update().filter(pk=user_id).values_list("pk", flat=True):
+        raise get_user_model().DoesNotExist(f"user {user_id}")
 
 
-def screen_lock(*, screen_id: int) -> Screen:
-    return Screen.objects.select_for_update().get(pk=screen_id)
+def screen_lock(*, screen_id: int, with_vh: bool = True) -> Screen:
+    """``with_vh=False`` leaves out the (possibly large) view hierarchy; it loads on access."""
+    qs = Screen.objects.select_for_update()
+    return (qs if with_vh else qs.defer("vh")).get(pk=screen_id)
 
 
 def question_lock(*, question_id: int) -> Question:

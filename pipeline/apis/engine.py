@@ -25,7 +25,7 @@ from pipeline.stages import (
     app_mark_non_english,
     assignment_draft_save,
     assignment_extend,
-    assignment_next,
+    assignment_next_by_slug,
     assignment_payload,
     assignment_release,
     assignment_result,
@@ -185,8 +185,7 @@ class StageNextApi(APIView):
         responses={200: NextSerializer, 204: OpenApiResponse(description="nothing available to you"), **ERRORS},
     )
     def post(self, request: Request, slug: str, stage: str) -> Response:
-        project = project_get_for_member(user=request.user, slug=slug)
-        assignment = assignment_next(project=project, user=request.user, stage=stage)
+        assignment = assignment_next_by_slug(slug=slug, user=request.user, stage=stage)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(assignment_payload(assignment=assignment))

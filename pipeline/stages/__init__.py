@@ -15,10 +15,12 @@ from annotation.services.assignments import (
 
 from .engine import (
     assignment_next,
+    assignment_next_by_slug,
     assignment_payload,
     assignment_result,
     assignment_submit,
     member_check,
+    member_project_get,
     stages_for_user,
 )
 from .not_answerable import not_answerable_start
@@ -34,12 +36,14 @@ __all__ = [
     "assignment_expire_leases",
     "assignment_extend",
     "assignment_next",
+    "assignment_next_by_slug",
     "assignment_payload",
     "assignment_release",
     "assignment_result",
     "assignment_skip",
     "assignment_submit",
     "member_check",
+    "member_project_get",
     "not_answerable_start",
     "project_progress",
     "split_for",

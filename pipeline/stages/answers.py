@@ -178,7 +178,7 @@ class AnswersRules(StageRules):
         answer = Answer.objects.create(
             assignment=assignment,
             question=question,
-            annotator=assignment.annotator,
+            annotator_id=assignment.annotator_id,
             verdict=cleaned["verdict"],
             question_text=cleaned["question"],
             full_answer=cleaned["full_answer"],

@@ -52,6 +52,12 @@ class StageRules:
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         return {}
 
+    def unit_has(self, condition: Q) -> Exists:
+        """``Exists`` over this stage's assignments of the outer unit matching ``condition``."""
+        if self.unit == "question":
+            return Exists(Assignment.objects.filter(condition, question=OuterRef("pk"), stage=self.stage))
+        return screen_has(self.stage, condition)
+
     def available_count(self, *, project: Project, user: Any, now: datetime) -> int:
         return self.queue(project=project, user=user, now=now).count()
 
@@ -68,6 +74,11 @@ def require_answer_pool(*, user: Any, membership: Membership | None) -> None:
 
 def live_q(now: datetime) -> Q:
     return Q(status=AssignmentStatus.LEASED, lease_expires_at__gt=now)
+
+
+def stale_q(now: datetime) -> Q:
+    """Leases whose time ran out but that nobody reclaimed yet (still ``leased``)."""
+    return Q(status=AssignmentStatus.LEASED, lease_expires_at__lte=now)
 
 
 def screen_has(stage: str, condition: Q) -> Exists:

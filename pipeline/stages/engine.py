@@ -46,7 +46,7 @@ from annotation.services.assignments import (
     assignment_stale_expire,
 )
 
-from .base import StageRules
+from .base import StageRules, stale_q
 from .registry import STAGES, stage_rules
 
 # Under heavy contention a locked unit can turn out taken (its lease committed after our
@@ -64,6 +64,22 @@ def member_check(*, project: Project, user: Any) -> Membership | None:
     return membership
 
 
+def member_project_get(*, slug: str, user: Any) -> tuple[Project, Membership | None]:
+    """The project ``slug`` and the caller's membership, in one query for members.
+
+    Non-members get ``NotFoundError`` (site admins need no membership: one more query).
+    """
+    if not getattr(user, "is_authenticated", False):
+        raise NotFoundError("Project not found.")
+    membership = Membership.objects.select_related("project").filter(project__slug=slug, user=user).first()
+    if membership is not None:
+        return membership.project, membership
+    project = Project.objects.filter(slug=slug).first() if user.is_superuser else None
+    if project is None:
+        raise NotFoundError("Project not found.")
+    return project, None
+
+
 def _iso(value: datetime | None) -> str | None:
     if value is None:
         return None
@@ -74,7 +90,7 @@ def _lock_unit(*, rules: StageRules, assignment: Assignment) -> Any:
     if rules.unit == "question":
         assert assignment.question_id is not None
         return question_lock(question_id=assignment.question_id)
-    screen = screen_lock(screen_id=assignment.screen_id)
+    screen = screen_lock(screen_id=assignment.screen_id, with_vh=False)  # no stage reads the VH
     screen.project = assignment.project
     return screen
 
@@ -108,6 +124,11 @@ def _lease_new(*, rules: StageRules, project: Project, user: Any, now: datetime)
         queue = rules.queue(project=project, user=user, now=now)
         if tried:
             queue = queue.exclude(pk__in=tried)
+        # Whether the unit has leases whose time ran out (to be marked expired before ours is
+        # written). Read with the claim: a lease created or renewed after this statement's
+        # snapshot expires after ``now``, so this cannot miss one, and the common case (none)
+        # costs no UPDATE.
+        queue = queue.annotate(_stale=rules.unit_has(stale_q(now)))
         unit: Any
         if rules.unit == "question":
             # The screen and app come along for the payload; only the question row is locked.
@@ -129,6 +150,7 @@ def _lease_new(*, rules: StageRules, project: Project, user: Any, now: datetime)
                 screen_id=screen.pk,
                 question=unit if is_question else None,
                 now=now,
+                expire_stale=unit._stale,
             )
             assignment.screen = screen  # already loaded: the payload needs no further query
             return assignment
@@ -146,19 +168,30 @@ def assignment_next(*, project: Project, user: Any, stage: str) -> Assignment | 
     """
     rules = stage_rules(stage)
     membership = member_check(project=project, user=user)
+    return _next(rules=rules, project=project, membership=membership, user=user)
+
+
+def assignment_next_by_slug(*, slug: str, user: Any, stage: str) -> Assignment | None:
+    """``assignment_next`` for the project ``slug`` (the REST hot path): the project and the
+    caller's membership are read in one query. Same contract, errors and locks."""
+    project, membership = member_project_get(slug=slug, user=user)
+    return _next(rules=stage_rules(stage), project=project, membership=membership, user=user)
+
+
+def _next(*, rules: StageRules, project: Project, membership: Membership | None, user: Any) -> Assignment | None:
     rules.check_access(user=user, membership=membership)
     now = timezone.now()
     brief = assignment_open_brief(project=project, user=user, stage=rules.stage)
     if brief is not None and brief[1] > now:
         # The hot path of a reload: no lock, no write.
-        return assignment_get_for_user(assignment_id=brief[0], user=user)
+        return _own_open(assignment_id=brief[0], user=user, project=project)
     try:
         with transaction.atomic():
             _lease_commit_without_flush()
             user_lock(user_id=user.pk)
             brief = assignment_open_brief(project=project, user=user, stage=rules.stage)
             if brief is not None:
-                current = assignment_get_for_user(assignment_id=brief[0], user=user)
+                current = _own_open(assignment_id=brief[0], user=user, project=project)
                 if brief[1] > now:
                     return current  # another request of the same caller just leased it
                 renewed = _resume_own(rules=rules, current=current, now=now)
@@ -167,6 +200,12 @@ def assignment_next(*, project: Project, user: Any, stage: str) -> Assignment | 
             return _lease_new(rules=rules, project=project, user=user, now=now)
     except IntegrityError as exc:  # a constraint caught a race the checks missed: nothing was written
         raise ConflictError("Somebody took this work at the same moment; ask again.") from exc
+
+
+def _own_open(*, assignment_id: int, user: Any, project: Project) -> Assignment:
+    assignment = assignment_get_for_user(assignment_id=assignment_id, user=user)
+    assignment.screen.project = project  # the payload's URLs need the slug: no extra query
+    return assignment
 
 
 def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) -> Assignment:

@@ -100,7 +100,7 @@ class PrefilterRules(StageRules):
         PrefilterJudgment.objects.create(
             assignment=assignment,
             screen=screen,
-            annotator=assignment.annotator,
+            annotator_id=assignment.annotator_id,
             non_english_app=cleaned["non_english_app"],
             vh_out_of_sync=cleaned["vh_out_of_sync"],
             note=cleaned["note"],

@@ -53,7 +53,7 @@ def questions_create(*, assignment: Assignment, screen: Screen, texts: list[str]
         [
             Question(
                 screen=screen,
-                author=assignment.annotator,
+                author_id=assignment.annotator_id,
                 origin=assignment,
                 source=source,
                 position=first + i,
@@ -147,7 +147,10 @@ class QuestionsPass2Rules(QuestionsPass1Rules):
         if screen.state != self.screen_state:
             raise ConflictError("This screen's questions for this pass are already written.")
         if Assignment.objects.filter(
-            screen=screen, stage=Stage.QUESTIONS_1, annotator=assignment.annotator, status=AssignmentStatus.SUBMITTED
+            screen=screen,
+            stage=Stage.QUESTIONS_1,
+            annotator_id=assignment.annotator_id,
+            status=AssignmentStatus.SUBMITTED,
         ).exists():
             raise ConflictError("You wrote pass 1 of this screen; pass 2 needs a different writer.")
         questions_create(
