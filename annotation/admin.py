@@ -89,3 +89,9 @@ class AnswerAdmin(admin.ModelAdmin):
 class ReleaseJobAdmin(admin.ModelAdmin):
     list_display = ["pk", "project", "kind", "format", "status", "processed", "total", "created_at"]
     list_filter = ["kind", "status"]
+
+
+@admin.register(models.AnswerElement)
+class AnswerElementAdmin(admin.ModelAdmin):
+    list_display = ["answer", "position", "vh_index", "text"]
+    raw_id_fields = ["answer"]
