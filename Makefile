@@ -25,6 +25,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/djlint frontend/templates --lint
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy annotation pipeline
