@@ -57,4 +57,7 @@ def export_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
     """One export's progress (htmx polls the partial every second until it ends) and its download link."""
     job = release_export_job_get_for_lead(user=request.user, job_id=job_id, slug=slug)
     template = "frontend/release/export_progress.html" if request.htmx else "frontend/release/export_detail.html"
-    return render(request, template, {"project": job.project, "job": job})
+    counts = (job.result or {}).get("counts", {})
+    # splits in pipeline order, the total last (the manifest's keys are sorted alphabetically)
+    rows = [(split, counts[split]) for split in ("train", "validation", "test", "total") if split in counts]
+    return render(request, template, {"project": job.project, "job": job, "count_rows": rows})

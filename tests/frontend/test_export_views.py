@@ -108,3 +108,22 @@ def test_a_job_is_only_shown_under_its_own_project(data, lead, client):
     job = ReleaseJob.objects.create(project=data, kind="export", format="screenqa")
     login(client, lead)
     assert client.get(reverse("frontend:export-detail", kwargs={"slug": "other", "job_id": job.pk})).status_code == 404
+
+
+def test_finished_export_lists_splits_in_pipeline_order_total_last(data, lead, client):
+    counts = {"test": {"questions": 1}, "total": {"questions": 3}, "train": {"questions": 2}}
+    job = ReleaseJob.objects.create(
+        project=data, kind="export", format="screenqa", status="done", result={"counts": counts, "code_version": "x"}
+    )
+    login(client, lead)
+    page = client.get(reverse("frontend:export-detail", kwargs={"slug": data.slug, "job_id": job.pk})).content.decode()
+    order = [split for split in ("train", "test", "total") if f'data-split="{split}"' in page]
+    assert order == ["train", "test", "total"]
+    assert page.index('data-split="train"') < page.index('data-split="test"') < page.index('data-split="total"')
+
+
+def test_the_public_format_is_preselected(data, lead, client):
+    login(client, lead)
+    page = client.get(reverse("frontend:exports", kwargs={"slug": data.slug})).content.decode()
+    radio = page[page.index('value="screenqa"') - 80 : page.index('value="screenqa"') + 80]
+    assert 'type="radio"' in radio and "checked" in radio
