@@ -101,3 +101,8 @@ def test_web_role_serves_the_app_with_collected_static_files(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+def test_build_context_leaves_out_local_state():
+    ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines() if line.strip()}
+    assert {".git", ".venv", "data", "staticfiles"} <= ignored
