@@ -8,4 +8,5 @@ urlpatterns = [
     path("", include("frontend.views.urls_core")),
     path("", include("frontend.views.urls_workspace")),
     path("", include("frontend.views.urls_release")),
+    path("", include("frontend.views.urls_analytics")),
 ]

@@ -522,10 +522,10 @@ def analytics_annotators(*, project: Project) -> list[AnnotatorActivity]:
         else:
             submitted[name][r["stage"]] += r["n"]
             per_day[name][r["day"]][0] += r["n"]
-    for r in judged:
-        name = r["annotator__username"]
-        per_day[name][r["day"]][1] += r["n"]
-        per_day[name][r["day"]][2] += r["kept_n"]
+    for j in judged:
+        name = j["annotator__username"]
+        per_day[name][j["day"]][1] += j["n"]
+        per_day[name][j["day"]][2] += j["kept_n"]
     names = sorted(set(submitted) | set(skips) | set(per_day))
     result = []
     for name in names:

@@ -6,4 +6,5 @@ urlpatterns = [
     path("", include("pipeline.apis.import_urls")),
     path("", include("pipeline.apis.engine_urls")),
     path("", include("pipeline.apis.release_urls")),
+    path("", include("pipeline.apis.analytics_urls")),
 ]
