@@ -30,6 +30,15 @@ HIST_PAD = 20
 HIST_COLUMN = 40
 SPARK_WIDTH = 120
 SPARK_HEIGHT = 24
+SPARK_MAX_STEP = 14  # a day's width at most: a few days stay thin bars, not blocks
+# Column heads of the annotators' table (Stage labels are too long for a narrow column).
+STAGE_SHORT = {
+    Stage.PREFILTER: "Pre-filter",
+    Stage.QUESTIONS_1: "Q. pass 1",
+    Stage.QUESTIONS_2: "Q. pass 2",
+    Stage.ANSWERS: "Answers",
+    Stage.NOT_ANSWERABLE: "Not-answ.",
+}
 
 
 def _funnel(steps: list[Any]) -> dict[str, Any]:
@@ -96,7 +105,7 @@ def _sparkline(activity: AnnotatorActivity) -> dict[str, Any]:
     """Submissions per day as bars, kept share per day (0..1) as a line over the same days."""
     days = activity.days
     n = max(len(days), 1)
-    step = SPARK_WIDTH / n
+    step = min(SPARK_WIDTH / n, SPARK_MAX_STEP)
     peak = max([d.submissions for d in days] + [1])
     bars, points = [], []
     for i, d in enumerate(days):
@@ -130,7 +139,7 @@ def project_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     data = analytics_project(project=project)
     sources = data.answer_elements.sources
     agreement = data.agreement
-    stage_columns = [(s.value, s.label) for s in Stage]
+    stage_columns = [(s.value, STAGE_SHORT.get(s.value, s.label)) for s in Stage]
     annotators = [
         {
             "activity": a,
