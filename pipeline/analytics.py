@@ -29,7 +29,7 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.functions import Coalesce, NullIf, TruncDate
+from django.db.models.functions import Coalesce, NullIf, Trim, TruncDate
 
 from annotation.models import (
     Answer,
@@ -389,7 +389,7 @@ class CategoryTable:
 def analytics_question_categories(*, project: Project) -> CategoryTable:
     """Questions (all but those dropped by post-processing; their post-processed text when there is
     one) per category of ``QUESTION_CATEGORIES``: one grouped query, the regexes run in the database."""
-    text = Coalesce(NullIf("final_text", Value("")), "text", output_field=CharField())
+    text = Trim(Coalesce(NullIf("final_text", Value("")), "text", output_field=CharField()))
     category = Case(
         *[When(Q(qtext__iregex=_pg_regex(c.pattern)), then=Value(c.key)) for c in QUESTION_CATEGORIES],
         default=Value(OTHER.key),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -99,7 +100,11 @@ def test_category_order_resolves_overlaps(text, key):
 def test_database_categories_agree_with_python(project):
     # given questions of many categories (one post-processed into a different text, one dropped)
     screen = ScreenFactory(project=project)
-    texts = [c.example for c in QUESTION_CATEGORIES] + ["What's the average speed?", "Is the price in $?"]
+    texts = [c.example for c in QUESTION_CATEGORIES] + [
+        "What's the average speed?",
+        "Is the price in $?",
+        "  who is it?",
+    ]
     for i, text in enumerate(texts):
         question(screen, position=i, text=text)
     question(screen, position=90, text="What is the date?", final_text="What is the email?")
@@ -117,6 +122,12 @@ def test_database_categories_agree_with_python(project):
     email = next(r for r in table.rows if r.key == "email")
     assert email.count == 2 and email.share == round(2 / table.total, 4)
     assert email.paper_share == 0.023
+
+
+def test_docs_list_every_category():
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "analytics.md").read_text()
+    for category in (*QUESTION_CATEGORIES, OTHER):
+        assert f"| `{category.key}` |" in docs, f"docs/analytics.md misses the category {category.key}"
 
 
 # --- funnel -----------------------------------------------------------------------------------
