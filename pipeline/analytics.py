@@ -2,11 +2,10 @@
 "Analysis the leads expect to see"; docs/analytics.md).
 
 Every ``analytics_<what>(*, project)`` selector runs a fixed number of aggregate queries
-(``Count`` with filters, ``Case``/``When``, grouped ``values().annotate()``), however large the
-project is: nothing here loops over rows in Python except the few grouped rows a query returns.
-The question categories are regular expressions (``QUESTION_CATEGORIES``) evaluated *in the
-database* through one ``Case``; ``question_category`` applies the same table in Python
-(tests check that both agree).
+(``Count`` with filters, grouped ``values().annotate()``), however large the
+project is: Python only walks grouped rows (for the categories: one per distinct question text).
+The question categories are regular expressions (``QUESTION_CATEGORIES``, applied by
+``question_category``) run over the distinct question texts of one grouped query.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from datetime import date
 from typing import Any
 
 from django.db.models import (
-    Case,
     CharField,
     Count,
     Exists,
@@ -27,7 +25,6 @@ from django.db.models import (
     Q,
     Subquery,
     Value,
-    When,
 )
 from django.db.models.functions import Coalesce, NullIf, Trim, TruncDate
 
@@ -242,9 +239,7 @@ class Category:
 
 
 # Following the v1 paper's table 1; the order decides ties (specific before general: "email
-# address" is an email, not an address; "how many stars" is stars, not a quantity). Patterns use
-# only syntax that Python's ``re`` and PostgreSQL's regular expressions read the same way, plus
-# ``\b`` (word boundary), which becomes ``\y`` in the database (see ``_pg_regex``).
+# address" is an email, not an address; "how many stars" is stars, not a quantity).
 QUESTION_CATEGORIES: tuple[Category, ...] = (
     Category("email", "Email address", r"\be-?mails?\b", "What is customer service email?", 0.023),
     Category("phone", "Phone number", r"\b(phone|telephone|mobile number|fax)\b", "What is the phone number?", 0.010),
@@ -365,11 +360,6 @@ def question_category(text: str) -> str:
     return OTHER.key
 
 
-def _pg_regex(pattern: str) -> str:
-    # PostgreSQL's ARE reads \b as a backspace; its word boundary is \y.
-    return pattern.replace(r"\b", r"\y")
-
-
 @dataclass(frozen=True)
 class CategoryRow:
     key: str
@@ -388,23 +378,25 @@ class CategoryTable:
 
 def analytics_question_categories(*, project: Project) -> CategoryTable:
     """Questions (all but those dropped by post-processing; their post-processed text when there is
-    one) per category of ``QUESTION_CATEGORIES``: one grouped query, the regexes run in the database."""
+    one) per category of ``QUESTION_CATEGORIES``.
+
+    One grouped query counts the questions per distinct text; ``question_category`` sorts the
+    distinct texts in Python. Not a ``CASE WHEN text ~* …`` in the database: PostgreSQL caches only
+    32 compiled regular expressions per connection, and with more patterns than that every row
+    recompiles all of them (measured: 45x slower; docs/analytics.md).
+    """
     text = Trim(Coalesce(NullIf("final_text", Value("")), "text", output_field=CharField()))
-    category = Case(
-        *[When(Q(qtext__iregex=_pg_regex(c.pattern)), then=Value(c.key)) for c in QUESTION_CATEGORIES],
-        default=Value(OTHER.key),
-        output_field=CharField(),
-    )
     rows = (
         Question.objects.filter(screen__project=project)
         .exclude(state=QuestionState.DROPPED)
         .annotate(qtext=text)
-        .annotate(category=category)
         .order_by()
-        .values("category")
+        .values_list("qtext")
         .annotate(n=Count("pk"))
     )
-    counts = {r["category"]: r["n"] for r in rows}
+    counts: dict[str, int] = defaultdict(int)
+    for qtext, n in rows.iterator(chunk_size=5000):
+        counts[question_category(qtext)] += n
     total = sum(counts.values())
     order = sorted(QUESTION_CATEGORIES, key=lambda c: (-counts.get(c.key, 0), c.label))
     return CategoryTable(

@@ -97,7 +97,7 @@ def test_category_order_resolves_overlaps(text, key):
     assert question_category(text) == key
 
 
-def test_database_categories_agree_with_python(project):
+def test_category_counts_use_the_post_processed_text_and_skip_dropped_questions(project):
     # given questions of many categories (one post-processed into a different text, one dropped)
     screen = ScreenFactory(project=project)
     texts = [c.example for c in QUESTION_CATEGORIES] + [
@@ -109,7 +109,7 @@ def test_database_categories_agree_with_python(project):
         question(screen, position=i, text=text)
     question(screen, position=90, text="What is the date?", final_text="What is the email?")
     question(screen, position=91, text="What is the phone?", state=QuestionState.DROPPED, drop_reason="dup")
-    # when the categories are counted in the database
+    # when the categories are counted
     table = analytics_question_categories(project=project)
     # then every count equals Python's classification of the same texts
     expected: dict[str, int] = {}
