@@ -40,6 +40,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 LEVELS = (1, 8, 32)
+# The server under test; BENCH_GUNICORN overrides the worker options (to compare settings).
+GUNICORN_ARGS = os.environ.get("BENCH_GUNICORN", "-w 4 -k gthread --threads 4").split()
 
 
 # --- child process: populate and check ---------------------------------------------------
@@ -161,7 +163,7 @@ class Server:
 
     def __enter__(self) -> Server:
         cmd = [
-            sys.executable, "-m", "gunicorn", "annotation.wsgi", "-w", "4", "-k", "gthread", "--threads", "4",
+            sys.executable, "-m", "gunicorn", "annotation.wsgi", *GUNICORN_ARGS,
             "-b", f"127.0.0.1:{self.port}", "--log-level", "warning",
         ]  # fmt: skip
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -286,7 +288,9 @@ def _run_database(name: str, env: dict[str, str], per_client: dict[int, int], fu
                 slug = f"bq-{name}-{pacing[0]}{level}-{stamp}"
                 screens = per_client[level] * level
                 made = _child(env, "populate", slug, str(screens), str(level))
+                load = round(os.getloadavg()[0], 2)
                 figures = _drive(server.port, slug, made["tokens"], pause)
+                figures["load_average_1min_at_start"] = load
                 figures.update(_child(env, "check", slug))
                 results[f"{pacing}_{level}"] = figures
     return results
@@ -331,7 +335,7 @@ def run(full: bool) -> dict[str, Any]:
     pg_env = {**base_env, "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE, "PYTHONPATH": str(ROOT)}
     per_client = {1: 150, 8: 60, 32: 25} if full else {1: 40, 8: 12, 32: 5}
     results: dict[str, Any] = {
-        "server": "gunicorn -w 4 -k gthread --threads 4 (loopback), DB_CONN_MAX_AGE=" + base_env["DB_CONN_MAX_AGE"],
+        "server": f"gunicorn {' '.join(GUNICORN_ARGS)} (loopback), DB_CONN_MAX_AGE=" + base_env["DB_CONN_MAX_AGE"],
         "cpus": os.cpu_count(),
         "load_average_at_start": [round(v, 2) for v in os.getloadavg()],
         "postgresql": _run_database("pg", pg_env, per_client, full),
@@ -346,6 +350,7 @@ def run(full: bool) -> dict[str, Any]:
             cwd=ROOT, env=sqlite_env, check=True, timeout=600,
         )  # fmt: skip
         results["sqlite"] = _run_database("sqlite", sqlite_env, per_client, full)
+    results["load_average_after_servers"] = [round(v, 2) for v in os.getloadavg()]
     results["crowd_services"] = crowd_run(screens=300 if full else 30, annotators=8)
     results["double_leases_total"] = results["crowd_services"]["double_leases"] + sum(
         fig["double_leases"] + fig["screens_submitted_twice_or_more"]
