@@ -120,6 +120,9 @@ class AnswersRules(StageRules):
     def check_access(self, *, user: Any, membership: Membership | None) -> None:
         require_answer_pool(user=user, membership=membership)
 
+    def queue_shape(self, *, project: Project) -> tuple[Any, ...] | None:
+        return ()  # the queue depends on the project, user and time only
+
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         live = (
             Assignment.objects.filter(live_q(now), question=OuterRef("pk"), stage=self.stage)

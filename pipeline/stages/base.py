@@ -52,6 +52,11 @@ class StageRules:
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         return {}
 
+    def queue_shape(self, *, project: Project) -> tuple[Any, ...] | None:
+        """What, besides the project, user and time, decides the SQL of ``queue`` (its
+        compiled claim is cached per stage and shape); ``None``: compile every time."""
+        return None
+
     def unit_has(self, condition: Q) -> Exists:
         """``Exists`` over this stage's assignments of the outer unit matching ``condition``."""
         if self.unit == "question":

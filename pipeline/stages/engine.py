@@ -16,10 +16,12 @@ Concurrency, in short:
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
@@ -27,11 +29,12 @@ from annotation.lock_objects import (
     assignment_lock,
     question_claim_first,
     question_lock,
+    queue_claim_first_values,
     screen_claim_first,
     screen_lock,
     user_lock,
 )
-from annotation.models import Assignment, AssignmentStatus, Membership, Project
+from annotation.models import App, Assignment, AssignmentStatus, Membership, Project, Question, Screen
 from annotation.selectors.assignments import (
     assignment_done_today_counts,
     assignment_get_for_user,
@@ -118,25 +121,74 @@ def _lease_commit_without_flush() -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
+def _plain_columns(model: Any, prefix: str = "") -> list[str]:
+    """``values_list`` paths of a model's columns that need no converter (no JSON)."""
+    return [prefix + field.attname for field in model._meta.concrete_fields if field.get_internal_type() != "JSONField"]
+
+
+# What a claimed unit is loaded with, in the order of ``from_db``: the unit, its screen, the app.
+_UNIT_LOADS: dict[str, list[tuple[Any, list[str]]]] = {
+    "screen": [(Screen, _plain_columns(Screen)), (App, _plain_columns(App, "app__"))],
+    "question": [
+        (Question, _plain_columns(Question)),
+        (Screen, _plain_columns(Screen, "screen__")),
+        (App, _plain_columns(App, "screen__app__")),
+    ],
+}
+
+
+def _claim(*, rules: StageRules, project: Project, user: Any, now: datetime, tried: list[int]) -> Any:
+    """Lock the next unit of the queue (skip-locked) and load it for the payload, or ``None``.
+
+    The unit carries ``_stale``: whether it has leases whose time ran out (to be marked
+    expired before ours is written). It is read with the claim: a lease created or renewed
+    after this statement's snapshot expires after ``now``, so this cannot miss one, and the
+    common case (none) costs no UPDATE.
+    """
+    is_question = rules.unit == "question"
+    shape = rules.queue_shape(project=project)
+    if shape is not None and not tried:
+        # The hot path: the claim's SQL is compiled once per stage and shape (lock_objects),
+        # and the row comes back with what the payload needs (no VH, no JSON columns).
+        loads = _UNIT_LOADS[rules.unit]
+        columns = [path for _, paths in loads for path in paths]
+
+        def build(values: dict[str, Any]) -> QuerySet[Any]:
+            queue = rules.queue(project=values["project"], user=values["user"], now=values["now"])
+            queue = queue.annotate(_stale=rules.unit_has(stale_q(values["now"])))
+            return queue.values_list("_stale", *columns)
+
+        row = queue_claim_first_values(
+            key=(rules.stage, shape), build=build, values={"project": project, "user": user, "now": now}
+        )
+        if row is None:
+            return None
+        objects, at = [], 1
+        for model, paths in loads:
+            names = [path.rsplit("__", 1)[-1] for path in paths]
+            objects.append(model.from_db(connection.alias, names, row[at : at + len(paths)]))
+            at += len(paths)
+        for parent, child in itertools.pairwise(objects):  # unit -> screen -> app
+            setattr(parent, "screen" if isinstance(child, Screen) else "app", child)
+        unit = objects[0]
+        unit._stale = row[0]
+        return unit
+    queue = rules.queue(project=project, user=user, now=now)
+    if tried:
+        queue = queue.exclude(pk__in=tried)
+    queue = queue.annotate(_stale=rules.unit_has(stale_q(now)))
+    if is_question:
+        # The screen and app come along for the payload; only the question row is locked.
+        queue = queue.select_related("screen", "screen__app").defer("screen__vh")
+        return question_claim_first(queryset=queue)
+    # The VH can be large and leasing needs none of it.
+    return screen_claim_first(queryset=queue.select_related("app").defer("vh"))
+
+
 def _lease_new(*, rules: StageRules, project: Project, user: Any, now: datetime) -> Assignment | None:
     tried: list[int] = []
     for _ in range(LEASE_ATTEMPTS):
-        queue = rules.queue(project=project, user=user, now=now)
-        if tried:
-            queue = queue.exclude(pk__in=tried)
-        # Whether the unit has leases whose time ran out (to be marked expired before ours is
-        # written). Read with the claim: a lease created or renewed after this statement's
-        # snapshot expires after ``now``, so this cannot miss one, and the common case (none)
-        # costs no UPDATE.
-        queue = queue.annotate(_stale=rules.unit_has(stale_q(now)))
-        unit: Any
-        if rules.unit == "question":
-            # The screen and app come along for the payload; only the question row is locked.
-            queue = queue.select_related("screen", "screen__app").defer("screen__vh")
-            unit = question_claim_first(queryset=queue)
-        else:
-            # The VH can be large and leasing needs none of it.
-            unit = screen_claim_first(queryset=queue.select_related("app").defer("vh"))
+        unit = _claim(rules=rules, project=project, user=user, now=now, tried=tried)
         if unit is None:
             return None
         screen = unit.screen if rules.unit == "question" else unit

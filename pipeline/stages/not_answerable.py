@@ -57,6 +57,9 @@ class NotAnswerableRules(StageRules):
     stage = Stage.NOT_ANSWERABLE
     label = "Not-answerable questions"
 
+    def queue_shape(self, *, project: Project) -> tuple[Any, ...] | None:
+        return ()  # the queue depends on the project, user and time only
+
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         return (
             Screen.objects.filter(project=project, state=ScreenState.ANSWERING, not_answerable_sampled=True)

@@ -74,6 +74,9 @@ class QuestionsPass1Rules(StageRules):
     def cap(self, project: Project) -> int:
         return project.questions_pass1_cap
 
+    def queue_shape(self, *, project: Project) -> tuple[Any, ...] | None:
+        return ()  # the queue depends on the project, user and time only
+
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         return (
             Screen.objects.filter(project=project, state=self.screen_state)

@@ -168,3 +168,22 @@ def test_resubmitting_pass_two_and_not_answerable_is_idempotent(project):
         "question": "Where is the exit?"
     }
     assert Question.objects.filter(screen=screen).count() == 3
+
+
+def test_compiled_claim_is_checked_against_the_orm_and_gives_the_queue_head(project):
+    # given a compiled-claim cache that is empty, and three screens
+    from annotation import lock_objects
+
+    lock_objects._CLAIM_SQL.pop(("questions-1", ()), None)
+    a, b = member(project, "a"), member(project, "b")
+    made = screens(project, 3, state=ScreenState.QUESTIONS_1)
+    # when two annotators ask in turn
+    first = assignment_next(project=project, user=a, stage="questions-1")
+    second = assignment_next(project=project, user=b, stage="questions-1")
+    # then they get the oldest screens, loaded for the payload, and the statement was cached
+    # (on PostgreSQL: it matched the ORM's SQL and parameters with the real values)
+    assert (first.screen_id, second.screen_id) == (made[0].pk, made[1].pk)
+    assert first.screen.app.package == made[0].app.package
+    assert first.screen.rico_id == made[0].rico_id
+    if lock_objects.connection.vendor == "postgresql":
+        assert lock_objects._CLAIM_SQL[("questions-1", ())] is not None
