@@ -90,9 +90,12 @@ def celery_worker(settings):
     from annotation.celery import app
 
     broker = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
+    # Read the app's configuration before touching Django's settings: Celery loads them lazily, and
+    # would otherwise "restore" the non-eager values below for every later test.
+    old = {k: app.conf[k] for k in ("broker_url", "task_always_eager", "result_backend")}
+    assert old["task_always_eager"] is True
     settings.CELERY_BROKER_URL = broker
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    old = {k: app.conf[k] for k in ("broker_url", "task_always_eager", "result_backend")}
     app.conf.update(broker_url=broker, task_always_eager=False, result_backend=None)
     _celery_pools_reset(app)
     app.control.purge()  # messages left by an interrupted earlier run must not reach this worker
