@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The body of every error answer (documented once in OpenAPI): what ``exception_handler`` writes."""
+
+    detail = serializers.CharField()
+    field = serializers.CharField(required=False, help_text="the offending field, e.g. elements[1].bounds")
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

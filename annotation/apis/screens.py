@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.apis.errors import ErrorSerializer
 from annotation.permissions import IsAuthenticated, project_get_for_member
 from annotation.selectors.screens import screen_get, screen_payload
 from annotation.services.overlays import screen_overlay_ensure
@@ -25,10 +26,6 @@ from annotation.services.overlays import screen_overlay_ensure
 # Private: the bytes are permission-checked, so no shared cache may keep them. Screenshots and
 # overlays never change after import, so the browser may keep them for a day.
 IMAGE_CACHE_CONTROL = "private, max-age=86400"
-
-
-class ErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()
 
 
 class CandidateOutputSerializer(serializers.Serializer):

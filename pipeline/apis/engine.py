@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.apis.errors import ErrorSerializer
 from annotation.exceptions import ApplicationError
 from annotation.models import Verdict
 from annotation.permissions import IsAuthenticated, project_get_for_lead, project_get_for_member
@@ -46,11 +47,6 @@ def _body(request: Request) -> dict[str, Any]:
 
 
 # --- wire format (documentation of the public contract) -----------------------------------
-
-
-class EngineErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()
-    field = serializers.CharField(required=False, help_text="the offending field, e.g. elements[1].bounds")
 
 
 class CandidateSerializer(serializers.Serializer):
@@ -145,10 +141,10 @@ class AssignmentResultSerializer(serializers.Serializer):
 
 
 ERRORS = {
-    400: OpenApiResponse(EngineErrorSerializer, description="invalid input; `field` names it"),
-    403: OpenApiResponse(EngineErrorSerializer, description="not allowed (e.g. not in the answer pool, not a lead)"),
-    404: OpenApiResponse(EngineErrorSerializer, description="no such project/stage/assignment visible to the caller"),
-    409: OpenApiResponse(EngineErrorSerializer, description="lease or state conflict"),
+    400: OpenApiResponse(ErrorSerializer, description="invalid input; `field` names it"),
+    403: OpenApiResponse(ErrorSerializer, description="not allowed (e.g. not in the answer pool, not a lead)"),
+    404: OpenApiResponse(ErrorSerializer, description="no such project/stage/assignment visible to the caller"),
+    409: OpenApiResponse(ErrorSerializer, description="lease or state conflict"),
 }
 
 

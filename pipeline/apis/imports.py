@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.apis.errors import ErrorSerializer
 from annotation.models import ImportJob
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from pipeline.imports import (
@@ -24,10 +25,6 @@ from pipeline.imports import (
     import_job_retry,
     import_request_size_check,
 )
-
-
-class ErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()
 
 
 class ImportJobOutputSerializer(serializers.ModelSerializer):

@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.apis.errors import ErrorSerializer
 from annotation.models import ReleaseJob
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from pipeline.postprocess import (
@@ -25,10 +26,6 @@ from pipeline.postprocess import (
     release_job_get_for_lead,
     release_job_start,
 )
-
-
-class PostprocessErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField()
 
 
 class ReleaseJobOutputSerializer(serializers.ModelSerializer):
@@ -93,10 +90,10 @@ class DecisionPageSerializer(serializers.Serializer):
 
 
 ERRORS: dict[int, Any] = {
-    400: OpenApiResponse(PostprocessErrorSerializer, description="bad input (the body says which field)"),
-    403: OpenApiResponse(PostprocessErrorSerializer, description="not logged in, or not a lead of the project"),
-    404: OpenApiResponse(PostprocessErrorSerializer, description="no such project or job, or not a member"),
-    409: OpenApiResponse(PostprocessErrorSerializer, description="a job of this kind is already queued or running"),
+    400: OpenApiResponse(ErrorSerializer, description="bad input (the body says which field)"),
+    403: OpenApiResponse(ErrorSerializer, description="not logged in, or not a lead of the project"),
+    404: OpenApiResponse(ErrorSerializer, description="no such project or job, or not a member"),
+    409: OpenApiResponse(ErrorSerializer, description="a job of this kind is already queued or running"),
 }
 
 
