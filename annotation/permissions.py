@@ -42,10 +42,27 @@ def project_get_for_lead(*, user: Any, slug: str) -> Project:
 
     Non-members get ``NotFoundError``; annotators of the project get ``PermissionDeniedError``.
     """
-    project = project_get_for_member(user=user, slug=slug)
-    if not user_is_lead(user=user, project=project):
-        raise PermissionDeniedError("Only the project's leads may do this.")
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        raise NotFoundError("Project not found.")
+    project_require_lead(user=user, project=project)
     return project
+
+
+def project_require_lead(*, user: Any, project: Project) -> None:
+    """Check, in one query, that ``user`` leads an already loaded ``project`` (or is a site admin).
+
+    Non-members get ``NotFoundError``; annotators of the project get ``PermissionDeniedError``.
+    """
+    if not getattr(user, "is_authenticated", False):
+        raise NotFoundError("Project not found.")
+    if user.is_superuser:
+        return
+    role = Membership.objects.filter(project=project, user=user).values_list("role", flat=True).first()
+    if role is None:
+        raise NotFoundError("Project not found.")
+    if role != Role.LEAD:
+        raise PermissionDeniedError("Only the project's leads may do this.")
 
 
 def user_is_lead(*, user: Any, project: Project) -> bool:

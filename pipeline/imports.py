@@ -27,7 +27,7 @@ from django.utils import timezone
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.lock_objects import import_job_lock
 from annotation.models import ImportJob, Project
-from annotation.permissions import project_get_for_lead
+from annotation.permissions import project_require_lead
 from pipeline.ingest import StoragePrefix, import_screens
 from pipeline.jobs import enqueue
 
@@ -272,7 +272,7 @@ def import_job_get_for_lead(*, user: Any, job_id: int) -> ImportJob:
     if job is None:
         raise NotFoundError("Import job not found.")
     try:
-        project_get_for_lead(user=user, slug=job.project.slug)
+        project_require_lead(user=user, project=job.project)
     except NotFoundError:
         raise NotFoundError("Import job not found.") from None
     return job

@@ -44,7 +44,7 @@ from django.utils import timezone
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.lock_objects import question_lock
 from annotation.models import Answer, AnswerElement, Project, Question, QuestionState, ReleaseJob, Split, Verdict
-from annotation.permissions import project_get_for_lead
+from annotation.permissions import project_require_lead
 from pipeline.agreement import AgreementSettings, AnswerView, ElementView, agreement_group
 from pipeline.jobs import enqueue
 from pipeline.short_answers import NO_ANSWER, short_answers_generate
@@ -540,7 +540,7 @@ def release_job_get_for_lead(*, user: Any, job_id: int) -> ReleaseJob:
     job = ReleaseJob.objects.select_related("project").filter(pk=job_id).first()
     if job is None:
         raise NotFoundError("Job not found.")
-    project_get_for_lead(user=user, slug=job.project.slug)
+    project_require_lead(user=user, project=job.project)
     return job
 
 

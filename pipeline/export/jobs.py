@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import Project, ReleaseJob
-from annotation.permissions import project_get_for_lead
+from annotation.permissions import project_require_lead
 from pipeline.jobs import enqueue
 
 from .service import FORMATS, release_export, release_question_count
@@ -135,7 +135,7 @@ def release_export_job_get_for_lead(*, user: Any, job_id: int, slug: str | None 
     job = ReleaseJob.objects.select_related("project").filter(pk=job_id, kind=ReleaseJob.Kind.EXPORT).first()
     if job is None or (slug is not None and job.project.slug != slug):
         raise NotFoundError("Export not found.")
-    project_get_for_lead(user=user, slug=job.project.slug)
+    project_require_lead(user=user, project=job.project)
     return job
 
 
