@@ -55,7 +55,9 @@ class Screen(models.Model):
             ),
             models.CheckConstraint(condition=~Q(state="answering") | ~Q(split=""), name="screen_answering_has_split"),
         ]
-        indexes = [models.Index(fields=["project", "state"], name="screen_project_state")]
+        # The stage queues walk a state's screens oldest first and stop at the first free
+        # one: with ``id`` in the index that is an ordered scan, not a sort of the state.
+        indexes = [models.Index(fields=["project", "state", "id"], name="screen_queue")]
 
     def __str__(self) -> str:
         return f"{self.project.slug}/{self.rico_id}"

@@ -172,7 +172,8 @@ class Question(models.Model):
                 condition=~Q(state="dropped") | ~Q(drop_reason=""), name="question_dropped_has_reason"
             ),
         ]
-        indexes = [models.Index(fields=["state"], name="question_state")]
+        # The answers queue walks the answering questions oldest first (ordered scan).
+        indexes = [models.Index(fields=["state", "id"], name="question_queue")]
 
     def __str__(self) -> str:
         return self.text

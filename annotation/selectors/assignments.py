@@ -9,13 +9,14 @@ mean "held".
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Model, Q, QuerySet
 from django.utils import timezone
 
+from annotation import compiled
 from annotation.exceptions import NotFoundError
-from annotation.models import Assignment, AssignmentStatus, Project
+from annotation.models import App, Assignment, AssignmentStatus, Project, Question, Screen
 
 
 def assignment_live_q(*, now: datetime, prefix: str = "") -> Q:
@@ -23,20 +24,49 @@ def assignment_live_q(*, now: datetime, prefix: str = "") -> Q:
     return Q(**{f"{prefix}status": AssignmentStatus.LEASED, f"{prefix}lease_expires_at__gt": now})
 
 
+# What the caller's assignment is loaded with (one statement): the assignment, its project,
+# screen (without the view hierarchy, which loads on access), app and question.
+_ASSIGNMENT_LOADS: list[tuple[type[Model], list[str]]] = [
+    (Assignment, compiled.columns(Assignment)),
+    (Project, compiled.columns(Project, "project__")),
+    (Screen, compiled.columns(Screen, "screen__", exclude=("vh",))),
+    (App, compiled.columns(App, "screen__app__")),
+    (Question, compiled.columns(Question, "question__")),
+]
+
+
+def _assignment_get_build(values: dict[str, Any]) -> QuerySet[Any]:
+    paths = [path for _, model_paths in _ASSIGNMENT_LOADS for path in model_paths]
+    return Assignment.objects.filter(pk=values["assignment_id"], annotator_id=values["user_id"]).values_list(*paths)
+
+
 def assignment_get_for_user(*, assignment_id: int, user: Any) -> Assignment:
     """The caller's own assignment; anybody else's (or none) is ``NotFoundError``.
 
-    Annotators never learn whether another annotator's assignment exists.
+    Annotators never learn whether another annotator's assignment exists. Loaded with its
+    project, screen (view hierarchy on access), app and question in one statement,
+    compiled once: every submit, draft save and reload starts here.
     """
-    assignment = (
-        Assignment.objects.select_related("project", "screen", "screen__app", "question")
-        .defer("screen__vh")
-        .filter(pk=assignment_id, annotator_id=getattr(user, "pk", None))
-        .first()
-    )
-    if assignment is None:
+    user_id = getattr(user, "pk", None)
+    row = None
+    if user_id is not None and isinstance(assignment_id, int):
+        row = compiled.fetch_one(
+            key="assignment-for-user",
+            build=_assignment_get_build,
+            values={"assignment_id": assignment_id, "user_id": user_id},
+        )
+    if row is None:
         raise NotFoundError("Assignment not found.")
-    return assignment
+    loaded: list[Any] = []
+    at = 0
+    for model, paths in _ASSIGNMENT_LOADS:
+        part = row[at : at + len(paths)]
+        at += len(paths)
+        loaded.append(compiled.instance_from_row(model, paths, part) if part[0] is not None else None)
+    assignment, project, screen, app, question = loaded
+    screen.app = app
+    assignment.project, assignment.screen, assignment.question = project, screen, question
+    return cast(Assignment, assignment)
 
 
 def assignment_open_for_user(*, project: Project, user: Any, stage: str) -> Assignment | None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.urls import reverse
 
+from annotation import compiled
 from annotation.exceptions import NotFoundError
 from annotation.models import Candidate, Project, Screen
 
@@ -26,23 +28,30 @@ def screen_overlay_url(*, screen: Screen) -> str:
     return reverse("api-screen-overlay", kwargs={"slug": screen.project.slug, "rico_id": screen.rico_id})
 
 
-def candidate_payload(candidate: Candidate) -> dict[str, Any]:
+_CANDIDATE_COLUMNS = ("vh_index", "left", "top", "right", "bottom", "text", "content_desc", "type", "class_name")
+
+
+def _candidates_build(values: dict[str, Any]) -> QuerySet[Any]:
+    return Candidate.objects.filter(screen_id=values["screen_id"]).order_by("vh_index").values_list(*_CANDIDATE_COLUMNS)
+
+
+def _candidate_row_payload(row: tuple[Any, ...]) -> dict[str, Any]:
+    vh_index, left, top, right, bottom, text, content_desc, kind, class_name = row
     return {
-        "vh_index": candidate.vh_index,
-        "bounds": [candidate.left, candidate.top, candidate.right, candidate.bottom],
-        "text": candidate.text or candidate.content_desc,
-        "type": candidate.type,
-        "class_name": candidate.class_name,
+        "vh_index": vh_index,
+        "bounds": [left, top, right, bottom],
+        "text": text or content_desc,
+        "type": kind,
+        "class_name": class_name,
     }
 
 
-def screen_payload(*, screen: Screen, candidates: list[Candidate] | None = None) -> dict[str, Any]:
+def screen_payload(*, screen: Screen) -> dict[str, Any]:
     """``{"rico_id", "app", "image_url", "width", "height", "candidates": [...]}``.
 
-    Pass ``candidates`` when they were prefetched; otherwise they are read in one query.
+    The candidates are read in one statement, compiled once (it is on the ``next`` hot path).
     """
-    if candidates is None:
-        candidates = list(Candidate.objects.filter(screen=screen).order_by("vh_index"))
+    rows = compiled.fetch_all(key="screen-candidates", build=_candidates_build, values={"screen_id": screen.pk})
     return {
         "rico_id": screen.rico_id,
         "app": screen.app.package,
@@ -50,5 +59,5 @@ def screen_payload(*, screen: Screen, candidates: list[Candidate] | None = None)
         "overlay_url": screen_overlay_url(screen=screen),
         "width": screen.width,
         "height": screen.height,
-        "candidates": [candidate_payload(c) for c in candidates],
+        "candidates": [_candidate_row_payload(row) for row in rows],
     }

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from annotation import compiled
 from annotation.exceptions import ApplicationError, PermissionDeniedError
 from annotation.models import Assignment, AssignmentStatus, Membership, Project, Question, Screen
 
@@ -103,9 +104,30 @@ def taken_by_user_q(user: Any) -> Q:
     )
 
 
-def others_live_leases(*, stage: str, now: datetime, own: Assignment | None, **unit: Any) -> QuerySet[Assignment]:
-    qs = Assignment.objects.filter(live_q(now), stage=stage, **unit)
-    return qs.exclude(pk=own.pk) if own is not None else qs
+def others_live_lease_exists(*, stage: str, now: datetime, own: Assignment | None, screen: Screen) -> bool:
+    """Whether anybody but ``own`` holds a live lease of ``screen`` in ``stage``: the fresh
+    re-check of the leasing hot path (one statement compiled once per stage)."""
+
+    def build(values: dict[str, Any]) -> QuerySet[Assignment]:
+        qs = Assignment.objects.filter(live_q(values["now"]), stage=stage, screen_id=values["screen_id"])
+        return qs.exclude(pk=values["own_id"]) if "own_id" in values else qs
+
+    values: dict[str, Any] = {"now": now, "screen_id": screen.pk}
+    if own is not None:
+        values["own_id"] = own.pk
+    return compiled.exists(key=("others-live", stage, own is not None), build=build, values=values)
+
+
+def user_submitted_exists(*, stage: str, screen: Screen, user: Any) -> bool:
+    """Whether ``user`` submitted ``stage`` of ``screen`` (compiled once per stage)."""
+
+    def build(values: dict[str, Any]) -> QuerySet[Assignment]:
+        mine = Assignment.objects.filter(screen_id=values["screen_id"], annotator_id=values["user_id"])
+        return mine.filter(stage=stage, status=AssignmentStatus.SUBMITTED)
+
+    return compiled.exists(
+        key=("user-submitted", stage), build=build, values={"screen_id": screen.pk, "user_id": user.pk}
+    )
 
 
 # --- validation helpers -----------------------------------------------------------------

@@ -17,13 +17,15 @@ Concurrency, in short:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import QuerySet
+from django.db import IntegrityError, transaction
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
+from annotation import compiled
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
 from annotation.lock_objects import (
     assignment_lock,
@@ -56,6 +58,10 @@ from .registry import STAGES, stage_rules
 # snapshot); we then try the next one, a bounded number of times.
 LEASE_ATTEMPTS = 16
 
+# The caller's membership and its project, read with one statement on the hot path.
+_MEMBERSHIP_COLUMNS = compiled.plain_columns(Membership)
+_PROJECT_COLUMNS = compiled.plain_columns(Project, "project__")
+
 
 def member_check(*, project: Project, user: Any) -> Membership | None:
     """The caller's membership; non-members get ``NotFoundError`` (site admins need none)."""
@@ -67,20 +73,49 @@ def member_check(*, project: Project, user: Any) -> Membership | None:
     return membership
 
 
-def member_project_get(*, slug: str, user: Any) -> tuple[Project, Membership | None]:
-    """The project ``slug`` and the caller's membership, in one query for members.
+def _member_open_build(stage: str) -> Callable[[dict[str, Any]], QuerySet[Any]]:
+    def build(values: dict[str, Any]) -> QuerySet[Any]:
+        mine = Assignment.objects.filter(
+            project_id=OuterRef("project_id"),
+            annotator_id=OuterRef("user_id"),
+            stage=stage,
+            status=AssignmentStatus.LEASED,
+        ).order_by("created_at", "pk")
+        return (
+            Membership.objects.filter(project__slug=values["slug"], user_id=values["user_id"])
+            .annotate(
+                _open_id=Subquery(mine.values("pk")[:1]),
+                _open_expires=Subquery(mine.values("lease_expires_at")[:1]),
+            )
+            .values_list(*_MEMBERSHIP_COLUMNS, *_PROJECT_COLUMNS, "_open_id", "_open_expires")
+        )
 
-    Non-members get ``NotFoundError`` (site admins need no membership: one more query).
+    return build
+
+
+def member_project_get(
+    *, slug: str, user: Any, stage: str
+) -> tuple[Project, Membership | None, tuple[int, datetime] | None]:
+    """The project ``slug``, the caller's membership and the brief ``(id, lease_expires_at)``
+    of their open assignment for ``stage`` (``None``: none), in one query for members.
+
+    Non-members get ``NotFoundError`` (site admins need no membership: two more queries).
     """
     if not getattr(user, "is_authenticated", False):
         raise NotFoundError("Project not found.")
-    membership = Membership.objects.select_related("project").filter(project__slug=slug, user=user).first()
-    if membership is not None:
-        return membership.project, membership
-    project = Project.objects.filter(slug=slug).first() if user.is_superuser else None
-    if project is None:
+    row = compiled.fetch_one(
+        key=("member-open", stage), build=_member_open_build(stage), values={"slug": slug, "user_id": user.pk}
+    )
+    if row is not None:
+        split = len(_MEMBERSHIP_COLUMNS)
+        membership = cast(Membership, compiled.instance_from_row(Membership, _MEMBERSHIP_COLUMNS, row[:split]))
+        project = cast(Project, compiled.instance_from_row(Project, _PROJECT_COLUMNS, row[split:-2]))
+        membership.project = project
+        return project, membership, (row[-2], row[-1]) if row[-2] is not None else None
+    found = Project.objects.filter(slug=slug).first() if user.is_superuser else None
+    if found is None:
         raise NotFoundError("Project not found.")
-    return project, None
+    return found, None, assignment_open_brief(project=found, user=user, stage=stage)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -108,31 +143,13 @@ def _resume_own(*, rules: StageRules, current: Assignment, now: datetime) -> Ass
     return assignment_renew(assignment=current, now=now)
 
 
-def _lease_commit_without_flush() -> None:
-    """Let this transaction's commit return before its WAL reaches the disk (PostgreSQL).
-
-    Only for leasing, never for submits. A lease is cheap to lose: if the server crashes
-    within the last fraction of a second, the lease (and every later transaction, WAL is
-    sequential) is simply gone, so the unit is free again and nothing is inconsistent; the
-    annotator's next call gets new work. It saves an fsync (several ms) on the hot path.
-    """
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
-
-
-def _plain_columns(model: Any, prefix: str = "") -> list[str]:
-    """``values_list`` paths of a model's columns that need no converter (no JSON)."""
-    return [prefix + field.attname for field in model._meta.concrete_fields if field.get_internal_type() != "JSONField"]
-
-
 # What a claimed unit is loaded with, in the order of ``from_db``: the unit, its screen, the app.
 _UNIT_LOADS: dict[str, list[tuple[Any, list[str]]]] = {
-    "screen": [(Screen, _plain_columns(Screen)), (App, _plain_columns(App, "app__"))],
+    "screen": [(Screen, compiled.plain_columns(Screen)), (App, compiled.plain_columns(App, "app__"))],
     "question": [
-        (Question, _plain_columns(Question)),
-        (Screen, _plain_columns(Screen, "screen__")),
-        (App, _plain_columns(App, "screen__app__")),
+        (Question, compiled.plain_columns(Question)),
+        (Screen, compiled.plain_columns(Screen, "screen__")),
+        (App, compiled.plain_columns(App, "screen__app__")),
     ],
 }
 
@@ -163,10 +180,10 @@ def _claim(*, rules: StageRules, project: Project, user: Any, now: datetime, tri
         )
         if row is None:
             return None
-        objects, at = [], 1
+        objects: list[Any] = []
+        at = 1
         for model, paths in loads:
-            names = [path.rsplit("__", 1)[-1] for path in paths]
-            objects.append(model.from_db(connection.alias, names, row[at : at + len(paths)]))
+            objects.append(compiled.instance_from_row(model, paths, row[at : at + len(paths)]))
             at += len(paths)
         for parent, child in itertools.pairwise(objects):  # unit -> screen -> app
             setattr(parent, "screen" if isinstance(child, Screen) else "app", child)
@@ -224,27 +241,37 @@ def assignment_next(*, project: Project, user: Any, stage: str) -> Assignment | 
 
 
 def assignment_next_by_slug(*, slug: str, user: Any, stage: str) -> Assignment | None:
-    """``assignment_next`` for the project ``slug`` (the REST hot path): the project and the
-    caller's membership are read in one query. Same contract, errors and locks."""
-    project, membership = member_project_get(slug=slug, user=user)
-    return _next(rules=stage_rules(stage), project=project, membership=membership, user=user)
+    """``assignment_next`` for the project ``slug`` (the REST hot path): the project, the
+    caller's membership and open assignment are read in one query. Same contract, errors
+    and locks."""
+    rules = stage_rules(stage)
+    project, membership, brief = member_project_get(slug=slug, user=user, stage=rules.stage)
+    return _next(rules=rules, project=project, membership=membership, user=user, brief=brief)
 
 
-def _next(*, rules: StageRules, project: Project, membership: Membership | None, user: Any) -> Assignment | None:
+def _next(
+    *,
+    rules: StageRules,
+    project: Project,
+    membership: Membership | None,
+    user: Any,
+    brief: tuple[int, datetime] | bool | None = True,
+) -> Assignment | None:
+    """``brief``: the caller's open assignment as read just before (``True``: not read yet)."""
     rules.check_access(user=user, membership=membership)
     now = timezone.now()
-    brief = assignment_open_brief(project=project, user=user, stage=rules.stage)
-    if brief is not None and brief[1] > now:
+    if brief is True:
+        brief = assignment_open_brief(project=project, user=user, stage=rules.stage)
+    if isinstance(brief, tuple) and brief[1] > now:
         # The hot path of a reload: no lock, no write.
         return _own_open(assignment_id=brief[0], user=user, project=project)
     try:
         with transaction.atomic():
-            _lease_commit_without_flush()
-            user_lock(user_id=user.pk)
-            brief = assignment_open_brief(project=project, user=user, stage=rules.stage)
-            if brief is not None:
-                current = _own_open(assignment_id=brief[0], user=user, project=project)
-                if brief[1] > now:
+            user_lock(user_id=user.pk, commit_without_flush=True)
+            held = assignment_open_brief(project=project, user=user, stage=rules.stage)
+            if held is not None:
+                current = _own_open(assignment_id=held[0], user=user, project=project)
+                if held[1] > now:
                     return current  # another request of the same caller just leased it
                 renewed = _resume_own(rules=rules, current=current, now=now)
                 if renewed is not None:

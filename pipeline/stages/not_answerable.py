@@ -40,7 +40,7 @@ from .base import (
     StageRules,
     clean_text,
     live_q,
-    others_live_leases,
+    others_live_lease_exists,
     question_brief,
     require_keys,
     screen_has,
@@ -75,7 +75,7 @@ class NotAnswerableRules(StageRules):
             return False
         if Assignment.objects.filter(screen=screen, stage=self.stage, status=AssignmentStatus.SUBMITTED).exists():
             return False
-        return not others_live_leases(stage=self.stage, now=now, own=own, screen=screen).exists()
+        return not others_live_lease_exists(stage=self.stage, now=now, own=own, screen=screen)
 
     def clean(self, *, assignment: Assignment, data: dict[str, Any]) -> dict[str, Any]:
         require_keys(data, {"question"})

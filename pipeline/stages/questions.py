@@ -34,12 +34,13 @@ from .base import (
     StageRules,
     clean_question_list,
     live_q,
-    others_live_leases,
+    others_live_lease_exists,
     question_brief,
     require_keys,
     screen_has,
     screen_questions,
     taken_by_user_q,
+    user_submitted_exists,
 )
 from .split import screen_questions_finalize
 
@@ -89,7 +90,7 @@ class QuestionsPass1Rules(StageRules):
         screen: Screen = unit
         if screen.state != self.screen_state:
             return False
-        return not others_live_leases(stage=self.stage, now=now, own=own, screen=screen).exists()
+        return not others_live_lease_exists(stage=self.stage, now=now, own=own, screen=screen)
 
     def taken_texts(self, assignment: Assignment) -> list[str]:
         return []
@@ -138,9 +139,7 @@ class QuestionsPass2Rules(QuestionsPass1Rules):
     def open_to(self, *, unit: Any, user: Any, now: datetime, own: Assignment | None = None) -> bool:
         if not super().open_to(unit=unit, user=user, now=now, own=own):
             return False
-        return not Assignment.objects.filter(
-            screen=unit, stage=Stage.QUESTIONS_1, annotator=user, status=AssignmentStatus.SUBMITTED
-        ).exists()
+        return not user_submitted_exists(stage=Stage.QUESTIONS_1, screen=unit, user=user)
 
     def taken_texts(self, assignment: Assignment) -> list[str]:
         return [q.text for q in screen_questions(assignment.screen, not_from=assignment)]
