@@ -84,31 +84,29 @@ def assignment_open_for_user(*, project: Project, user: Any, stage: str) -> Assi
     )
 
 
+def _open_brief_build(values: dict[str, Any]) -> QuerySet[Any]:
+    return (
+        Assignment.objects.filter(
+            project_id=values["project_id"],
+            annotator_id=values["user_id"],
+            stage=values["stage"],
+            status=AssignmentStatus.LEASED,
+        )
+        .order_by("created_at", "pk")
+        .values_list("pk", "lease_expires_at")
+    )
+
+
 def assignment_open_brief(*, project: Project, user: Any, stage: str) -> tuple[int, datetime] | None:
     """``(id, lease_expires_at)`` of the caller's open assignment for ``stage``: a cheap
-    check for the leasing hot path (the full row is read only when there is one).
-
-    Hand-written SQL (the same statement as the ORM's ``filter(...).order_by("created_at",
-    "pk").values_list(...).first()``): it runs twice per lease, and compiling it each time
-    cost more than the database did. ``raw`` applies the column converters (time zones).
-    """
-    rows = Assignment.objects.raw(
-        _OPEN_BRIEF_SQL, [project.pk, getattr(user, "pk", None), stage, AssignmentStatus.LEASED.value]
+    check for the leasing hot path (the full row is read only when there is one). One
+    statement, compiled once: it runs on every lease."""
+    row = compiled.fetch_one(
+        key="open-brief",
+        build=_open_brief_build,
+        values={"project_id": project.pk, "user_id": user.pk, "stage": stage},
     )
-    for row in rows:
-        return row.pk, row.lease_expires_at
-    return None
-
-
-def _open_brief_sql() -> str:
-    meta = Assignment._meta
-    column = {field.name: field.column for field in meta.concrete_fields}
-    # Names from the model's metadata, values as parameters.
-    where = " AND ".join(f'"{column[name]}" = %s' for name in ("project", "annotator", "stage", "status"))
-    return f'SELECT "id", "lease_expires_at" FROM "{meta.db_table}" WHERE {where} ORDER BY "created_at", "id" LIMIT 1'  # noqa: S608
-
-
-_OPEN_BRIEF_SQL = _open_brief_sql()
+    return (row[0], row[1]) if row is not None else None
 
 
 def assignment_done_today_counts(*, project: Project, user: Any, now: datetime | None = None) -> dict[str, int]:
