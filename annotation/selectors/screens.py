@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import JSONField, OuterRef, QuerySet, Subquery
+from django.db.models.functions import JSONObject
 from django.urls import reverse
 
 from annotation import compiled
@@ -35,6 +36,22 @@ def _candidates_build(values: dict[str, Any]) -> QuerySet[Any]:
     return Candidate.objects.filter(screen_id=values["screen_id"]).order_by("vh_index").values_list(*_CANDIDATE_COLUMNS)
 
 
+def candidates_json(screen_ref: str) -> Subquery:
+    """PostgreSQL: the candidates of the screen ``OuterRef(screen_ref)`` as one JSON array
+    (objects with the payload's columns, in ``vh_index`` order; NULL when none), so that a
+    query that loads a screen can bring its candidates along (the lease claim does)."""
+    from django.contrib.postgres.aggregates import JSONBAgg
+
+    rows = (
+        Candidate.objects.filter(screen_id=OuterRef(screen_ref))
+        .order_by()
+        .values("screen_id")
+        .annotate(j=JSONBAgg(JSONObject(**{name: name for name in _CANDIDATE_COLUMNS}), order_by="vh_index"))
+        .values("j")
+    )
+    return Subquery(rows, output_field=JSONField())
+
+
 def _candidate_row_payload(row: tuple[Any, ...]) -> dict[str, Any]:
     vh_index, left, top, right, bottom, text, content_desc, kind, class_name = row
     return {
@@ -46,12 +63,16 @@ def _candidate_row_payload(row: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
-def screen_payload(*, screen: Screen) -> dict[str, Any]:
+def screen_payload(*, screen: Screen, candidates: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """``{"rico_id", "app", "image_url", "width", "height", "candidates": [...]}``.
 
-    The candidates are read in one statement, compiled once (it is on the ``next`` hot path).
+    ``candidates``: as read with the screen (``candidates_json``); otherwise they are read
+    in one statement, compiled once (it is on the ``next`` hot path).
     """
-    rows = compiled.fetch_all(key="screen-candidates", build=_candidates_build, values={"screen_id": screen.pk})
+    if candidates is not None:
+        rows = [tuple(item[name] for name in _CANDIDATE_COLUMNS) for item in candidates]
+    else:
+        rows = compiled.fetch_all(key="screen-candidates", build=_candidates_build, values={"screen_id": screen.pk})
     return {
         "rico_id": screen.rico_id,
         "app": screen.app.package,

@@ -119,6 +119,12 @@ def database_config(url: str) -> dict[str, Any]:
         }
     else:
         config.setdefault("OPTIONS", {})
+        if env_bool("DB_PREPARED_STATEMENTS", True):
+            # Parameters bound by the server, and a statement run 5 times on a connection is
+            # prepared: PostgreSQL plans it once. Planning the queue claims cost more than
+            # running them (see docs/performance.md). Turn off behind a pooler in transaction
+            # mode that cannot keep prepared statements (PgBouncer before 1.21).
+            config["OPTIONS"].update({"server_side_binding": True, "prepare_threshold": 5})
     config["ATOMIC_REQUESTS"] = False
     return config
 

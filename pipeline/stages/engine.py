@@ -21,8 +21,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from django.db import IntegrityError, transaction
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation import compiled
@@ -42,7 +42,7 @@ from annotation.selectors.assignments import (
     assignment_get_for_user,
     assignment_open_brief,
 )
-from annotation.selectors.screens import screen_payload
+from annotation.selectors.screens import candidates_json, screen_payload
 from annotation.services.assignments import (
     assignment_keep_as_draft,
     assignment_lease_create,
@@ -154,6 +154,14 @@ _UNIT_LOADS: dict[str, list[tuple[Any, list[str]]]] = {
 }
 
 
+def _unless_caller_holds_one(queue: QuerySet[Any], *, rules: StageRules, project: Project, user: Any) -> QuerySet[Any]:
+    """The queue, empty if the caller holds an open assignment of the stage (checked in the
+    claim's own statement, so after the user lock: see ``_next``). Evaluated once per
+    statement (it does not depend on the unit)."""
+    mine = Assignment.objects.filter(project=project, annotator=user, stage=rules.stage, status=AssignmentStatus.LEASED)
+    return queue.filter(~Exists(mine))
+
+
 def _claim(*, rules: StageRules, project: Project, user: Any, now: datetime, tried: list[int]) -> Any:
     """Lock the next unit of the queue (skip-locked) and load it for the payload, or ``None``.
 
@@ -169,19 +177,26 @@ def _claim(*, rules: StageRules, project: Project, user: Any, now: datetime, tri
         # and the row comes back with what the payload needs (no VH, no JSON columns).
         loads = _UNIT_LOADS[rules.unit]
         columns = [path for _, paths in loads for path in paths]
+        with_candidates = connection.vendor == "postgresql"
 
         def build(values: dict[str, Any]) -> QuerySet[Any]:
             queue = rules.queue(project=values["project"], user=values["user"], now=values["now"])
+            queue = _unless_caller_holds_one(queue, rules=rules, project=values["project"], user=values["user"])
             queue = queue.annotate(_stale=rules.unit_has(stale_q(values["now"])))
+            if with_candidates:  # the payload's candidates come along (PostgreSQL)
+                queue = queue.annotate(_candidates=candidates_json("pk" if rules.unit == "screen" else "screen_id"))
+                return queue.values_list("_stale", "_candidates", *columns)
             return queue.values_list("_stale", *columns)
 
         row = queue_claim_first_values(
-            key=(rules.stage, shape), build=build, values={"project": project, "user": user, "now": now}
+            key=(rules.stage, shape, with_candidates),
+            build=build,
+            values={"project": project, "user": user, "now": now},
         )
         if row is None:
             return None
         objects: list[Any] = []
-        at = 1
+        at = 2 if with_candidates else 1
         for model, paths in loads:
             objects.append(compiled.instance_from_row(model, paths, row[at : at + len(paths)]))
             at += len(paths)
@@ -189,8 +204,11 @@ def _claim(*, rules: StageRules, project: Project, user: Any, now: datetime, tri
             setattr(parent, "screen" if isinstance(child, Screen) else "app", child)
         unit = objects[0]
         unit._stale = row[0]
+        if with_candidates:
+            (objects[1] if rules.unit == "question" else unit)._candidates = row[1] or []
         return unit
     queue = rules.queue(project=project, user=user, now=now)
+    queue = _unless_caller_holds_one(queue, rules=rules, project=project, user=user)
     if tried:
         queue = queue.exclude(pk__in=tried)
     queue = queue.annotate(_stale=rules.unit_has(stale_q(now)))
@@ -268,7 +286,16 @@ def _next(
     try:
         with transaction.atomic():
             user_lock(user_id=user.pk, commit_without_flush=True)
+            if brief is None:
+                # The common case: the caller had nothing open. The claim runs after the user
+                # lock, in a statement of its own, so it sees a lease that another request of
+                # the same caller committed meanwhile, and then claims nothing.
+                leased = _lease_new(rules=rules, project=project, user=user, now=now)
+                if leased is not None:
+                    return leased
             held = assignment_open_brief(project=project, user=user, stage=rules.stage)
+            if held is None and brief is None:
+                return None  # the queue has nothing for the caller
             if held is not None:
                 current = _own_open(assignment_id=held[0], user=user, project=project)
                 if held[1] > now:
@@ -355,7 +382,8 @@ def assignment_payload(*, assignment: Assignment) -> dict[str, Any]:
         "stage": str(assignment.stage),
         "status": str(assignment.status),
         "lease_expires_at": _iso(assignment.lease_expires_at),
-        "screen": screen_payload(screen=assignment.screen),
+        # candidates read with the lease's claim, if they were (``_claim``)
+        "screen": screen_payload(screen=assignment.screen, candidates=getattr(assignment.screen, "_candidates", None)),
         "draft": assignment.draft or {},
     }
     payload.update(rules.payload_extra(assignment=assignment))
