@@ -304,8 +304,10 @@ def _run_database(name: str, env: dict[str, str], per_client: dict[int, int], fu
         # Warm-up, reported but not a measurement: a server that has just started opens its
         # database connections and prepares its statements during its first requests (a
         # production server does that once). 32 annotators, a few items each.
-        made = _child(env, "populate", f"bq-{name}-warmup-{stamp}", str(32 * 4), "32")
-        results["warmup_32"] = _drive(server.port, f"bq-{name}-warmup-{stamp}", made["tokens"], PACED)
+        warmup = f"bq-{name}-warmup-{stamp}"
+        made = _child(env, "populate", warmup, str(32 * 4), "32")
+        results["warmup_32"] = _drive(server.port, warmup, made["tokens"], PACED)
+        results["warmup_32"].update(_child(env, "check", warmup))
         # Paced before saturated: the saturated runs' writes (and their checkpoint) must not
         # land in the middle of the latency measurement.
         for pacing, pause in (("paced", PACED), ("saturated", SATURATED)):
