@@ -161,3 +161,33 @@ def exists(*, key: Hashable, build: Build, values: dict[str, Any]) -> bool:
         return build(v).values_list("pk")
 
     return fetch_one(key=("exists", key), build=probe, values=values) is not None
+
+
+_INSERT_SQL: dict[str, tuple[str, list[Any]]] = {}
+
+
+def insert(instance: Model) -> Model:
+    """Write a new ``instance`` like ``instance.save()`` (defaults, ``auto_now(_add)``, the
+    same value preparation) with one ``INSERT ... RETURNING`` built once per model, and set
+    its primary key. No model signals (the domain connects none). The ORM elsewhere."""
+    if connection.vendor != "postgresql":
+        instance.save(force_insert=True)
+        return instance
+    meta = instance._meta
+    if meta.label not in _INSERT_SQL:
+        fields = [f for f in meta.concrete_fields if not f.primary_key]
+        quote = connection.ops.quote_name
+        columns = ", ".join(quote(str(f.column)) for f in fields)
+        marks = ", ".join(["%s"] * len(fields))
+        # Only quoted identifiers from the model's metadata are spliced in; values are bound.
+        sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks}) RETURNING {quote(str(meta.pk.column))}"  # type: ignore[union-attr]  # noqa: S608
+        _INSERT_SQL[meta.label] = (sql, fields)
+    sql, fields = _INSERT_SQL[meta.label]
+    params = [f.get_db_prep_save(f.pre_save(instance, add=True), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    instance.pk = row[0] if row is not None else None
+    instance._state.adding = False
+    instance._state.db = connection.alias
+    return instance
