@@ -12,7 +12,7 @@ case "$role" in
   web)
     exec "$PYTHON" -m gunicorn annotation.wsgi:application \
       --bind "${BIND:-0.0.0.0}:${PORT:-8000}" \
-      --workers "${WEB_WORKERS:-4}" --threads "${WEB_THREADS:-4}" --worker-class gthread \
+      --workers "${WEB_WORKERS:-$((2 * $(nproc) + 1))}" --threads "${WEB_THREADS:-1}" --worker-class gthread \
       --timeout "${WEB_TIMEOUT:-60}" --access-logfile - "$@"
     ;;
   worker)

@@ -47,7 +47,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 LEVELS = (1, 8, 32)
 # The server under test; BENCH_GUNICORN overrides the worker options (to compare settings).
-GUNICORN_ARGS = os.environ.get("BENCH_GUNICORN", "-w 4 -k gthread --threads 4").split()
+# Default: the production web role's (docker/entrypoint.sh): 2 x CPUs + 1 processes, 1 thread.
+GUNICORN_ARGS = os.environ.get("BENCH_GUNICORN", f"-w {2 * (os.cpu_count() or 1) + 1} -k gthread --threads 1").split()
 
 
 # --- child process: populate and check ---------------------------------------------------
