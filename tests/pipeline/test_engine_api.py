@@ -234,3 +234,42 @@ def test_schema_documents_the_wire_format(project, lead):
     }
     assert {"200", "400", "404", "409"} <= set(submit["responses"])
     assert AssignmentStatus.LEASED == "leased"
+
+
+def test_token_authentication_refuses_unknown_keys_and_inactive_users(project):
+    # given a member with a token, and a client with a made-up key
+    a = member(project, "a")
+    screens(project, 1, state=ScreenState.QUESTIONS_1)
+    client = client_for(a)
+    stranger = APIClient()
+    stranger.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    # then the made-up key is refused with DRF's message (403: session authentication comes
+    # first and asks for no WWW-Authenticate challenge), the real one works
+    refused = stranger.post(next_url("questions-1"))
+    assert refused.status_code == 403
+    assert "Invalid token" in refused.json()["detail"]
+    assert client.post(next_url("questions-1")).status_code == 200
+    # and once the user is deactivated, the same token is refused
+    a.is_active = False
+    a.save()
+    refused = client.post(next_url("questions-1"))
+    assert refused.status_code == 403
+    assert "inactive" in refused.json()["detail"]
+
+
+def test_a_lease_carries_the_same_screen_payload_as_a_reload(project):
+    # given a screen whose candidates were stored out of order, one with only a description
+    from tests.factories import CandidateFactory
+
+    a = member(project, "a")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1, candidates=0)
+    for k in (3, 1, 2):
+        CandidateFactory(screen=screen, vh_index=k, text="" if k == 2 else f"t{k}", content_desc=f"d{k}")
+    client = client_for(a)
+    # when the lease is given (candidates read with the claim) and then reloaded
+    leased = client.post(next_url("questions-1")).json()
+    again = client.post(next_url("questions-1")).json()
+    detail = client.get(f"/api/assignments/{leased['id']}/").json()
+    # then all three show the same candidates, in VH order, the description standing in
+    assert leased["screen"] == again["screen"] == detail["screen"]
+    assert [(c["vh_index"], c["text"]) for c in leased["screen"]["candidates"]] == [(1, "t1"), (2, "d2"), (3, "t3")]

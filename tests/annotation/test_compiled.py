@@ -1,0 +1,138 @@
+"""Statements compiled once (``annotation.compiled``): same rows as the ORM, for any values."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from annotation import compiled
+from annotation.models import Assignment, AssignmentStatus, Candidate, Screen
+from tests.factories import CandidateFactory, ProjectFactory, ScreenFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def leases(values):
+    return (
+        Assignment.objects.filter(
+            project=values["project"],
+            annotator_id=values["user_id"],
+            stage=values["stage"],
+            lease_expires_at__gt=values["now"],
+        )
+        .order_by("pk")
+        .values_list("pk", "draft", "lease_expires_at")
+    )
+
+
+def lease(project, user, screen, *, minutes=30, draft=None):
+    return Assignment.objects.create(
+        project=project,
+        stage="questions-1",
+        screen=screen,
+        annotator=user,
+        status=AssignmentStatus.LEASED,
+        lease_expires_at=timezone.now() + timedelta(minutes=minutes),
+        draft=draft or {},
+    )
+
+
+@pytest.fixture
+def world():
+    project = ProjectFactory()
+    a, b = UserFactory(username="a"), UserFactory(username="b")
+    s1, s2 = ScreenFactory(project=project), ScreenFactory(project=project)
+    return project, a, b, lease(project, a, s1, draft={"q": ["x"]}), lease(project, b, s2, minutes=-1)
+
+
+def test_rows_match_the_orm_for_every_value_and_the_statement_is_cached(world):
+    # given leases of two annotators (one run out) and an empty cache
+    project, a, b, mine, _theirs = world
+    compiled.forget(("first", "test-leases"))
+    now = timezone.now()
+    for user, expected in ((a, mine), (b, None), (a, mine)):
+        values = {"project": project, "user_id": user.pk, "stage": "questions-1", "now": now}
+        # when the first live lease is fetched through the compiled statement
+        row = compiled.fetch_one(key="test-leases", build=leases, values=values)
+        # then it is the ORM's row, JSON decoded, with the real values (not the stand-ins)
+        orm = leases(values).first()
+        assert row == (tuple(orm) if orm else None)
+        assert (row[0], row[1]) == (expected.pk, {"q": ["x"]}) if expected else row is None
+    if connection.vendor == "postgresql":
+        assert compiled.is_cached(("first", "test-leases"))
+
+
+def test_a_key_that_does_not_fix_the_shape_is_never_cached_and_stays_correct(world):
+    # given a build whose SQL depends on a value that is not part of the key
+    project, a, b, mine, theirs = world
+    compiled.forget(("first", "test-shape"))
+
+    def build(values):
+        qs = Assignment.objects.filter(project=values["project"])
+        if values["user_id"] == a.pk:
+            qs = qs.filter(annotator_id=values["user_id"])
+        return qs.order_by("-pk").values_list("pk")
+
+    # when it runs with both shapes
+    first = compiled.fetch_one(key="test-shape", build=build, values={"project": project, "user_id": a.pk})
+    second = compiled.fetch_one(key="test-shape", build=build, values={"project": project, "user_id": b.pk})
+    # then each answer is right and nothing wrong was cached
+    assert first == (mine.pk,)
+    assert second == (theirs.pk,)
+    assert not compiled.is_cached(("first", "test-shape"))
+
+
+def test_booleans_must_be_part_of_the_key(world):
+    project = world[0]
+    compiled.forget(("first", "test-bool"))
+    if connection.vendor != "postgresql":
+        pytest.skip("other databases run the ORM")
+    with pytest.raises(TypeError, match="make it part of the key"):
+        compiled.fetch_one(
+            key="test-bool",
+            build=lambda v: Screen.objects.filter(project=v["project"], not_answerable_sampled=v["flag"]),
+            values={"project": project, "flag": True},
+        )
+
+
+def test_fetch_all_and_exists(world):
+    _project, _a, _b, mine, theirs = world
+    screen = mine.screen
+    CandidateFactory(screen=screen, vh_index=2, text="two")
+    CandidateFactory(screen=screen, vh_index=1, text="one")
+
+    def build(values):
+        return Candidate.objects.filter(screen_id=values["screen_id"]).order_by("vh_index").values_list("text")
+
+    assert compiled.fetch_all(key="test-all", build=build, values={"screen_id": screen.pk}) == [("one",), ("two",)]
+    assert compiled.fetch_all(key="test-all", build=build, values={"screen_id": theirs.screen_id}) == []
+    assert compiled.exists(key="test-exists", build=build, values={"screen_id": screen.pk}) is True
+    assert compiled.exists(key="test-exists", build=build, values={"screen_id": theirs.screen_id}) is False
+
+
+def test_insert_writes_like_save(world):
+    # given a new lease object with defaults and auto_now fields left to the model
+    project, a, b, mine, theirs = world
+    before = timezone.now()
+    new = Assignment(
+        project=project,
+        stage="prefilter",
+        screen=theirs.screen,
+        annotator=a,
+        lease_expires_at=before + timedelta(minutes=5),
+    )
+    # when it is inserted twice over (two rows)
+    compiled.insert(new)
+    other = compiled.insert(
+        Assignment(project=project, stage="prefilter", screen=mine.screen, annotator=b, lease_expires_at=before)
+    )
+    # then both rows read back as save() would have written them
+    assert new.pk and other.pk and new.pk != other.pk
+    assert not new._state.adding
+    stored = Assignment.objects.get(pk=new.pk)
+    assert (stored.status, stored.draft, stored.submission, stored.skip_reason) == ("leased", {}, None, "")
+    assert stored.created_at >= before and stored.created_at == new.created_at
+    assert Assignment.objects.get(pk=other.pk).annotator_id == b.pk
