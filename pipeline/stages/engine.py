@@ -220,6 +220,28 @@ def _claim(*, rules: StageRules, project: Project, user: Any, now: datetime, tri
     return screen_claim_first(queryset=queue.select_related("app").defer("vh"))
 
 
+def _still_open(*, rules: StageRules, project: Project, user: Any, now: datetime, unit: Any) -> bool:
+    """Fresh re-check of a claimed (locked) unit: is it still in the caller's queue?
+
+    A statement of its own (READ COMMITTED: it sees a lease committed after the claim's
+    snapshot). Where the queue's SQL is cached, this is the queue restricted to the unit,
+    compiled once; otherwise the stage's ``open_to``.
+    """
+    shape = rules.queue_shape(project=project)
+    if shape is None:
+        return rules.open_to(unit=unit, user=user, now=now)
+
+    def build(values: dict[str, Any]) -> QuerySet[Any]:
+        queue = rules.queue(project=values["project"], user=values["user"], now=values["now"])
+        return queue.filter(pk=values["unit_id"])
+
+    return compiled.exists(
+        key=("still-open", rules.stage, shape),
+        build=build,
+        values={"project": project, "user": user, "now": now, "unit_id": unit.pk},
+    )
+
+
 def _lease_new(*, rules: StageRules, project: Project, user: Any, now: datetime) -> Assignment | None:
     tried: list[int] = []
     for _ in range(LEASE_ATTEMPTS):
@@ -228,7 +250,7 @@ def _lease_new(*, rules: StageRules, project: Project, user: Any, now: datetime)
             return None
         screen = unit.screen if rules.unit == "question" else unit
         screen.project = project
-        if rules.open_to(unit=unit, user=user, now=now):
+        if _still_open(rules=rules, project=project, user=user, now=now, unit=unit):
             is_question = rules.unit == "question"
             assignment = assignment_lease_create(
                 project=project,

@@ -54,6 +54,9 @@ class PrefilterRules(StageRules):
     stage = Stage.PREFILTER
     label = "Pre-filtering"
 
+    def queue_shape(self, *, project: Project) -> tuple[Any, ...] | None:
+        return (project.prefilter_judgments,)  # one judge or several: two different queries
+
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         qs = Screen.objects.filter(project=project, state=ScreenState.PREFILTER, app__non_english=False).exclude(
             screen_has(self.stage, taken_by_user_q(user))
