@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -51,9 +52,15 @@ def drain(project, user, stage: str, body: Callable[[Assignment], dict], seed: i
     rng = random.Random(seed)
 
     def work() -> None:
-        for _ in range(1000):  # bounded
+        for _ in range(5000):  # bounded
             lease = assignment_next(project=project, user=user, stage=stage)
             if lease is None:
+                # Nothing for me now; but work another annotator holds may still be given
+                # back (released), and then perhaps only I may take it: stop only when
+                # nobody holds anything.
+                if Assignment.objects.filter(project=project, stage=stage, status=AssignmentStatus.LEASED).exists():
+                    time.sleep(0.005)
+                    continue
                 return
             if rng.random() < release_rate:
                 assignment_release(assignment_id=lease.pk, user=user)
