@@ -236,27 +236,6 @@ def test_schema_documents_the_wire_format(project, lead):
     assert AssignmentStatus.LEASED == "leased"
 
 
-def test_token_authentication_refuses_unknown_keys_and_inactive_users(project):
-    # given a member with a token, and a client with a made-up key
-    a = member(project, "a")
-    screens(project, 1, state=ScreenState.QUESTIONS_1)
-    client = client_for(a)
-    stranger = APIClient()
-    stranger.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
-    # then the made-up key is refused with DRF's message (403: session authentication comes
-    # first and asks for no WWW-Authenticate challenge), the real one works
-    refused = stranger.post(next_url("questions-1"))
-    assert refused.status_code == 403
-    assert "Invalid token" in refused.json()["detail"]
-    assert client.post(next_url("questions-1")).status_code == 200
-    # and once the user is deactivated, the same token is refused
-    a.is_active = False
-    a.save()
-    refused = client.post(next_url("questions-1"))
-    assert refused.status_code == 403
-    assert "inactive" in refused.json()["detail"]
-
-
 def test_a_lease_carries_the_same_screen_payload_as_a_reload(project):
     # given a screen whose candidates were stored out of order, one with only a description
     from tests.factories import CandidateFactory
