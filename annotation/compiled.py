@@ -11,8 +11,11 @@ marker strings and integers) and the parameters are matched back to the names; t
 result is checked against a build with the real values (same SQL, same parameters). A key
 that does not check out is never cached (it compiles every time, still correct).
 
-``key`` must determine the shape of the query: everything ``build`` reads besides
-``values``. Rows come back as the ORM's ``values_list`` gives them (the same field
+``key`` must determine everything about the statement that is not a value: only the
+values themselves become parameters (for a model instance, its primary key). Anything else
+``build`` reads, including other attributes of a model instance in ``values`` (say a
+project's setting), is frozen into the compiled statement, so it must be part of the key
+(as ``StageRules.queue_shape`` does for the pre-filter's number of judges). Rows come back as the ORM's ``values_list`` gives them (the same field
 converters, e.g. JSON). PostgreSQL only; other databases run the ORM.
 """
 
