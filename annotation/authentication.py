@@ -3,7 +3,8 @@ read by one statement compiled once (``annotation.compiled``).
 
 DRF's own class builds and compiles ``Token.objects.select_related("user").get(key=...)``
 on every request, which cost more than the query; every crowd request pays it. Same
-answers as DRF's: an unknown key or an inactive user is 401 with the same messages.
+answers as DRF's: an unknown key or an inactive user is refused with the same messages
+(403, because session authentication is listed first and asks for no challenge).
 """
 
 from __future__ import annotations
