@@ -15,8 +15,10 @@ that does not check out is never cached (it compiles every time, still correct).
 values themselves become parameters (for a model instance, its primary key). Anything else
 ``build`` reads, including other attributes of a model instance in ``values`` (say a
 project's setting), is frozen into the compiled statement, so it must be part of the key
-(as ``StageRules.queue_shape`` does for the pre-filter's number of judges). Rows come back as the ORM's ``values_list`` gives them (the same field
-converters, e.g. JSON). PostgreSQL only; other databases run the ORM.
+(as ``StageRules.queue_shape`` does for the pre-filter's number of judges).
+
+Rows come back as the ORM's ``values_list`` gives them (the same field converters, e.g.
+JSON). PostgreSQL only; other databases run the ORM.
 """
 
 from __future__ import annotations
