@@ -79,7 +79,10 @@ def test_web_role_serves_the_app_with_collected_static_files(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env.update({"BIND": "127.0.0.1", "PORT": str(port), "WEB_WORKERS": "1", "WEB_THREADS": "2"})
+    # the default worker layout (2 x CPUs + 1 processes, one thread each) is what starts
+    env.update({"BIND": "127.0.0.1", "PORT": str(port)})
+    env.pop("WEB_WORKERS", None)
+    env.pop("WEB_THREADS", None)
     proc = subprocess.Popen(
         ["sh", str(ENTRYPOINT), "web"], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
