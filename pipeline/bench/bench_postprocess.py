@@ -26,21 +26,17 @@ from django.conf import settings
 from annotation.models import (
     Answer,
     AnswerElement,
-    App,
     Project,
     Question,
     QuestionSource,
     QuestionState,
-    Screen,
-    ScreenState,
     Verdict,
 )
-from pipeline.bench.common import project_delete_fast
+from pipeline.bench.common import BATCH, answering_project_create
 
 SLUG = "bench-postprocess"
 FULL = {"screens": 36_000, "questions": 86_000}
 SMALL = {"screens": 840, "questions": 2_000}
-BATCH = 5_000
 
 CHILD = """
 import json, sys, time
@@ -66,15 +62,6 @@ print(json.dumps({"seconds": round(elapsed, 2), "baseline_rss_mb": baseline, "pe
 """
 
 
-def _split(index: int) -> str:
-    bucket = index % 10
-    return "validation" if bucket == 8 else "test" if bucket == 9 else "train"
-
-
-def _delete_project() -> None:
-    project_delete_fast(SLUG)
-
-
 def _answer_plan(index: int, raters: int) -> Sequence[tuple[str, list[str]]]:
     """(verdict, element texts) per rater, reproducing the paper's mix deterministically."""
     # Hashed (Knuth's multiplicative hash mod 2**32) so the mix does not alias with the screen
@@ -97,27 +84,9 @@ def _answer_plan(index: int, raters: int) -> Sequence[tuple[str, list[str]]]:
 
 def generate(*, screens: int, questions: int) -> Project:
     """A project of ``screens`` screens and ``questions`` answered questions with their answers."""
-    _delete_project()
-    project = Project.objects.create(slug=SLUG, name="Post-processing benchmark", description=f"{screens}/{questions}")
-    app = App.objects.create(project=project, package="com.example.bench")
-    screen_rows = [
-        Screen(
-            project=project,
-            app=app,
-            rico_id=str(i),
-            image="screens/placeholder.png",
-            width=1080,
-            height=1920,
-            vh={},
-            content_sha256=f"{i:064d}",
-            state=ScreenState.ANSWERING,
-            split=_split(i),
-        )
-        for i in range(screens)
-    ]
-    Screen.objects.bulk_create(screen_rows, batch_size=BATCH)
-    per_screen = [questions // screens + (1 if i < questions % screens else 0) for i in range(screens)]
-    pending = [(s, k) for s, n in zip(screen_rows, per_screen, strict=True) for k in range(n)]
+    project, pending = answering_project_create(
+        slug=SLUG, name="Post-processing benchmark", screens=screens, questions=questions
+    )
     for start in range(0, len(pending), BATCH):
         chunk = pending[start : start + BATCH]
         raters = [1 if screen.split == "train" else 3 for screen, _ in chunk]

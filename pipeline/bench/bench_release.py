@@ -33,16 +33,14 @@ from annotation.models import (
     QuestionSource,
     QuestionState,
     Screen,
-    ScreenState,
     Verdict,
 )
-from pipeline.bench.common import project_delete_fast
+from pipeline.bench.common import BATCH, answering_project_create, project_delete_fast
 
 SLUG = "bench-release"
 FULL = {"screens": 36_000, "questions": 86_000}
 SMALL = {"screens": 840, "questions": 2_000}
 IMPORT_SLUG = "bench-release-import"
-BATCH = 5_000
 
 CHILD = """
 import json, os, resource, sys, time
@@ -80,39 +78,11 @@ print(json.dumps({"seconds": round(elapsed, 2), "baseline_rss_mb": round(baselin
 """
 
 
-def _split(index: int) -> str:
-    bucket = index % 10
-    return "validation" if bucket == 8 else "test" if bucket == 9 else "train"
-
-
-def _delete_project(slug: str = SLUG) -> None:
-    project_delete_fast(slug)
-
-
 def generate(*, screens: int, questions: int) -> Project:
     """A project of ``screens`` screens and ``questions`` kept questions with their kept answers."""
-    _delete_project()
-    project = Project.objects.create(slug=SLUG, name="Release benchmark", description=f"{screens}/{questions}")
-    app = App.objects.create(project=project, package="com.example.bench")
-    screen_rows = [
-        Screen(
-            project=project,
-            app=app,
-            rico_id=str(i),
-            image="screens/placeholder.png",
-            width=1080 if i % 4 else 540,
-            height=1920 if i % 4 else 960,
-            vh={},
-            content_sha256=f"{i:064d}",
-            state=ScreenState.ANSWERING,
-            split=_split(i),
-        )
-        for i in range(screens)
-    ]
-    Screen.objects.bulk_create(screen_rows, batch_size=BATCH)
-    # Questions spread over the screens (about 2.4 per screen), created screen by screen in batches.
-    per_screen = [questions // screens + (1 if i < questions % screens else 0) for i in range(screens)]
-    pending: list[tuple[Screen, int]] = [(s, k) for s, n in zip(screen_rows, per_screen, strict=True) for k in range(n)]
+    project, pending = answering_project_create(
+        slug=SLUG, name="Release benchmark", screens=screens, questions=questions, mixed_sizes=True
+    )
     for start in range(0, len(pending), BATCH):
         chunk = pending[start : start + BATCH]
         created = Question.objects.bulk_create(
@@ -165,7 +135,7 @@ def generate(*, screens: int, questions: int) -> Project:
 
 def _screens_for_import() -> None:
     """A second project with the same screens (no split, no questions), to import the export into."""
-    _delete_project(IMPORT_SLUG)
+    project_delete_fast(IMPORT_SLUG)
     project = Project.objects.create(slug=IMPORT_SLUG, name="Release import benchmark")
     app = App.objects.create(project=project, package="com.example.bench")
     rows = Screen.objects.filter(project__slug=SLUG).values_list("rico_id", "width", "height").iterator()
@@ -224,7 +194,7 @@ def run(full: bool) -> dict[str, Any]:
         # import_release of the ScreenQA export into a project holding the same screens
         _screens_for_import()
         figures["import_screenqa"] = _run_child(IMPORT_CHILD, IMPORT_SLUG, str(Path(tmp) / "screenqa"))
-        _delete_project(IMPORT_SLUG)
+        project_delete_fast(IMPORT_SLUG)
     figures["target"] = {"seconds": 60, "peak_rss_mb": 500}
     figures["ok"] = all(
         figures[f]["seconds"] < 60 and figures[f]["peak_rss_mb"] < 500 for f in ("screenqa", "jsonl", "docvqa")
