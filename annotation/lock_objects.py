@@ -58,13 +58,21 @@ def user_lock(*, user_id: int, commit_without_flush: bool = False) -> None:
 
 def _row_lock(model: type[Model], pk: int, *, exclude: tuple[str, ...] = ()) -> Any:
     """``model.objects.select_for_update().get(pk=pk)`` (without the ``exclude`` columns,
-    which load on access), compiled once: the unit and assignment locks of every submit."""
+    which load on access), compiled once: the unit and assignment locks of every submit.
+
+    Like ``get()``, it drops the model's default ordering: ordering by related fields
+    (a screen by project, a question by screen) would join those tables, and a plain
+    ``FOR UPDATE`` would then lock their rows too (the project row: every submit would
+    queue on it, and deadlock with the foreign-key checks of other writers). ``of=self``
+    keeps the lock on this row whatever the query joins.
+    """
     paths = compiled.columns(model, exclude=exclude)
-    row = compiled.fetch_one(
-        key=("row-lock", model._meta.label, exclude),
-        build=lambda v: model._default_manager.select_for_update().filter(pk=v["pk"]).values_list(*paths),
-        values={"pk": pk},
-    )
+
+    def build(values: dict[str, Any]) -> QuerySet[Any]:
+        rows = model._default_manager.filter(pk=values["pk"]).order_by()
+        return rows.select_for_update(of=("self",)).values_list(*paths)
+
+    row = compiled.fetch_one(key=("row-lock", model._meta.label, exclude), build=build, values={"pk": pk})
     if row is None:
         raise model.DoesNotExist(f"{model._meta.object_name} {pk}")  # type: ignore[attr-defined]
     return compiled.instance_from_row(model, paths, row)

@@ -55,3 +55,22 @@ def test_row_locks_load_the_row_and_leave_out_the_view_hierarchy_on_request():
             screen_lock(screen_id=-1)
         with pytest.raises(Assignment.DoesNotExist):
             assignment_lock(assignment_id=-1)
+
+
+def test_row_locks_lock_their_own_row_only():
+    # given a screen and a question, whose models order by related fields (project, screen)
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.lock_objects import question_lock
+    from annotation.models import Question
+
+    screen = ScreenFactory()
+    question = Question.objects.create(screen=screen, source="questions-1", position=0, text="Q?")
+    # when both are locked
+    with transaction.atomic(), CaptureQueriesContext(connection) as ctx:
+        screen_lock(screen_id=screen.pk, with_vh=False)
+        question_lock(question_id=question.pk)
+    # then neither statement joins (and so locks) the project or screen rows
+    locks = [q["sql"] for q in ctx.captured_queries if "FOR UPDATE" in q["sql"]]
+    assert len(locks) == 2
+    assert not any("JOIN" in sql for sql in locks), locks
