@@ -163,7 +163,7 @@ def exists(*, key: Hashable, build: Build, values: dict[str, Any]) -> bool:
         return build(values).exists()
 
     def probe(v: dict[str, Any]) -> QuerySet[Any]:
-        return build(v).values_list("pk")
+        return build(v).order_by().values_list("pk")  # like ``exists()``: no ordering
 
     return fetch_one(key=("exists", key), build=probe, values=values) is not None
 
