@@ -28,7 +28,7 @@ lint: $(STAMP)
 	$(VENV)/bin/djlint frontend/templates --lint
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy annotation pipeline
+	$(VENV)/bin/mypy annotation pipeline devtools
 
 pytest: $(STAMP)
 	$(PY) .ci/services.py -- $(PY) -m pytest $(PYTEST_ARGS)
@@ -36,10 +36,10 @@ pytest: $(STAMP)
 test: lint typecheck pytest
 
 bench: $(STAMP)
-	$(PY) .ci/services.py -- $(PY) -m pipeline.bench $(BENCH_ARGS)
+	$(PY) .ci/services.py -- $(PY) -m devtools.bench $(BENCH_ARGS)
 
 bench-full: $(STAMP)
-	$(PY) .ci/services.py -- $(PY) -m pipeline.bench --full $(BENCH_ARGS)
+	$(PY) .ci/services.py -- $(PY) -m devtools.bench --full $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) data/test-media .pytest_cache .mypy_cache .ruff_cache

@@ -1,5 +1,5 @@
 """API authentication: DRF's token scheme (``Authorization: Token <key>``), with the user
-read by one statement compiled once (``annotation.compiled``).
+read by one statement compiled once (``annotation.db.compiled``).
 
 DRF's own class builds and compiles ``Token.objects.select_related("user").get(key=...)``
 on every request, which cost more than the query; every crowd request pays it. Same
@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
-from annotation import compiled
+from annotation.db import compiled
 
 _USER_COLUMNS = compiled.plain_columns(get_user_model(), "user__")
 

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.db.models import Model, QuerySet
 from django.db.transaction import TransactionManagementError
 
-from annotation import compiled
+from annotation.db import compiled
 from annotation.models import Assignment, ImportJob, Project, Question, Screen
 
 
@@ -95,11 +95,6 @@ def import_job_lock(*, job_id: int) -> ImportJob:
     return ImportJob.objects.select_for_update().get(pk=job_id)
 
 
-def skip_locked(qs: QuerySet) -> QuerySet:
-    """Queue reads: rows another transaction holds are skipped, never waited for."""
-    return qs.select_for_update(skip_locked=True)
-
-
 def screen_claim_first(*, queryset: QuerySet[Screen]) -> Screen | None:
     """Lock the first screen of a queue, skipping screens other transactions hold.
 
@@ -120,7 +115,7 @@ def queue_claim_first_values(
     """Lock the first row of a queue like ``screen_claim_first`` (skip-locked, ``of=self``)
     and return its row of ``build(values)``, an ordered ``values_list`` of plain columns.
 
-    The statement is compiled once per ``key`` (``annotation.compiled``: the ORM spends
+    The statement is compiled once per ``key`` (``annotation.db.compiled``: the ORM spends
     ~2 ms building and compiling a queue query, more than the database needs). ``key`` must
     determine the shape of the query (everything but ``values``).
     """

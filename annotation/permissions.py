@@ -9,19 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from rest_framework.permissions import BasePermission
 
 from annotation.exceptions import NotFoundError, PermissionDeniedError
 from annotation.models import Membership, Project, Role
-
-UserLike = AbstractBaseUser | AnonymousUser
-
-
-def membership_get(*, user: Any, project: Project) -> Membership | None:
-    if not getattr(user, "is_authenticated", False):
-        return None
-    return Membership.objects.filter(project=project, user=user).first()
 
 
 def project_get_for_member(*, user: Any, slug: str) -> Project:

@@ -1,9 +1,15 @@
-"""URL wiring. Apps are included by dotted path so that ``annotation`` never imports them."""
+"""URL wiring: the site's root, and the domain core's own API (screens).
+
+Apps are included by dotted path so that ``annotation`` never imports them. The URL names are
+part of the contract: ``annotation.selectors.screens`` reverses ``api-screen-image`` and
+``api-screen-overlay``.
+"""
 
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from annotation.apis import screens
 from annotation.apis.health import healthz
 
 urlpatterns = [
@@ -12,7 +18,21 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
-    path("api/", include("annotation.apis.urls")),
+    path(
+        "api/projects/<slug:slug>/screens/<str:rico_id>/",
+        screens.ScreenDetailApi.as_view(),
+        name="api-screen-detail",
+    ),
+    path(
+        "api/projects/<slug:slug>/screens/<str:rico_id>/image/",
+        screens.ScreenImageApi.as_view(),
+        name="api-screen-image",
+    ),
+    path(
+        "api/projects/<slug:slug>/screens/<str:rico_id>/overlay/",
+        screens.ScreenOverlayApi.as_view(),
+        name="api-screen-overlay",
+    ),
     path("api/", include("pipeline.urls")),
     path("", include("frontend.urls")),
 ]

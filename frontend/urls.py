@@ -1,12 +1,56 @@
-"""Pages, one module per area (each owned by its part of the code)."""
+"""The site's pages: annotators' workspace and the leads' pages."""
 
-from django.urls import include, path
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from frontend.views import analytics, core, export, postprocess, workspace
 
 app_name = "frontend"
 
 urlpatterns = [
-    path("", include("frontend.views.urls_core")),
-    path("", include("frontend.views.urls_workspace")),
-    path("", include("frontend.views.urls_release")),
-    path("", include("frontend.views.urls_analytics")),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(template_name="frontend/login.html", redirect_authenticated_user=True),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", core.home, name="home"),
+    path("projects/<slug:slug>/", core.project_detail, name="project"),
+    path("projects/<slug:slug>/screens/<str:rico_id>/", core.screen_detail, name="screen"),
+    path("projects/<slug:slug>/imports/", core.import_create, name="import-create"),
+    path("imports/<int:job_id>/", core.import_job_detail, name="import-job"),
+    path("imports/<int:job_id>/progress/", core.import_job_progress, name="import-job-progress"),
+    path("imports/<int:job_id>/retry/", core.import_job_retry_view, name="import-job-retry"),
+    # the annotator workspace (see ``frontend.views.workspace`` for who may use each page)
+    path("projects/<slug:slug>/work/", workspace.workspace_home, name="workspace"),
+    path("projects/<slug:slug>/work/<str:stage>/next/", workspace.workspace_next, name="workspace-next"),
+    path("projects/<slug:slug>/work/a/<int:pk>/", workspace.assignment_page, name="workspace-assignment"),
+    path("projects/<slug:slug>/work/a/<int:pk>/draft/", workspace.assignment_draft, name="workspace-draft"),
+    path("projects/<slug:slug>/work/a/<int:pk>/extend/", workspace.assignment_extend, name="workspace-extend"),
+    path("projects/<slug:slug>/work/a/<int:pk>/skip/", workspace.assignment_skip, name="workspace-skip"),
+    path("projects/<slug:slug>/work/a/<int:pk>/release/", workspace.assignment_release, name="workspace-release"),
+    path("projects/<slug:slug>/work/a/<int:pk>/hints/", workspace.question_hints, name="workspace-hints"),
+    # release (leads)
+    path("projects/<slug:slug>/release/postprocess/", postprocess.postprocess_page, name="postprocess"),
+    path("projects/<slug:slug>/release/postprocess/start/", postprocess.postprocess_start, name="postprocess-start"),
+    path(
+        "projects/<slug:slug>/release/postprocess/decisions/",
+        postprocess.postprocess_decisions_page,
+        name="postprocess-decisions",
+    ),
+    path(
+        "projects/<slug:slug>/release/short-answers/",
+        postprocess.short_answers_review,
+        name="short-answers-review",
+    ),
+    path(
+        "projects/<slug:slug>/release/short-answers/<int:question_id>/",
+        postprocess.short_answers_save,
+        name="short-answers-save",
+    ),
+    path("release-jobs/<int:job_id>/progress/", postprocess.release_job_progress, name="release-job-progress"),
+    path("projects/<slug:slug>/exports/", export.export_list, name="exports"),
+    path("projects/<slug:slug>/exports/<int:job_id>/", export.export_detail, name="export-detail"),
+    # analysis (leads)
+    path("projects/<slug:slug>/analysis/", analytics.project_analysis, name="analysis"),
 ]

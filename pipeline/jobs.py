@@ -16,6 +16,10 @@ from typing import Any
 from celery import Task
 from django.conf import settings
 from django.db import close_old_connections, transaction
+from django.utils import timezone
+
+from annotation.exceptions import NotFoundError
+from annotation.models import ReleaseJob
 
 logger = logging.getLogger(__name__)
 
@@ -43,3 +47,33 @@ def enqueue(task: Task, *args: Any, **kwargs: Any) -> None:
             task.apply_async(args=args, kwargs=kwargs)
 
     transaction.on_commit(send)
+
+
+def release_job_begin(job_id: int, kind: str) -> ReleaseJob | None:
+    job = ReleaseJob.objects.select_related("project").filter(pk=job_id, kind=kind).first()
+    if job is None:
+        raise NotFoundError(f"No {kind} job {job_id}.")
+    if job.status == ReleaseJob.Status.DONE:
+        return None  # a redelivered message: the work is done
+    ReleaseJob.objects.filter(pk=job.pk).update(
+        status=ReleaseJob.Status.RUNNING, processed=0, error="", updated_at=timezone.now()
+    )
+    return job
+
+
+def release_job_progress(job: ReleaseJob, *, processed: int) -> None:
+    ReleaseJob.objects.filter(pk=job.pk).update(processed=processed, updated_at=timezone.now())
+
+
+def release_job_finish(job: ReleaseJob, *, result: dict[str, Any]) -> None:
+    now = timezone.now()
+    ReleaseJob.objects.filter(pk=job.pk).update(
+        status=ReleaseJob.Status.DONE, result=result, finished_at=now, updated_at=now
+    )
+
+
+def release_job_fail(job_id: int, exc: BaseException) -> None:
+    now = timezone.now()
+    ReleaseJob.objects.filter(pk=job_id).update(
+        status=ReleaseJob.Status.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=now, updated_at=now
+    )

@@ -1,10 +1,57 @@
-"""API routes of the pipeline, one module per area (each owned by its part of the code)."""
+"""The pipeline's REST API (under ``/api/``): imports, the stage engine, release, analysis."""
 
-from django.urls import include, path
+from django.urls import path
+
+from pipeline.apis import analytics, engine, export, imports, postprocess
 
 urlpatterns = [
-    path("", include("pipeline.apis.import_urls")),
-    path("", include("pipeline.apis.engine_urls")),
-    path("", include("pipeline.apis.release_urls")),
-    path("", include("pipeline.apis.analytics_urls")),
+    # imports (leads)
+    path("projects/<slug:slug>/imports/", imports.ImportJobCreateApi.as_view(), name="api-import-create"),
+    path("imports/<int:job_id>/", imports.ImportJobDetailApi.as_view(), name="api-import-detail"),
+    path("imports/<int:job_id>/retry/", imports.ImportJobRetryApi.as_view(), name="api-import-retry"),
+    # the engine: stage queues and assignments
+    path("projects/<slug:slug>/stages/", engine.StageListApi.as_view(), name="api-stages"),
+    path(
+        "projects/<slug:slug>/stages/not-answerable/start/",
+        engine.NotAnswerableStartApi.as_view(),
+        name="api-not-answerable-start",
+    ),
+    path("projects/<slug:slug>/stages/<str:stage>/next/", engine.StageNextApi.as_view(), name="api-stage-next"),
+    path(
+        "projects/<slug:slug>/apps/<str:package>/non-english/",
+        engine.AppNonEnglishApi.as_view(),
+        name="api-app-non-english",
+    ),
+    path("projects/<slug:slug>/progress/", engine.ProjectProgressApi.as_view(), name="api-project-progress"),
+    path("assignments/<int:assignment_id>/", engine.AssignmentDetailApi.as_view(), name="api-assignment"),
+    path("assignments/<int:assignment_id>/submit/", engine.AssignmentSubmitApi.as_view(), name="api-assignment-submit"),
+    path("assignments/<int:assignment_id>/skip/", engine.AssignmentSkipApi.as_view(), name="api-assignment-skip"),
+    path(
+        "assignments/<int:assignment_id>/release/",
+        engine.AssignmentReleaseApi.as_view(),
+        name="api-assignment-release",
+    ),
+    path("assignments/<int:assignment_id>/extend/", engine.AssignmentExtendApi.as_view(), name="api-assignment-extend"),
+    path("assignments/<int:assignment_id>/draft/", engine.AssignmentDraftApi.as_view(), name="api-assignment-draft"),
+    # release: post-processing, short answers, exports, the jobs behind them (leads)
+    path(
+        "projects/<slug:slug>/postprocess/",
+        postprocess.PostprocessStartApi.as_view(),
+        name="api-postprocess-start",
+    ),
+    path(
+        "projects/<slug:slug>/postprocess/decisions/",
+        postprocess.PostprocessDecisionsApi.as_view(),
+        name="api-postprocess-decisions",
+    ),
+    path(
+        "projects/<slug:slug>/short-answers/",
+        postprocess.ShortAnswersStartApi.as_view(),
+        name="api-short-answers-start",
+    ),
+    path("release-jobs/<int:job_id>/", postprocess.ReleaseJobDetailApi.as_view(), name="api-release-job-detail"),
+    path("projects/<slug:slug>/exports/", export.ExportListStartApi.as_view(), name="api-export-list"),
+    path("release-jobs/<int:job_id>/download/", export.ExportDownloadApi.as_view(), name="api-release-job-download"),
+    # analysis (leads)
+    path("projects/<slug:slug>/analysis/", analytics.AnalysisApi.as_view(), name="api-analysis"),
 ]

@@ -13,9 +13,9 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Question, QuestionState
-from pipeline.crowd import crowd_simulate
-from pipeline.export.service import release_export
-from pipeline.postprocess import release_job_run_now
+from devtools.crowd import crowd_simulate
+from pipeline.release.export.service import release_export
+from pipeline.release.postprocess import release_job_run_now
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db

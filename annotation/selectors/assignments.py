@@ -11,18 +11,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
-from django.db.models import Count, Model, Q, QuerySet
+from django.db.models import Count, Model, QuerySet
 from django.utils import timezone
 
-from annotation import compiled
+from annotation.db import compiled
 from annotation.exceptions import NotFoundError
 from annotation.models import App, Assignment, AssignmentStatus, Project, Question, Screen
-
-
-def assignment_live_q(*, now: datetime, prefix: str = "") -> Q:
-    """Filter for live leases (``prefix`` like ``"assignments__"`` for a join)."""
-    return Q(**{f"{prefix}status": AssignmentStatus.LEASED, f"{prefix}lease_expires_at__gt": now})
-
 
 # What the caller's assignment is loaded with (one statement): the assignment, its project,
 # screen (without the view hierarchy, which loads on access), app and question.
@@ -69,21 +63,6 @@ def assignment_get_for_user(*, assignment_id: int, user: Any) -> Assignment:
     return cast(Assignment, assignment)
 
 
-def assignment_open_for_user(*, project: Project, user: Any, stage: str) -> Assignment | None:
-    """The caller's open (``leased``) assignment for ``stage``, live or with its time run out.
-
-    A lease whose time ran out but that nobody reclaimed is still the caller's: the
-    engine renews it rather than handing out new work (one open assignment per stage).
-    """
-    return (
-        Assignment.objects.select_related("project", "screen", "screen__app", "question")
-        .defer("screen__vh")
-        .filter(project=project, annotator=user, stage=stage, status=AssignmentStatus.LEASED)
-        .order_by("created_at", "pk")
-        .first()
-    )
-
-
 def _open_brief_build(values: dict[str, Any]) -> QuerySet[Any]:
     return (
         Assignment.objects.filter(
@@ -121,14 +100,6 @@ def assignment_done_today_counts(*, project: Project, user: Any, now: datetime |
         .annotate(n=Count("pk"))
     )
     return {row["stage"]: row["n"] for row in rows}
-
-
-def assignment_list_for_user(*, project: Project, user: Any, stage: str | None = None) -> QuerySet[Assignment]:
-    """The caller's assignments in a project, newest first (never anybody else's)."""
-    qs = Assignment.objects.filter(project=project, annotator=user).select_related("screen", "question")
-    if stage:
-        qs = qs.filter(stage=stage)
-    return qs.order_by("-created_at", "-pk")
 
 
 def assignment_double_leases(*, project: Project) -> int:

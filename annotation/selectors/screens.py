@@ -9,7 +9,7 @@ from django.db.models import JSONField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import JSONObject
 from django.urls import reverse
 
-from annotation import compiled
+from annotation.db import compiled
 from annotation.exceptions import NotFoundError
 from annotation.models import Candidate, Project, Screen
 

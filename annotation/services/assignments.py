@@ -25,7 +25,7 @@ from typing import Any, cast
 from django.db import transaction
 from django.utils import timezone
 
-from annotation import compiled
+from annotation.db import compiled
 from annotation.exceptions import ApplicationError, ConflictError
 from annotation.lock_objects import assignment_lock, question_lock, screen_lock
 from annotation.models import Assignment, AssignmentStatus, Project, Question

@@ -36,6 +36,14 @@ def env_int(name: str, default: int) -> int:
     return int(value) if value is not None else default
 
 
+def devtools_apps() -> list[str]:
+    """``devtools`` (benchmarks, demo generator, scripted crowd) where the checkout has it: the
+    embedded default and the tests install it, production never does (the image leaves it out)."""
+    import importlib.util
+
+    return ["devtools"] if importlib.util.find_spec("devtools") is not None else []
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = env(name)
     if value is None:

@@ -1,7 +1,7 @@
 """Test suite: PostgreSQL and Redis (see .ci/services.py for how they are found)."""
 
 from .base import *  # noqa: F403
-from .base import DATA_DIR, STORAGES, database_from_env, env
+from .base import DATA_DIR, INSTALLED_APPS, STORAGES, database_from_env, devtools_apps, env
 
 SECRET_KEY = "test-only-secret"
 DEBUG = False
@@ -17,3 +17,4 @@ STORAGES["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.Static
 STATIC_ROOT = DATA_DIR / "test-static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns about a missing root
 WHITENOISE_USE_FINDERS = True
+INSTALLED_APPS = [*INSTALLED_APPS, *devtools_apps()]

@@ -27,7 +27,7 @@ from annotation.models import ScreenState
 from annotation.permissions import project_get_for_lead, project_get_for_member, user_is_lead
 from annotation.selectors.projects import project_funnel, project_list_for_user, project_screen_list
 from annotation.selectors.screens import screen_get, screen_payload
-from pipeline.imports import (
+from pipeline.ingest.jobs import (
     import_job_can_retry,
     import_job_create,
     import_job_get_for_lead,

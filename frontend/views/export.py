@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.permissions import project_get_for_lead
-from pipeline.export.jobs import release_export_job_get_for_lead, release_export_jobs, release_export_start
-from pipeline.export.service import FORMATS
+from pipeline.release.export.jobs import release_export_job_get_for_lead, release_export_jobs, release_export_start
+from pipeline.release.export.service import FORMATS
 
 from .core import domain_errors_as_http
 

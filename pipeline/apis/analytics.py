@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.analytics import analytics_project
+from pipeline.analytics.figures import analytics_project
 
 
 class FunnelSerializer(serializers.Serializer):

@@ -17,8 +17,8 @@ from rest_framework.views import APIView
 
 from annotation.models import ReleaseJob
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.export.jobs import release_export_download_get, release_export_jobs, release_export_start
-from pipeline.export.service import FORMATS
+from pipeline.release.export.jobs import release_export_download_get, release_export_jobs, release_export_start
+from pipeline.release.export.service import FORMATS
 
 
 class ExportJobOutputSerializer(serializers.ModelSerializer):

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from annotation.apis.errors import ErrorSerializer
 from annotation.models import ImportJob
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.imports import (
+from pipeline.ingest.jobs import (
     import_job_create,
     import_job_get_for_lead,
     import_job_retry,

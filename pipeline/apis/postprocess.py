@@ -20,12 +20,8 @@ from rest_framework.views import APIView
 from annotation.apis.errors import ErrorSerializer
 from annotation.models import ReleaseJob
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.postprocess import (
-    decision_payload,
-    postprocess_decisions,
-    release_job_get_for_lead,
-    release_job_start,
-)
+from pipeline.release.postprocess import release_job_get_for_lead, release_job_start
+from pipeline.release.selectors import decision_payload, postprocess_decisions
 
 
 class ReleaseJobOutputSerializer(serializers.ModelSerializer):

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from annotation import compiled
+from annotation.db import compiled
 from annotation.exceptions import ApplicationError, PermissionDeniedError
 from annotation.models import Assignment, AssignmentStatus, Membership, Project, Question, Screen
 

@@ -25,7 +25,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
-from annotation import compiled
+from annotation.db import compiled
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
 from annotation.lock_objects import (
     assignment_lock,

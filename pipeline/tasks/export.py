@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from pipeline.export.jobs import release_export_job_run
+from pipeline.release.export.jobs import release_export_job_run
 
 
 @shared_task(name="pipeline.export_release", acks_late=True)

@@ -1,10 +1,10 @@
-"""Import tasks. Thin: they take ids and call one service (``pipeline.imports``)."""
+"""Import tasks. Thin: they take ids and call one service (``pipeline.ingest.jobs``)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from pipeline.imports import import_job_run
+from pipeline.ingest.jobs import import_job_run
 
 
 @shared_task(name="pipeline.import_job_run", acks_late=True, reject_on_worker_lost=True)

@@ -10,7 +10,8 @@ from typing import Any
 
 from celery import shared_task
 
-from pipeline.postprocess import postprocess_job_run, short_answers_job_run
+from pipeline.release.postprocess import postprocess_job_run
+from pipeline.release.short_answers.service import short_answers_job_run
 
 
 @shared_task(name="pipeline.postprocess_run", acks_late=True)

@@ -1,4 +1,4 @@
-"""Statements compiled once (``annotation.compiled``): same rows as the ORM, for any values."""
+"""Statements compiled once (``annotation.db.compiled``): same rows as the ORM, for any values."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation import compiled
+from annotation.db import compiled
 from annotation.models import Assignment, AssignmentStatus, Candidate, Screen
 from tests.factories import CandidateFactory, ProjectFactory, ScreenFactory, UserFactory
 

@@ -1,7 +1,7 @@
 """The browser suite: the real UI in headless Chromium (Playwright) against pytest-django's
 live server on the test database. Skipped, with a message, when Chromium is absent.
 
-Screens come from the project's demo generator (``pipeline.demo.generator``: RICO-format
+Screens come from the project's demo generator (``devtools.demo.generator``: RICO-format
 screenshots and view hierarchies) through the real importer, at both RICO screenshot sizes;
 the tests read the candidates' boxes back from the database.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from annotation.models import Candidate, ElementType, Question, QuestionSource, QuestionState, Screen, ScreenState
-from pipeline.demo.generator import generate_screens
+from devtools.demo.generator import generate_screens
 from pipeline.ingest import import_screens
 from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
 
@@ -47,7 +47,7 @@ def generated_screens(
     state: str = ScreenState.PREFILTER,
     **fields: Any,
 ) -> list[Screen]:
-    """Demo screens from ``pipeline.demo.generator`` (one per kind and size), imported by the
+    """Demo screens from ``devtools.demo.generator`` (one per kind and size), imported by the
     real importer, then put in ``state``. Ordered by RICO id: kinds cycle fastest, then sizes."""
     folder = Path(tempfile.mkdtemp(prefix="screenqa-ui-"))
     try:

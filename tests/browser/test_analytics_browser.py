@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.crowd import crowd_simulate
-from pipeline.postprocess import release_job_run_now
+from devtools.crowd import crowd_simulate
+from pipeline.release.postprocess import release_job_run_now
 from tests.browser.conftest import shoot
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 

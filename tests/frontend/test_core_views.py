@@ -18,7 +18,7 @@ from tests.factories import (
     ScreenFactory,
     UserFactory,
 )
-from tests.pipeline.test_imports import synthetic_zip
+from tests.pipeline.ingest.test_jobs import synthetic_zip
 
 pytestmark = pytest.mark.django_db
 

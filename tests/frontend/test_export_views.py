@@ -7,8 +7,7 @@ from django.urls import reverse
 
 from annotation.models import ReleaseJob
 from tests.conftest import login
-from tests.factories import ScreenFactory
-from tests.pipeline.export.factories import kept_question
+from tests.factories import ScreenFactory, kept_question
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,10 @@ import re
 import pytest
 
 from annotation.models import Question, ReleaseJob
-from pipeline.postprocess import postprocess_job_run, short_answers_job_run
+from pipeline.release.postprocess import postprocess_job_run
+from pipeline.release.short_answers.service import short_answers_job_run
 from tests.conftest import login
-from tests.pipeline.postprocess.factories import answered_question
+from tests.factories import answered_question
 
 pytestmark = pytest.mark.django_db
 

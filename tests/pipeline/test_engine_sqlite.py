@@ -1,5 +1,5 @@
 """The embedded default (SQLite) runs the same engine without the PostgreSQL-only hot path
-(``annotation.compiled`` falls back to the ORM): lease, reload, submit and the payload."""
+(``annotation.db.compiled`` falls back to the ORM): lease, reload, submit and the payload."""
 
 from __future__ import annotations
 

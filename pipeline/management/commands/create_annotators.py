@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Project, Role
-from pipeline.crowd import crowd_members_create
+from annotation.services.members import members_create
 
 
 class Command(BaseCommand):
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         if project is None:
             raise CommandError(f"No project {options['project']!r}.", returncode=2)
         try:
-            members = crowd_members_create(
+            members = members_create(
                 project=project,
                 count=options["count"],
                 role=options["role"],

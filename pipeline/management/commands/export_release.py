@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Project
-from pipeline.export.service import FORMATS, release_export, release_question_count
+from pipeline.release.export.service import FORMATS, release_export, release_question_count
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Project
-from pipeline.release_import import release_import
+from pipeline.release.imports import release_import
 
 
 class Command(BaseCommand):

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.exceptions import ApplicationError
 from annotation.models import ReleaseJob
-from pipeline.postprocess import release_job_run_now
+from pipeline.release.postprocess import release_job_run_now
 
 
 class Command(BaseCommand):

@@ -16,7 +16,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from pipeline.short_answers import BACKENDS, short_answers_generate
+from pipeline.release.short_answers import BACKENDS, short_answers_generate
 
 
 def _parse(text: str) -> list[dict[str, Any]]:

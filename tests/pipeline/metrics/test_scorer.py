@@ -305,8 +305,8 @@ def test_real_short_answers_perfect_prediction_scores_one(shared_data, tmp_path,
 
 
 def test_scorer_benchmark_runs_at_ci_size():
-    # the benchmark (pipeline/bench/bench_scorer.py) reports a rate for every task; no timing asserted here
-    from pipeline.bench.bench_scorer import TASK_FIELDS, run
+    # the benchmark (devtools/bench/bench_scorer.py) reports a rate for every task; no timing asserted here
+    from devtools.bench.bench_scorer import TASK_FIELDS, run
 
     figures = run(full=False)
     assert figures["examples"] == 4000

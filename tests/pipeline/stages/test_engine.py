@@ -173,7 +173,7 @@ def test_resubmitting_pass_two_and_not_answerable_is_idempotent(project):
 
 def test_compiled_claim_is_checked_against_the_orm_and_gives_the_queue_head(project):
     # given a compiled-claim cache that is empty, and three screens
-    from annotation import compiled
+    from annotation.db import compiled
 
     claim_key = ("first", ("claim", ("questions-1", (), compiled.connection.vendor == "postgresql")))
     compiled.forget(claim_key)

@@ -1,0 +1,374 @@
+"""A crowd you can run: scripted annotators that drive a project through every stage until it
+is ready for post-processing (members are created with ``annotation.services.members``).
+
+The scripted annotators behave like a plausible crowd, deterministically from a seed:
+
+* pre-filtering: an app is non-English for ~17% of packages (the paper: 11k of 66k
+  screens), a screen's VH is out of sync for ~20% of the rest (13k of 55k); each judge
+  disagrees with that truth 5% of the time;
+* questions: built from the screen's candidate texts (``What does "Sign in" say?``),
+  0-5 in pass 1 and 0-3 in pass 2, never repeating a question of the screen;
+* not-answerable: a plausible question about something the screen does not show;
+* answers: find the quoted text among the candidates, then select the candidate (half the
+  time) or draw a box around it (the other half), sometimes add a neighbour; questions
+  that quote nothing are marked not answerable; ~3% invalid; ~20% of questions get their
+  grammar fixed.
+
+``crowd_simulate`` talks to the engine through the services (fast, default) or over HTTP
+(``EngineHttpClient``, token auth, keep-alive), the same calls a crowd platform makes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import random
+import re
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+
+from annotation.exceptions import ApplicationError
+from annotation.models import Membership, Project, Role, Screen
+from pipeline.ingest import import_screens
+from pipeline.stages import (
+    assignment_next,
+    assignment_payload,
+    assignment_skip,
+    assignment_submit,
+    not_answerable_start,
+    project_progress,
+)
+
+from .demo.generator import plan, render_screen
+
+STAGE_ORDER = ["prefilter", "questions-1", "questions-2", "not-answerable", "answers"]
+
+
+# --- screens -------------------------------------------------------------------------------
+
+
+def crowd_screens_create(*, project: Project, count: int, seed: int = 0, apps: int = 0) -> int:
+    """Add ``count`` screens drawn by the demo generator (``devtools.demo.generator``), spread
+    over ``apps`` apps (default one per 8 screens), and import them with the real importer.
+
+    RICO ids continue after the project's largest numeric one. Returns how many were imported.
+    """
+    apps = apps or max(1, count // 8)
+    existing = [int(r) for r in Screen.objects.filter(project=project).values_list("rico_id", flat=True) if r.isdigit()]
+    start = max(existing, default=900_000) + 1
+    with tempfile.TemporaryDirectory(prefix="crowd-screens-") as tmp:
+        folder = Path(tmp)
+        for i, (rico_id, kind, size) in enumerate(plan(count=count, start_id=start)):
+            screen = render_screen(
+                rico_id=rico_id, kind=kind, size=size, seed=seed, package=f"com.crowd.demo{(i * 7919) % apps}"
+            )
+            (folder / f"{rico_id}.jpg").write_bytes(screen.image)
+            (folder / f"{rico_id}.json").write_bytes(screen.vh_bytes())
+        summary = import_screens(project=project, source=folder)
+    return len(summary.imported)
+
+
+# --- scripted annotators ----------------------------------------------------------------
+
+QUESTION_TEMPLATES = [
+    'What does "{t}" say?',
+    'What is shown as "{t}"?',
+    'Which item reads "{t}"?',
+    'What is written next to "{t}"?',
+]
+NOT_ANSWERABLE_TEMPLATES = [
+    "What is the phone number of the customer support?",
+    "How many calories does the lunch menu have?",
+    "What is the name of the app's developer?",
+    "When was my last password change?",
+    "What is the shipping address on file?",
+    "Which language is the app set to?",
+]
+QUOTED = re.compile(r'"([^"]+)"')
+
+
+def _share(key: str) -> float:
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+
+
+@dataclass
+class ScriptedAnnotator:
+    username: str
+    seed: int
+    rng: random.Random = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(f"{self.seed}:{self.username}")
+
+    def _noisy(self, truth: bool) -> bool:
+        return (not truth) if self.rng.random() < 0.05 else truth
+
+    def prefilter(self, payload: dict[str, Any]) -> dict[str, Any]:
+        screen = payload["screen"]
+        non_english = _share(f"lang:{screen['app']}") < 0.17
+        out_of_sync = _share(f"sync:{screen['rico_id']}") < 0.20
+        note = "menu over the content" if out_of_sync and self.rng.random() < 0.3 else ""
+        return {
+            "non_english_app": self._noisy(non_english),
+            "vh_out_of_sync": self._noisy(out_of_sync),
+            "note": note,
+        }
+
+    def questions(self, payload: dict[str, Any]) -> dict[str, Any]:
+        cap = payload.get("max_questions", 5)
+        weights = [10, 15, 25, 25, 15, 10] if payload["stage"] == "questions-1" else [35, 35, 20, 10]
+        wanted = min(cap, self.rng.choices(range(len(weights)), weights=weights)[0])
+        asked = {q["text"].casefold() for q in payload.get("previous_questions", [])}
+        texts = list(dict.fromkeys(c["text"][:40] for c in payload["screen"]["candidates"] if c["text"].strip()))
+        self.rng.shuffle(texts)
+        questions: list[str] = []
+        for text in texts:
+            if len(questions) >= wanted:
+                break
+            question = self.rng.choice(QUESTION_TEMPLATES).format(t=text.replace('"', "'"))
+            if question.casefold() not in asked:
+                asked.add(question.casefold())
+                questions.append(question)
+        return {"questions": questions}
+
+    def not_answerable(self, payload: dict[str, Any]) -> dict[str, Any]:
+        asked = {q["text"].casefold() for q in payload.get("previous_questions", [])}
+        options = [t for t in NOT_ANSWERABLE_TEMPLATES if t.casefold() not in asked]
+        return {"question": self.rng.choice(options or ["What is the weather tomorrow in Oslo?"])}
+
+    def answer(self, payload: dict[str, Any]) -> dict[str, Any]:
+        screen, question = payload["screen"], payload["question"]["text"]
+        fixed = question[0].upper() + question[1:] if self.rng.random() < 0.2 else question
+        if self.rng.random() < 0.03:
+            return {"question": fixed, "verdict": "invalid", "elements": [], "full_answer": ""}
+        quoted = QUOTED.search(question)
+        matches = [c for c in screen["candidates"] if quoted and c["text"][:40].replace('"', "'") == quoted.group(1)]
+        if not matches or self.rng.random() < 0.02:
+            return {"question": fixed, "verdict": "not_answerable", "elements": [], "full_answer": ""}
+        chosen = [matches[0]]
+        others = [c for c in screen["candidates"] if c not in chosen and c["text"]]
+        if others and self.rng.random() < 0.1:
+            chosen.append(self.rng.choice(others))
+        elements = [self._element(c, screen) for c in chosen]
+        return {
+            "question": fixed,
+            "verdict": "answered",
+            "elements": elements,
+            "full_answer": f"It says {', '.join(e['text'] for e in elements)}.",
+        }
+
+    def _element(self, candidate: dict[str, Any], screen: dict[str, Any]) -> dict[str, Any]:
+        if self.rng.random() < 0.5:
+            return {"vh_index": candidate["vh_index"], "text": candidate["text"]}
+        left, top, right, bottom = candidate["bounds"]
+        jitter = [self.rng.randint(-3, 3) for _ in range(4)]
+        box = [
+            max(0, left + jitter[0]),
+            max(0, top + jitter[1]),
+            min(screen["width"], right + jitter[2]),
+            min(screen["height"], bottom + jitter[3]),
+        ]
+        if box[2] <= box[0] or box[3] <= box[1]:
+            box = [left, top, right, bottom]
+        return {"bounds": box, "text": candidate["text"]}
+
+    def work(self, payload: dict[str, Any]) -> dict[str, Any]:
+        stage = payload["stage"]
+        if stage == "prefilter":
+            return self.prefilter(payload)
+        if stage in ("questions-1", "questions-2"):
+            return self.questions(payload)
+        if stage == "not-answerable":
+            return self.not_answerable(payload)
+        return self.answer(payload)
+
+
+# --- engine access: services or HTTP ------------------------------------------------------
+
+
+class EngineServiceClient:
+    """The engine through its services (in-process)."""
+
+    def __init__(self, *, project: Project) -> None:
+        self.project = project
+
+    def next(self, user: Any, stage: str) -> dict[str, Any] | None:
+        assignment = assignment_next(project=self.project, user=user, stage=stage)
+        return None if assignment is None else assignment_payload(assignment=assignment)
+
+    def submit(self, user: Any, assignment_id: int, body: dict[str, Any]) -> None:
+        assignment_submit(assignment_id=assignment_id, user=user, data=body)
+
+    def skip(self, user: Any, assignment_id: int, reason: str) -> None:
+        assignment_skip(assignment_id=assignment_id, user=user, reason=reason)
+
+
+class EngineHttpError(Exception):
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"HTTP {status}: {body[:300]}")
+        self.status = status
+
+
+class EngineHttpConnection:
+    """One annotator's keep-alive connection to the engine API (token auth)."""
+
+    def __init__(self, base_url: str, token: str, timeout: float = 30.0) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ApplicationError("The URL must look like http://host:port.", field="http")
+        conn_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        self.conn = conn_class(parts.hostname, parts.port, timeout=timeout)
+        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        payload = None if body is None else json.dumps(body)
+        for attempt in range(2):  # one reconnect if the server closed the keep-alive connection
+            try:
+                self.conn.request(method, path, body=payload, headers=self.headers)
+                response = self.conn.getresponse()
+                raw = response.read()
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.conn.close()
+                if attempt:
+                    raise
+        data = json.loads(raw) if raw else None
+        return response.status, data
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class EngineHttpClient:
+    """The engine over HTTP: what a crowd platform or a script does."""
+
+    def __init__(self, *, project: Project, base_url: str, tokens: dict[str, str]) -> None:
+        self.slug = project.slug
+        self.conns = {username: EngineHttpConnection(base_url, token) for username, token in tokens.items()}
+
+    def next(self, user: Any, stage: str) -> dict[str, Any] | None:
+        status, data = self.conns[user.username].call("POST", f"/api/projects/{self.slug}/stages/{stage}/next/")
+        if status == 204:
+            return None
+        if status != 200:
+            raise EngineHttpError(status, json.dumps(data))
+        return dict(data)
+
+    def submit(self, user: Any, assignment_id: int, body: dict[str, Any]) -> None:
+        status, data = self.conns[user.username].call("POST", f"/api/assignments/{assignment_id}/submit/", body)
+        if status != 200:
+            raise EngineHttpError(status, json.dumps(data))
+
+    def skip(self, user: Any, assignment_id: int, reason: str) -> None:
+        status, data = self.conns[user.username].call(
+            "POST", f"/api/assignments/{assignment_id}/skip/", {"reason": reason}
+        )
+        if status != 200:
+            raise EngineHttpError(status, json.dumps(data))
+
+    def close(self) -> None:
+        for conn in self.conns.values():
+            conn.close()
+
+
+# --- the simulation ----------------------------------------------------------------------
+
+
+def _crowd_users(*, project: Project, annotators: int) -> tuple[list[Any], Any]:
+    """The simulation's annotators (all in the answer pool) and a lead, created on first use."""
+    user_model = get_user_model()
+    users = []
+    for n in range(1, annotators + 1):
+        user, _ = user_model.objects.get_or_create(username=f"{project.slug}-crowd-{n}")
+        Membership.objects.get_or_create(project=project, user=user, defaults={"in_answer_pool": True})
+        users.append(user)
+    lead, _ = user_model.objects.get_or_create(username=f"{project.slug}-crowd-lead")
+    Membership.objects.get_or_create(project=project, user=lead, defaults={"role": Role.LEAD})
+    return users, lead
+
+
+def crowd_simulate(
+    *,
+    project: Project,
+    annotators: int,
+    seed: int = 0,
+    http_url: str | None = None,
+    new_screens: int = 0,
+    max_rounds: int = 100_000,
+) -> dict[str, Any]:
+    """Drive the project through every stage with scripted annotators until it is ready
+    for post-processing (or no annotator can do anything more).
+
+    Stages run in pipeline order; within a stage the crowd works round-robin in a seeded
+    order. The lead's step (starting the not-answerable stage with its default sample)
+    happens once the question passes are done. Returns a summary with the submissions per
+    stage, the skips, the final ``project_progress`` and the elapsed seconds.
+    ``new_screens`` first adds that many synthetic screens (``crowd_screens_create``).
+    """
+    if annotators < 2:
+        raise ApplicationError("Two question passes need at least two annotators.", field="annotators")
+    if new_screens:
+        crowd_screens_create(project=project, count=new_screens, seed=seed)
+    users, lead = _crowd_users(project=project, annotators=annotators)
+    # Seeded by position in the crowd, not by username: the same seed gives the same crowd in any project.
+    scripts = {u.pk: ScriptedAnnotator(username=f"crowd-{i}", seed=seed) for i, u in enumerate(users)}
+    rng = random.Random(seed)
+    client: EngineServiceClient | EngineHttpClient
+    if http_url:
+        tokens = {u.username: Token.objects.get_or_create(user=u)[0].key for u in users}
+        client = EngineHttpClient(project=project, base_url=http_url, tokens=tokens)
+    else:
+        client = EngineServiceClient(project=project)
+    submitted: Counter[str] = Counter()
+    skipped: Counter[str] = Counter()
+    started = time.perf_counter()
+    na_started = None
+    rounds = 0
+    try:
+        for stage in STAGE_ORDER:
+            if stage == "not-answerable":
+                na_started = not_answerable_start(project=project)
+            while rounds < max_rounds:
+                rounds += 1
+                order = users[:]
+                rng.shuffle(order)
+                progress = False
+                for user in order:
+                    payload = client.next(user, stage)
+                    if payload is None:
+                        continue
+                    progress = True
+                    script = scripts[user.pk]
+                    # A few skips where others can pick the work up (never answers: they need 3 people).
+                    if stage in ("prefilter", "questions-1") and annotators >= 4 and script.rng.random() < 0.02:
+                        client.skip(user, payload["id"], "screen hard to read")
+                        skipped[stage] += 1
+                        continue
+                    client.submit(user, payload["id"], script.work(payload))
+                    submitted[stage] += 1
+                if not progress:
+                    break
+    finally:
+        if isinstance(client, EngineHttpClient):
+            client.close()
+    return {
+        "project": project.slug,
+        "annotators": annotators,
+        "seed": seed,
+        "via": "http" if http_url else "services",
+        "submitted": dict(submitted),
+        "skipped": dict(skipped),
+        "not_answerable_start": na_started,
+        "progress": project_progress(project=project),
+        "seconds": round(time.perf_counter() - started, 2),
+        "lead": lead.username,
+    }

@@ -1,0 +1,61 @@
+"""python manage.py simulate_crowd --project SLUG --annotators N [--seed S] [--screens M] [--http URL] [--json]
+
+Scripted annotators drive the project through every stage (pre-filtering, both question
+passes, the not-answerable sample, answers) until it is ready for post-processing. By
+default through the services; ``--http URL`` goes through the REST API of a running server.
+``--screens M`` first adds M synthetic screens (for a demo from nothing).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotation.exceptions import ApplicationError
+from annotation.models import Project
+from devtools.crowd import crowd_simulate
+
+
+class Command(BaseCommand):
+    help = "Drive a project through the whole pipeline with a scripted crowd."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--annotators", type=int, default=8, help="crowd size (default 8; 4+ for 3 answers)")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--screens", type=int, default=0, help="first add this many synthetic screens")
+        parser.add_argument("--http", help="base URL of a running server, e.g. http://127.0.0.1:8000")
+        parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"No project {options['project']!r}.", returncode=2)
+        if options["screens"] < 0:
+            raise CommandError("--screens must be 0 or more.", returncode=2)
+        try:
+            summary = crowd_simulate(
+                project=project,
+                annotators=options["annotators"],
+                seed=options["seed"],
+                http_url=options["http"],
+                new_screens=options["screens"],
+            )
+        except ApplicationError as exc:
+            raise CommandError(f"--{exc.field}: {exc.message}" if exc.field else exc.message, returncode=2) from exc
+        if options["json"]:
+            self.stdout.write(json.dumps(summary, indent=2, sort_keys=True))
+            return
+        progress = summary["progress"]
+        self.stdout.write(f"crowd of {summary['annotators']} via {summary['via']} in {summary['seconds']} s")
+        for stage, n in summary["submitted"].items():
+            self.stdout.write(f"  {stage:15} {n:6} submitted  {summary['skipped'].get(stage, 0):4} skipped")
+        self.stdout.write(f"  screens:   {progress['screens']}")
+        self.stdout.write(f"  excluded:  {progress['excluded']}")
+        self.stdout.write(f"  questions: {progress['questions']}")
+        ready = "yes" if progress["ready_for_postprocessing"] else "no"
+        self.stdout.write(f"ready for post-processing: {ready}")
+        if not progress["ready_for_postprocessing"]:
+            self.stderr.write("Some work could not be finished by this crowd (too few annotators for 3 answers?).")

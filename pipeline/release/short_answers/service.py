@@ -1,0 +1,137 @@
+"""Short answers of kept questions: the generating job, the lead's edit and the review sample."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import CharField, Prefetch, QuerySet, Value
+from django.db.models.functions import MD5, Cast, Concat
+
+from annotation.db.bulk import batched, bulk_set
+from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
+from annotation.lock_objects import question_lock
+from annotation.models import Answer, AnswerElement, Project, Question, QuestionState, ReleaseJob, Verdict
+from pipeline.jobs import release_job_begin, release_job_fail, release_job_finish, release_job_progress
+from pipeline.release.decide import clean_text
+
+from . import NO_ANSWER, short_answers_generate
+
+SAMPLE_MAX = 200
+SHORT_ANSWERS_MAX = 50
+SHORT_ANSWER_MAX_CHARS = 500
+
+
+def _answers_prefetch(queryset: QuerySet[Answer] | None = None) -> Prefetch:
+    answers = (queryset if queryset is not None else Answer.objects.all()).order_by("created_at", "pk")
+    return Prefetch(
+        "answers",
+        queryset=answers.prefetch_related(Prefetch("elements", queryset=AnswerElement.objects.order_by("position"))),
+    )
+
+
+def _short_answers_for(question: Question, backend: str | None) -> tuple[list[str], str]:
+    kept = [a for a in question.answers.all() if a.kept]
+    text = question.final_text or question.text
+    if not kept or all(a.verdict == Verdict.NOT_ANSWERABLE for a in kept):
+        result = short_answers_generate(
+            question=text, elements=[], full_answer="", not_answerable=True, backend=backend
+        )
+        return list(result.answers) or [NO_ANSWER], result.source
+    merged: dict[str, None] = {}
+    source = ""
+    for answer in kept:
+        result = short_answers_generate(
+            question=text,
+            elements=[e.text for e in answer.elements.all()],
+            full_answer=answer.full_answer,
+            backend=backend,
+        )
+        merged.update(dict.fromkeys(a for a in result.answers if a))
+        source = source or result.source
+    return list(merged), source
+
+
+def short_answers_job_run(*, job_id: int, batch_size: int = 200, backend: str | None = None) -> dict[str, Any]:
+    """Short answers for every kept question that has none yet (``short_answers_source`` empty).
+
+    A re-run does only the missing work; a question whose short answers a lead saved meanwhile
+    keeps them (the write is conditional on the source still being empty). Failure recorded.
+    """
+    job = release_job_begin(job_id, ReleaseJob.Kind.SHORT_ANSWERS)
+    if job is None:
+        return ReleaseJob.objects.get(pk=job_id).result
+    try:
+        questions = Question.objects.filter(
+            screen__project=job.project, state=QuestionState.KEPT, short_answers_source=""
+        )
+        total = questions.count()
+        ReleaseJob.objects.filter(pk=job.pk).update(total=total)
+        processed = written = 0
+        sources: Counter[str] = Counter()
+        stream = questions.order_by("pk").prefetch_related(_answers_prefetch()).iterator(chunk_size=batch_size)
+        for batch in batched(stream, batch_size):
+            for question in batch:
+                question.short_answers, question.short_answers_source = _short_answers_for(question, backend)
+                sources[question.short_answers_source] += 1
+            with transaction.atomic():
+                written += bulk_set(
+                    Question, batch, ["short_answers", "short_answers_source"], only_if={"short_answers_source": [""]}
+                )
+            processed += len(batch)
+            release_job_progress(job, processed=processed)
+        result = {"generated": written, "sources": dict(sources)}
+        release_job_finish(job, result=result)
+        return result
+    except Exception as exc:
+        release_job_fail(job_id, exc)
+        raise
+
+
+def question_short_answers_update(*, project: Project, question_id: int, answers: Sequence[str], user: Any) -> Question:
+    """A lead's short answers for one kept question: source ``lead``, reviewer recorded.
+
+    Blank lines are ignored, duplicates removed, order kept. Locks the question
+    (``question_lock``) so the edit and a generator's write cannot interleave.
+    """
+    cleaned = list(dict.fromkeys(clean_text(a) for a in answers if clean_text(a)))
+    if not cleaned:
+        raise ApplicationError("Give at least one short answer.", field="short_answers")
+    if len(cleaned) > SHORT_ANSWERS_MAX:
+        raise ApplicationError(f"At most {SHORT_ANSWERS_MAX} short answers.", field="short_answers")
+    if any(len(a) > SHORT_ANSWER_MAX_CHARS for a in cleaned):
+        raise ApplicationError(
+            f"A short answer has at most {SHORT_ANSWER_MAX_CHARS} characters.", field="short_answers"
+        )
+    with transaction.atomic():
+        if not Question.objects.filter(pk=question_id, screen__project=project).exists():
+            raise NotFoundError("Question not found.")
+        question = question_lock(question_id=question_id)
+        if question.state != QuestionState.KEPT:
+            raise ConflictError("Only kept questions have short answers.")
+        question.short_answers = cleaned
+        question.short_answers_source = "lead"
+        question.short_answers_reviewed_by = user
+        question.save(update_fields=["short_answers", "short_answers_source", "short_answers_reviewed_by"])
+    return question
+
+
+def short_answers_sample(*, project: Project, size: int, seed: str) -> list[Question]:
+    """A seeded random sample of ``size`` kept questions, with screen, kept answers and elements.
+
+    Ordered by ``md5(seed || id)`` in the database: the same seed gives the same sample, and
+    no list of the project's questions is held in memory. Three queries.
+    """
+    if not 1 <= size <= SAMPLE_MAX:
+        raise ApplicationError(f"Sample size must be between 1 and {SAMPLE_MAX}.", field="size")
+    if len(seed) > 64:
+        raise ApplicationError("Seed has at most 64 characters.", field="seed")
+    return list(
+        Question.objects.filter(screen__project=project, state=QuestionState.KEPT)
+        .annotate(_rank=MD5(Concat(Value(seed), Value(":"), Cast("pk", CharField()))))
+        .order_by("_rank", "pk")
+        .select_related("screen__project", "short_answers_reviewed_by")
+        .prefetch_related(_answers_prefetch(Answer.objects.filter(kept=True)))[:size]
+    )

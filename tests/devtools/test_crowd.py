@@ -1,0 +1,136 @@
+"""The scripted crowd and the onboarding command."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from rest_framework.authtoken.models import Token
+
+from annotation.models import Answer, AnswerElement, Membership, PrefilterJudgment, Question, Screen
+from annotation.selectors.assignments import assignment_double_leases
+from devtools.crowd import ScriptedAnnotator, crowd_screens_create, crowd_simulate
+from tests.factories import ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_simulated_crowd_makes_a_project_ready_for_postprocessing(project):
+    # given 40 synthetic screens
+    crowd_screens_create(project=project, count=40, seed=1)
+    # when a crowd of 6 works through every stage
+    summary = crowd_simulate(project=project, annotators=6, seed=1)
+    # then the project is ready, with every rule visible in the data
+    progress = summary["progress"]
+    assert progress["ready_for_postprocessing"] is True
+    assert progress["screens"]["prefilter"] == progress["screens"]["questions-1"] == 0
+    assert progress["screens"]["excluded"] > 0 and progress["screens"]["answering"] > 0
+    assert PrefilterJudgment.objects.count() == 40
+    assert summary["submitted"]["not-answerable"] >= 1
+    for question in Question.objects.all():
+        assert question.answers_done == question.answers_needed == len(question.answers.all())
+        assert question.author_id not in {a.annotator_id for a in question.answers.all()}
+    verdicts = set(Answer.objects.values_list("verdict", flat=True))
+    assert {"answered", "not_answerable"} <= verdicts
+    drawn = AnswerElement.objects.filter(vh_index__isnull=True).count()
+    picked = AnswerElement.objects.filter(vh_index__isnull=False).count()
+    assert drawn > 0 and picked > 0  # both kinds of box are first-class
+    assert assignment_double_leases(project=project) == 0
+
+
+def test_simulation_is_deterministic(project):
+    def run(slug):
+        target = ProjectFactory(slug=slug)
+        crowd_screens_create(project=target, count=12, seed=3)
+        summary = crowd_simulate(project=target, annotators=4, seed=3)
+        assert summary["progress"]["ready_for_postprocessing"] is True
+        # The split and the not-answerable sample hash the project's slug (by design), so
+        # compare what precedes them: pre-filter outcomes and the two question passes.
+        rows = (
+            Question.objects.filter(screen__project=target)
+            .exclude(source="not-answerable")
+            .order_by("screen__rico_id", "position")
+        )
+        outcomes = Screen.objects.filter(project=target).order_by("rico_id")
+        return list(rows.values_list("screen__rico_id", "position", "text")), list(
+            outcomes.values_list("rico_id", "exclusion_reason")
+        )
+
+    first, second = run("one"), run("two")
+    assert first == second and len(first[0]) > 0
+
+
+def test_scripted_answerer_marks_unquoted_questions_not_answerable():
+    bot = ScriptedAnnotator(username="x", seed=0)
+    payload = {
+        "stage": "answers",
+        "question": {"id": 1, "text": "What is the phone number of the customer support?"},
+        "screen": {"width": 540, "height": 960, "candidates": [{"vh_index": 1, "bounds": [0, 0, 9, 9], "text": "Hi"}]},
+    }
+    verdicts = {bot.answer(payload)["verdict"] for _ in range(50)}
+    assert "answered" not in verdicts
+
+
+def test_too_small_a_crowd_is_refused(project):
+    with pytest.raises(Exception, match="two annotators"):
+        crowd_simulate(project=project, annotators=1)
+
+
+def test_simulate_crowd_command(project):
+    out = StringIO()
+    call_command("simulate_crowd", "--project", "demo", "--annotators", "4", "--screens", "6", "--json", stdout=out)
+    summary = json.loads(out.getvalue())
+    assert summary["progress"]["ready_for_postprocessing"] is True
+    with pytest.raises(CommandError):
+        call_command("simulate_crowd", "--project", "nope", "--annotators", "4")
+
+
+def test_create_annotators_prints_working_credentials(project, client):
+    out = StringIO()
+    call_command("create_annotators", "--project", "demo", "--count", "3", "--pool", "answers", "--json", stdout=out)
+    members = json.loads(out.getvalue())
+    assert [m["username"] for m in members] == ["demo-annotator-1", "demo-annotator-2", "demo-annotator-3"]
+    assert client.login(username=members[0]["username"], password=members[0]["password"])
+    assert Token.objects.get(key=members[2]["token"]).user.username == "demo-annotator-3"
+    assert Membership.objects.filter(project=project, in_answer_pool=True, role="annotator").count() == 3
+    # a second run adds people instead of failing; leads are created the same way
+    out = StringIO()
+    call_command("create_annotators", "--project", "demo", "--count", "1", "--role", "lead", "--json", stdout=out)
+    assert json.loads(out.getvalue())[0]["username"] == "demo-lead-1"
+    assert Membership.objects.get(user__username="demo-lead-1").in_answer_pool is False
+    with pytest.raises(CommandError):
+        call_command("create_annotators", "--project", "demo", "--count", "0")
+    with pytest.raises(CommandError):
+        call_command("create_annotators", "--project", "nope", "--count", "1")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_crowd_over_http_reaches_ready(live_server):
+    # given a project and a running server (the same calls a crowd platform makes)
+    project = ProjectFactory(slug="http-demo", answers_validation=1, answers_test=1)
+    # when the crowd works through the REST API
+    summary = crowd_simulate(project=project, annotators=3, seed=5, http_url=live_server.url, new_screens=5)
+    # then the project is ready, and the work went through the assignments API
+    assert summary["via"] == "http"
+    assert summary["progress"]["ready_for_postprocessing"] is True
+    assert summary["submitted"]["prefilter"] == 5
+
+
+def test_expire_leases_command(project):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Assignment, ScreenState
+    from pipeline.stages import assignment_next
+    from tests.pipeline.stages.helpers import member, screens
+
+    screens(project, 1, state=ScreenState.QUESTIONS_1)
+    lease = assignment_next(project=project, user=member(project, "a"), stage="questions-1")
+    Assignment.objects.filter(pk=lease.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    out = StringIO()
+    call_command("expire_leases", "--project", "demo", stdout=out)
+    assert out.getvalue().strip() == "1 lease(s) expired"
+    assert Assignment.objects.get(pk=lease.pk).status == "expired"
