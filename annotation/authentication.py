@@ -19,11 +19,11 @@ from rest_framework.authtoken.models import Token
 
 from annotation.db import compiled
 
-_USER_COLUMNS = compiled.plain_columns(get_user_model(), "user__")
+_USER = compiled.Load(get_user_model(), "user__", plain=True)
 
 
 def _token_user_build(values: dict[str, Any]) -> QuerySet[Any]:
-    return Token.objects.filter(key=values["key"]).values_list("created", *_USER_COLUMNS)
+    return Token.objects.filter(key=values["key"]).values_list("created", *_USER.paths)
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
@@ -31,7 +31,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
         row = compiled.fetch_one(key="token-user", build=_token_user_build, values={"key": key})
         if row is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        user: Any = compiled.instance_from_row(get_user_model(), _USER_COLUMNS, row[1:])
+        user: Any = _USER.instance(row[1:])
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         return user, Token(key=key, user=user, created=row[0])

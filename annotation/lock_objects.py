@@ -15,11 +15,11 @@ from collections.abc import Callable, Hashable
 from typing import Any, cast
 
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Model, QuerySet
 from django.db.transaction import TransactionManagementError
 
-from annotation.db import compiled
+from annotation.db import compiled, session
 from annotation.models import Assignment, ImportJob, Project, Question, Screen
 
 
@@ -30,30 +30,30 @@ def project_lock(*, project_id: int) -> Project:
 def user_lock(*, user_id: int, commit_without_flush: bool = False) -> None:
     """One annotator's requests one at a time (e.g. two tabs asking for work at once).
 
-    Reads only the key (the caller already has the user), with a hand-written statement:
-    it is on the leasing hot path and the ORM's compilation cost more than the query.
-    SQLite has no row locks; its transactions are ``BEGIN IMMEDIATE`` (one writer).
+    Reads only the key (the caller already has the user), with a statement compiled once
+    (``annotation.db.compiled``): it is on the leasing hot path. SQLite has no row locks; its
+    transactions are ``BEGIN IMMEDIATE`` (one writer).
 
-    ``commit_without_flush`` (leasing only, never submits): on PostgreSQL the same
-    statement sets ``synchronous_commit`` off for this transaction, so its commit returns
-    before its WAL reaches the disk. A lease is cheap to lose: if the server crashes within
-    the last fraction of a second, the lease (and every later transaction, WAL is
-    sequential) is simply gone, the unit is free again and nothing is inconsistent. It
+    ``commit_without_flush`` (leasing only, never submits): the same statement turns the
+    transaction's WAL flush off (``annotation.db.session.commit_without_flush``), so its
+    commit returns before its WAL reaches the disk. A lease is cheap to lose: if the server
+    crashes within the last fraction of a second, the lease (and every later transaction,
+    WAL is sequential) is simply gone, the unit is free again and nothing is inconsistent. It
     saves an fsync (several ms) and a round trip on the hot path.
     """
     if not transaction.get_connection().in_atomic_block:
         raise TransactionManagementError("user_lock needs a transaction.")
-    meta = get_user_model()._meta
-    postgresql = connection.vendor == "postgresql"
-    no_flush = "set_config('synchronous_commit', 'off', true), " if commit_without_flush and postgresql else ""
-    # Names from the model's metadata, values as parameters.
-    sql = f'SELECT {no_flush}"{meta.pk.column}" FROM "{meta.db_table}" WHERE "{meta.pk.column}" = %s'  # noqa: S608
-    if connection.features.has_select_for_update:
-        sql += " FOR UPDATE"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [user_id])
-        if cursor.fetchone() is None:
-            raise get_user_model().DoesNotExist(f"user {user_id}")
+    no_flush = session.commit_without_flush() if commit_without_flush else None
+    user_model = get_user_model()
+
+    def build(values: dict[str, Any]) -> QuerySet[Any]:
+        rows = user_model._default_manager.filter(pk=values["user_id"]).order_by()
+        rows = rows.select_for_update(of=("self",))
+        return rows.annotate(no_flush=no_flush).values_list("pk", "no_flush") if no_flush else rows.values_list("pk")
+
+    row = compiled.fetch_one(key=("user-lock", no_flush is not None), build=build, values={"user_id": user_id})
+    if row is None:
+        raise user_model.DoesNotExist(f"user {user_id}")
 
 
 def _row_lock(model: type[Model], pk: int, *, exclude: tuple[str, ...] = ()) -> Any:
@@ -66,16 +66,16 @@ def _row_lock(model: type[Model], pk: int, *, exclude: tuple[str, ...] = ()) -> 
     queue on it, and deadlock with the foreign-key checks of other writers). ``of=self``
     keeps the lock on this row whatever the query joins.
     """
-    paths = compiled.columns(model, exclude=exclude)
+    load = compiled.Load(model, exclude=exclude)
 
     def build(values: dict[str, Any]) -> QuerySet[Any]:
         rows = model._default_manager.filter(pk=values["pk"]).order_by()
-        return rows.select_for_update(of=("self",)).values_list(*paths)
+        return rows.select_for_update(of=("self",)).values_list(*load.paths)
 
     row = compiled.fetch_one(key=("row-lock", model._meta.label, exclude), build=build, values={"pk": pk})
     if row is None:
         raise model.DoesNotExist(f"{model._meta.object_name} {pk}")  # type: ignore[attr-defined]
-    return compiled.instance_from_row(model, paths, row)
+    return load.instance(row)
 
 
 def screen_lock(*, screen_id: int, with_vh: bool = True) -> Screen:
@@ -95,32 +95,23 @@ def import_job_lock(*, job_id: int) -> ImportJob:
     return ImportJob.objects.select_for_update().get(pk=job_id)
 
 
-def screen_claim_first(*, queryset: QuerySet[Screen]) -> Screen | None:
-    """Lock the first screen of a queue, skipping screens other transactions hold.
-
-    ``queryset`` must be ordered (the queue order). Only the screen row is locked
-    (``of=self``), not the rows of joined tables.
-    """
-    return queryset.select_for_update(skip_locked=True, of=("self",)).first()
-
-
-def question_claim_first(*, queryset: QuerySet[Question]) -> Question | None:
-    """Lock the first question of a queue, skipping questions other transactions hold."""
-    return queryset.select_for_update(skip_locked=True, of=("self",)).first()
-
-
-def queue_claim_first_values(
-    *, key: Hashable, build: Callable[[dict[str, Any]], QuerySet], values: dict[str, Any]
+def queue_claim(
+    *,
+    key: Hashable,
+    build: Callable[[dict[str, Any]], QuerySet[Any]],
+    values: dict[str, Any],
+    inputs: compiled.Inputs | None = None,
 ) -> tuple[Any, ...] | None:
-    """Lock the first row of a queue like ``screen_claim_first`` (skip-locked, ``of=self``)
-    and return its row of ``build(values)``, an ordered ``values_list`` of plain columns.
+    """Lock the first row of a work queue, skipping rows other transactions hold (never
+    waiting for them), and return its row of ``build(values)``: an ordered ``values_list``.
 
-    The statement is compiled once per ``key`` (``annotation.db.compiled``: the ORM spends
-    ~2 ms building and compiling a queue query, more than the database needs). ``key`` must
-    determine the shape of the query (everything but ``values``).
+    Only the queue's own row is locked (``of=self``), not the rows of joined tables. The
+    statement is compiled once per ``key`` and declared ``inputs`` (``annotation.db.compiled``:
+    the ORM spends ~2 ms building and compiling a queue query, more than the database needs).
     """
     return compiled.fetch_one(
         key=("claim", key),
         build=lambda v: build(v).select_for_update(skip_locked=True, of=("self",)),
         values=values,
+        inputs=inputs,
     )

@@ -20,11 +20,9 @@ The scripted annotators behave like a plausible crowd, deterministically from a 
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import json
 import random
-import re
 import tempfile
 import time
 from collections import Counter
@@ -40,18 +38,16 @@ from annotation.exceptions import ApplicationError
 from annotation.models import Membership, Project, Role, Screen
 from pipeline.ingest import import_screens
 from pipeline.stages import (
-    assignment_next,
-    assignment_payload,
+    assignment_next_by_slug,
     assignment_skip,
     assignment_submit,
-    not_answerable_start,
     project_progress,
+    stage_get,
+    stages,
+    work_payload,
 )
 
 from .demo.generator import plan, render_screen
-
-STAGE_ORDER = ["prefilter", "questions-1", "questions-2", "not-answerable", "answers"]
-
 
 # --- screens -------------------------------------------------------------------------------
 
@@ -79,117 +75,26 @@ def crowd_screens_create(*, project: Project, count: int, seed: int = 0, apps: i
 
 # --- scripted annotators ----------------------------------------------------------------
 
-QUESTION_TEMPLATES = [
-    'What does "{t}" say?',
-    'What is shown as "{t}"?',
-    'Which item reads "{t}"?',
-    'What is written next to "{t}"?',
-]
-NOT_ANSWERABLE_TEMPLATES = [
-    "What is the phone number of the customer support?",
-    "How many calories does the lunch menu have?",
-    "What is the name of the app's developer?",
-    "When was my last password change?",
-    "What is the shipping address on file?",
-    "Which language is the app set to?",
-]
-QUOTED = re.compile(r'"([^"]+)"')
-
-
-def _share(key: str) -> float:
-    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
-
 
 @dataclass
 class ScriptedAnnotator:
+    """One scripted annotator: a seeded random stream and a judge's noise. What it submits in a
+    stage is the stage's own ``crowd_submission`` (``pipeline.stages``)."""
+
     username: str
     seed: int
+    noise: float = 0.05
     rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.seed}:{self.username}")
 
-    def _noisy(self, truth: bool) -> bool:
-        return (not truth) if self.rng.random() < 0.05 else truth
-
-    def prefilter(self, payload: dict[str, Any]) -> dict[str, Any]:
-        screen = payload["screen"]
-        non_english = _share(f"lang:{screen['app']}") < 0.17
-        out_of_sync = _share(f"sync:{screen['rico_id']}") < 0.20
-        note = "menu over the content" if out_of_sync and self.rng.random() < 0.3 else ""
-        return {
-            "non_english_app": self._noisy(non_english),
-            "vh_out_of_sync": self._noisy(out_of_sync),
-            "note": note,
-        }
-
-    def questions(self, payload: dict[str, Any]) -> dict[str, Any]:
-        cap = payload.get("max_questions", 5)
-        weights = [10, 15, 25, 25, 15, 10] if payload["stage"] == "questions-1" else [35, 35, 20, 10]
-        wanted = min(cap, self.rng.choices(range(len(weights)), weights=weights)[0])
-        asked = {q["text"].casefold() for q in payload.get("previous_questions", [])}
-        texts = list(dict.fromkeys(c["text"][:40] for c in payload["screen"]["candidates"] if c["text"].strip()))
-        self.rng.shuffle(texts)
-        questions: list[str] = []
-        for text in texts:
-            if len(questions) >= wanted:
-                break
-            question = self.rng.choice(QUESTION_TEMPLATES).format(t=text.replace('"', "'"))
-            if question.casefold() not in asked:
-                asked.add(question.casefold())
-                questions.append(question)
-        return {"questions": questions}
-
-    def not_answerable(self, payload: dict[str, Any]) -> dict[str, Any]:
-        asked = {q["text"].casefold() for q in payload.get("previous_questions", [])}
-        options = [t for t in NOT_ANSWERABLE_TEMPLATES if t.casefold() not in asked]
-        return {"question": self.rng.choice(options or ["What is the weather tomorrow in Oslo?"])}
-
-    def answer(self, payload: dict[str, Any]) -> dict[str, Any]:
-        screen, question = payload["screen"], payload["question"]["text"]
-        fixed = question[0].upper() + question[1:] if self.rng.random() < 0.2 else question
-        if self.rng.random() < 0.03:
-            return {"question": fixed, "verdict": "invalid", "elements": [], "full_answer": ""}
-        quoted = QUOTED.search(question)
-        matches = [c for c in screen["candidates"] if quoted and c["text"][:40].replace('"', "'") == quoted.group(1)]
-        if not matches or self.rng.random() < 0.02:
-            return {"question": fixed, "verdict": "not_answerable", "elements": [], "full_answer": ""}
-        chosen = [matches[0]]
-        others = [c for c in screen["candidates"] if c not in chosen and c["text"]]
-        if others and self.rng.random() < 0.1:
-            chosen.append(self.rng.choice(others))
-        elements = [self._element(c, screen) for c in chosen]
-        return {
-            "question": fixed,
-            "verdict": "answered",
-            "elements": elements,
-            "full_answer": f"It says {', '.join(e['text'] for e in elements)}.",
-        }
-
-    def _element(self, candidate: dict[str, Any], screen: dict[str, Any]) -> dict[str, Any]:
-        if self.rng.random() < 0.5:
-            return {"vh_index": candidate["vh_index"], "text": candidate["text"]}
-        left, top, right, bottom = candidate["bounds"]
-        jitter = [self.rng.randint(-3, 3) for _ in range(4)]
-        box = [
-            max(0, left + jitter[0]),
-            max(0, top + jitter[1]),
-            min(screen["width"], right + jitter[2]),
-            min(screen["height"], bottom + jitter[3]),
-        ]
-        if box[2] <= box[0] or box[3] <= box[1]:
-            box = [left, top, right, bottom]
-        return {"bounds": box, "text": candidate["text"]}
+    def noisy(self, truth: bool) -> bool:
+        """A judgment that is wrong ``noise`` of the time."""
+        return (not truth) if self.rng.random() < self.noise else truth
 
     def work(self, payload: dict[str, Any]) -> dict[str, Any]:
-        stage = payload["stage"]
-        if stage == "prefilter":
-            return self.prefilter(payload)
-        if stage in ("questions-1", "questions-2"):
-            return self.questions(payload)
-        if stage == "not-answerable":
-            return self.not_answerable(payload)
-        return self.answer(payload)
+        return stage_get(payload["stage"]).crowd_submission(payload=payload, actor=self)
 
 
 # --- engine access: services or HTTP ------------------------------------------------------
@@ -202,8 +107,8 @@ class EngineServiceClient:
         self.project = project
 
     def next(self, user: Any, stage: str) -> dict[str, Any] | None:
-        assignment = assignment_next(project=self.project, user=user, stage=stage)
-        return None if assignment is None else assignment_payload(assignment=assignment)
+        work = assignment_next_by_slug(slug=self.project.slug, user=user, stage=stage)
+        return None if work is None else work_payload(work=work)
 
     def submit(self, user: Any, assignment_id: int, body: dict[str, Any]) -> None:
         assignment_submit(assignment_id=assignment_id, user=user, data=body)
@@ -330,33 +235,39 @@ def crowd_simulate(
         client = EngineServiceClient(project=project)
     submitted: Counter[str] = Counter()
     skipped: Counter[str] = Counter()
+    lead_steps: dict[str, Any] = {}
     started = time.perf_counter()
-    na_started = None
     rounds = 0
     try:
-        for stage in STAGE_ORDER:
-            if stage == "not-answerable":
-                na_started = not_answerable_start(project=project)
-            while rounds < max_rounds:
-                rounds += 1
-                order = users[:]
-                rng.shuffle(order)
-                progress = False
-                for user in order:
-                    payload = client.next(user, stage)
-                    if payload is None:
-                        continue
-                    progress = True
-                    script = scripts[user.pk]
-                    # A few skips where others can pick the work up (never answers: they need 3 people).
-                    if stage in ("prefilter", "questions-1") and annotators >= 4 and script.rng.random() < 0.02:
-                        client.skip(user, payload["id"], "screen hard to read")
-                        skipped[stage] += 1
-                        continue
-                    client.submit(user, payload["id"], script.work(payload))
-                    submitted[stage] += 1
-                if not progress:
-                    break
+        # Stages in pipeline order, again until a whole pass changes nothing (a lead's step, such
+        # as starting the not-answerable sample, can give earlier stages new work).
+        moved = True
+        while moved and rounds < max_rounds:
+            moved = False
+            for name, stage in stages().items():
+                step = stage.crowd_lead_step(project=project)
+                if step is not None:
+                    lead_steps.setdefault(name, step)
+                while rounds < max_rounds:
+                    rounds += 1
+                    order = users[:]
+                    rng.shuffle(order)
+                    progress = False
+                    for user in order:
+                        payload = client.next(user, name)
+                        if payload is None:
+                            continue
+                        progress = moved = True
+                        script = scripts[user.pk]
+                        # A few skips where others can pick the work up.
+                        if stage.crowd_skips and annotators >= 4 and script.rng.random() < 0.02:
+                            client.skip(user, payload["id"], "screen hard to read")
+                            skipped[name] += 1
+                            continue
+                        client.submit(user, payload["id"], script.work(payload))
+                        submitted[name] += 1
+                    if not progress:
+                        break
     finally:
         if isinstance(client, EngineHttpClient):
             client.close()
@@ -367,8 +278,8 @@ def crowd_simulate(
         "via": "http" if http_url else "services",
         "submitted": dict(submitted),
         "skipped": dict(skipped),
-        "not_answerable_start": na_started,
-        "progress": project_progress(project=project),
+        "lead_steps": lead_steps,
+        "progress": project_progress(project=project).as_api(),
         "seconds": round(time.perf_counter() - started, 2),
         "lead": lead.username,
     }

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from django.db import connection
 from django.http import HttpRequest, JsonResponse
+
+from annotation.db import session
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
+        session.ping()
     except Exception as exc:  # report, don't crash: the probe's job is to say "not ready"
         return JsonResponse({"status": "error", "database": str(exc)[:200]}, status=503)
     return JsonResponse({"status": "ok"})

@@ -1,8 +1,13 @@
 """Bulk writes: many rows in one statement.
 
-``bulk_set`` writes in-memory fields of many objects with one ``UPDATE ... FROM unnest(...)``
-on PostgreSQL (``bulk_update`` elsewhere); ``batched`` streams ids in batches for the jobs
-that use it.
+* ``bulk_set``: in-memory fields of many objects, one ``UPDATE ... FROM unnest(...)``;
+* ``insert_returning``: new rows and their keys, one ``INSERT ... RETURNING`` with every value
+  bound (large JSON texts are parsed by the database, never re-serialised in Python);
+* ``copy_rows``: many plain rows with ``COPY`` (no model instances);
+* ``batched``: a stream in batches, for the jobs that write in batches.
+
+On PostgreSQL each is the fast path measured in its docstring; elsewhere (the embedded
+SQLite default) the ORM's ``bulk_update`` / ``bulk_create`` do the same work.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from typing import Any, TypeVar, cast
 
 from django.db import connection
 from django.db.models import Field, Model
+
+from .backend import postgresql
 
 T = TypeVar("T")
 
@@ -41,7 +48,7 @@ def bulk_set(
     if not objs:
         return 0
     conditions = only_if or {}
-    if connection.vendor != "postgresql":
+    if not postgresql():
         queryset = model._default_manager.filter(**{f"{name}__in": list(values) for name, values in conditions.items()})
         return queryset.bulk_update(objs, list(fields))
     quote = connection.ops.quote_name
@@ -74,3 +81,71 @@ def bulk_set(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+M = TypeVar("M", bound=Model)
+
+
+def insert_returning(rows: Sequence[M], *, as_text: dict[str, Sequence[str]] | None = None) -> list[M]:
+    """Insert new ``rows`` (of one model) and set their primary keys; the result of ``bulk_create``.
+
+    ``as_text``: per field, each row's value as text for the database to parse into the
+    column's type (a JSON text for a JSONField). On PostgreSQL this is one ``INSERT ...
+    RETURNING`` whose values are bound by the server (``DB_PREPARED_STATEMENTS``): measured on
+    real RICO VHs (~220 KB of JSON text each), 0.97 -> 0.24 ms of Python CPU and 9.1 -> 3.2 ms
+    of wall time per screen against ``bulk_create``, because nothing is re-serialised and the
+    server does not lex a 40 MB statement. Elsewhere ``bulk_create`` (the rows must then hold
+    those fields as values or expressions themselves).
+    """
+    if not rows:
+        return []
+    model = type(rows[0])
+    if not postgresql():
+        return model._default_manager.bulk_create(rows)
+    texts = as_text or {}
+    meta = model._meta
+    fields = [f for f in meta.concrete_fields if not f.primary_key]
+    quote = connection.ops.quote_name
+    row_sql = "(" + ", ".join(f"%s::{f.db_type(connection)}" if f.name in texts else "%s" for f in fields) + ")"
+    # Only quoted identifiers and column types from the model's metadata are spliced in; every value is bound.
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(str(f.column)) for f in fields)}) "  # noqa: S608
+        f"VALUES {', '.join([row_sql] * len(rows))} RETURNING {quote(str(cast(Field, meta.pk).column))}"
+    )
+    params: list[Any] = []
+    for i, row in enumerate(rows):
+        for f in fields:
+            if f.name in texts:
+                params.append(texts[f.name][i])
+            else:
+                params.append(f.get_db_prep_save(f.pre_save(row, add=True), connection))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        ids = [r[0] for r in cursor.fetchall()]
+    for row, pk in zip(rows, ids, strict=True):
+        row.pk = pk
+        row._state.adding = False
+        row._state.db = connection.alias
+    return list(rows)
+
+
+def copy_rows(model: type[Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """Insert plain rows (values in the order of ``columns``, field attnames such as
+    ``screen_id``) into ``model``'s table.
+
+    On PostgreSQL with ``COPY``: no model instances and no per-value Python quoting (measured:
+    ~0.7 -> ~0.05 ms of CPU per screen of 20 candidates). Elsewhere ``bulk_create``.
+    """
+    if not postgresql():
+        model._default_manager.bulk_create(
+            [model(**dict(zip(columns, row, strict=True))) for row in rows], batch_size=2000
+        )
+        return
+    meta = model._meta
+    by_attname = {f.attname: f for f in meta.concrete_fields}
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(str(by_attname[c].column)) for c in columns)
+    sql = f"COPY {quote(meta.db_table)} ({names}) FROM STDIN"
+    with connection.cursor() as cursor, connection.wrap_database_errors, cursor.cursor.copy(sql) as copy:
+        for row in rows:
+            copy.write_row(tuple(row))

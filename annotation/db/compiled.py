@@ -1,77 +1,147 @@
 """Hot-path statements compiled once: the ORM writes the SQL, this module keeps it.
 
 On the leasing hot path (``next``) the ORM spent more time building and compiling its
-queries (~0.3-1 ms each) than PostgreSQL spent running them. A statement here is built by
-an ORM ``build(values)`` function, so the ORM stays the single source of its SQL; it is
-compiled once per ``key`` and afterwards only its parameters are filled in.
+queries (~0.3-1 ms each) than the database spent running them. A statement here is built
+by an ORM ``build(values)`` function, so the ORM stays the single source of its SQL; it is
+compiled once per *key* and afterwards only its parameters are filled in. It works on every
+database the product runs on (PostgreSQL prepares what it runs often, SQLite's driver keeps
+its own statement cache).
 
-How a compiled statement learns where each value goes: the first time, ``build`` is called
-with *stand-ins* for ``values`` (model instances with impossible keys, odd datetimes,
-marker strings and integers) and the parameters are matched back to the names; then the
-result is checked against a build with the real values (same SQL, same parameters). A key
-that does not check out is never cached (it compiles every time, still correct).
+**The key is built here, from what the caller declares.** ``values`` are the statement's
+inputs: every one becomes a parameter (a model instance: its primary key). A model instance
+may also have attributes that shape the SQL (a project's number of pre-filter judges): the
+caller names them in ``inputs`` (``{"project": ("prefilter_judgments",)}``) and their values
+become part of the key, so two projects with different settings never share SQL.
 
-``key`` must determine everything about the statement that is not a value: only the
-values themselves become parameters (for a model instance, its primary key). Anything else
-``build`` reads, including other attributes of a model instance in ``values`` (say a
-project's setting), is frozen into the compiled statement, so it must be part of the key
-(as ``StageRules.queue_shape`` does for the pre-filter's number of judges).
+**Nothing undeclared can leak into a cached statement.** The first time a key is seen, the
+statement is built with *stand-ins*: impossible keys, odd datetimes, marker strings and
+integers for ``values``, and copies of model instances whose undeclared fields hold a value
+that refuses every use: a build that reads one fails at once with ``UndeclaredInput``, naming
+the field (so a stage that forgets one is caught by its first test). The parameters are
+matched back to the names, and the result is checked against a build with the real values
+(same SQL, same parameters); a key that does not check out is never cached (it compiles every
+time, still correct).
 
-Rows come back as the ORM's ``values_list`` gives them (the same field converters, e.g.
-JSON). PostgreSQL only; other databases run the ORM.
+Rows come back converted by the ORM itself (its field and backend converters), as
+``values_list`` would give them; ``Load`` turns a row's columns into model instances.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any, NamedTuple
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Model, QuerySet
+from django.db.models.sql.compiler import SQLCompiler
 
 Build = Callable[[dict[str, Any]], QuerySet[Any]]
-
-Converters = list[tuple[int, list[Any], Any]]
+Inputs = Mapping[str, Sequence[str]]
 
 
 class _Compiled(NamedTuple):
     sql: str
     sources: list[tuple[str | None, Any]]  # per parameter: (value name, _) or (None, literal)
-    converters: Converters  # per converted column: (position, converters, expression)
+    compiler: SQLCompiler  # the stand-in build's compiler: it converts the rows
 
 
-# key -> the compiled statement, or None when the key did not check out.
+# (vendor, key, declared inputs) -> the compiled statement, or None when it did not check out.
 _CACHE: dict[Hashable, _Compiled | None] = {}
-_STAND_IN_PK = -(10**12)
+# Negative (no serial key is), and inside a 32-bit integer column's range: Django refuses to
+# compile a lookup with a value outside its field's range.
+_STAND_IN_PK = -(10**9)
 _STAND_IN_TIME = datetime(1970, 1, 2, 3, 4, 5, 424242, tzinfo=UTC)
 
 
-def columns(model: type[Model], prefix: str = "", *, exclude: tuple[str, ...] = ()) -> list[str]:
-    """``values_list`` paths of a model's columns (``prefix`` like ``"screen__"``)."""
-    return [prefix + field.attname for field in model._meta.concrete_fields if field.name not in exclude]
+@dataclass(frozen=True)
+class Load:
+    """A model loaded from some columns of a row: ``Load(Screen, "screen__", exclude=("vh",))``.
+
+    ``plain``: leave out the JSON columns (large, and not needed where ``plain`` is used).
+    """
+
+    model: type[Model]
+    prefix: str = ""
+    exclude: tuple[str, ...] = ()
+    plain: bool = False
+    fields: list[str] = field(init=False, compare=False, hash=False, repr=False)
+
+    def __post_init__(self) -> None:
+        chosen = [
+            f.attname
+            for f in self.model._meta.concrete_fields
+            if f.name not in self.exclude and not (self.plain and f.get_internal_type() == "JSONField")
+        ]
+        object.__setattr__(self, "fields", chosen)
+
+    @cached_property
+    def _pk_at(self) -> int:
+        return self.fields.index(self.model._meta.pk.attname)  # type: ignore[union-attr]
+
+    @cached_property
+    def paths(self) -> list[str]:
+        """The ``values_list`` paths of the loaded columns."""
+        return [self.prefix + name for name in self.fields]
+
+    def instance(self, columns: Sequence[Any]) -> Any:
+        """The model instance from its columns (``None`` when its key is NULL: an outer join found none).
+
+        Columns left out load on access, as with ``only()``."""
+        if columns[self._pk_at] is None:
+            return None
+        return self.model.from_db(connection.alias, self.fields, tuple(columns))
 
 
-def plain_columns(model: type[Model], prefix: str = "") -> list[str]:
-    """``values_list`` paths of a model's columns but its JSON ones (large, or unneeded)."""
-    return [prefix + field.attname for field in model._meta.concrete_fields if field.get_internal_type() != "JSONField"]
+def load_row(loads: Sequence[Load], row: Sequence[Any]) -> list[Any]:
+    """The instances of ``loads``, read one after the other from ``row``."""
+    found: list[Any] = []
+    at = 0
+    for load in loads:
+        found.append(load.instance(row[at : at + len(load.fields)]))
+        at += len(load.fields)
+    return found
 
 
-def instance_from_row(model: type[Model], paths: list[str], row: tuple[Any, ...]) -> Model:
-    """A model instance from the columns ``paths`` (as from ``plain_columns``) of a row."""
-    return model.from_db(connection.alias, [path.rsplit("__", 1)[-1] for path in paths], row)
+class UndeclaredInput(TypeError):
+    """A statement's build read an attribute of a model instance that is not a declared input."""
 
 
-def _stand_in(name: str, value: Any, n: int) -> Any:
+class _Undeclared:
+    """Stands in for an undeclared field of a model instance: any use of it is an error."""
+
+    def __init__(self, where: str) -> None:
+        object.__setattr__(self, "_where", where)
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise UndeclaredInput(
+            f"{object.__getattribute__(self, '_where')} is read by a compiled statement but is not one of its "
+            "declared inputs (annotation.db.compiled: inputs=...)"
+        )
+
+    __bool__ = __int__ = __index__ = __float__ = __str__ = __format__ = __len__ = __iter__ = _refuse
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __hash__ = __contains__ = _refuse  # type: ignore[assignment]
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __floordiv__ = _refuse
+    __getitem__ = __call__ = __getattr__ = _refuse
+
+
+def _stand_in(name: str, value: Any, n: int, declared: Sequence[str]) -> Any:
     if isinstance(value, Model):
         other = copy.copy(value)
+        for f in value._meta.concrete_fields:
+            if f.primary_key or f.name in declared or f.attname in declared:
+                continue
+            other.__dict__[f.attname] = _Undeclared(f"{value._meta.object_name}.{f.attname}")
         other.pk = _STAND_IN_PK - n
         return other
     if isinstance(value, datetime):
         return _STAND_IN_TIME.replace(microsecond=424242 - n)
     if isinstance(value, bool):
-        raise TypeError(f"no stand-in for {name}={value!r} (make it part of the key)")
+        raise TypeError(f"no stand-in for {name}={value!r} (declare it as an input of the statement)")
     if isinstance(value, int):
         return _STAND_IN_PK - 1000 - n
     if isinstance(value, str):
@@ -80,114 +150,136 @@ def _stand_in(name: str, value: Any, n: int) -> Any:
 
 
 def _as_param(value: Any) -> Any:
-    return value.pk if isinstance(value, Model) else value
+    """A value as the database layer receives it (a datetime adapted as the backend does)."""
+    if isinstance(value, Model):
+        return value.pk
+    if isinstance(value, datetime):
+        return connection.ops.adapt_datetimefield_value(value)
+    return value
 
 
-def _compile(queryset: QuerySet[Any]) -> tuple[str, tuple[Any, ...], Converters]:
+def _compile(queryset: QuerySet[Any]) -> tuple[str, tuple[Any, ...], SQLCompiler]:
     compiler = queryset.query.get_compiler(connection=connection)
     sql, params = compiler.as_sql()
-    selected = [column[0] for column in compiler.select[: compiler.col_count]]
-    converters = [(at, convs, expr) for at, (convs, expr) in compiler.get_converters(selected).items()]
-    return sql, tuple(params), converters
+    return sql, tuple(params), compiler
 
 
-def statement(*, key: Hashable, build: Build, values: dict[str, Any]) -> tuple[str, tuple[Any, ...], Converters]:
-    """The SQL, parameters and column converters of ``build(values)``, compiled once per ``key``."""
-    if key not in _CACHE:
-        stand_ins = {name: _stand_in(name, value, n) for n, (name, value) in enumerate(values.items())}
-        sql, params, converters = _compile(build(stand_ins))
+def _key(key: Hashable, values: Mapping[str, Any], inputs: Inputs) -> Hashable:
+    declared = tuple(
+        (name, attr, getattr(values[name], attr)) for name, attrs in sorted(inputs.items()) for attr in attrs
+    )
+    return (connection.vendor, key, declared)
+
+
+class Statement(NamedTuple):
+    """A statement ready to run: its SQL, its parameters and the compiler that converts its rows."""
+
+    sql: str
+    params: tuple[Any, ...]
+    compiler: SQLCompiler
+
+    def rows(self, raw: list[Any]) -> list[tuple[Any, ...]]:
+        """Raw rows converted as the ORM converts them (field ``from_db_value``s and the backend's).
+
+        Django has no public API to convert rows fetched outside a queryset; ``results_iter``
+        with the rows given is what a queryset's own iteration runs on its fetched rows."""
+        if not raw:
+            return []
+        return [tuple(row) for row in self.compiler.results_iter(results=[raw])]
+
+
+def statement(*, key: Hashable, build: Build, values: dict[str, Any], inputs: Inputs | None = None) -> Statement:
+    """``build(values)`` compiled once per ``key`` and declared ``inputs`` (see the module docstring)."""
+    inputs = inputs or {}
+    full_key = _key(key, values, inputs)
+    if full_key not in _CACHE:
+        stand_ins = {
+            name: _stand_in(name, value, n, inputs.get(name, ())) for n, (name, value) in enumerate(values.items())
+        }
+        real = Statement(*_compile(build(values)))
+        try:
+            sql, params, compiler = _compile(build(stand_ins))
+        except EmptyResultSet:  # a stand-in the query cannot take (e.g. a negative positive number)
+            _CACHE[full_key] = None
+            return real
         by_param = {_as_param(v): name for name, v in stand_ins.items()}
         sources = [(by_param.get(p), p) for p in params]
-        real_sql, real_params, real_converters = _compile(build(values))
         filled = tuple(_as_param(values[name]) if name else p for name, p in sources)
-        checks_out = (sql, filled) == (real_sql, real_params)
-        _CACHE[key] = _Compiled(sql, sources, converters) if checks_out else None
+        checks_out = (sql, filled) == (real.sql, real.params)
+        _CACHE[full_key] = _Compiled(sql, sources, compiler) if checks_out else None
         if not checks_out:
-            return real_sql, real_params, real_converters
-    cached = _CACHE[key]
+            return real
+    cached = _CACHE[full_key]
     if cached is None:
-        return _compile(build(values))
+        return Statement(*_compile(build(values)))
     params = tuple(_as_param(values[name]) if name else p for name, p in cached.sources)
-    return cached.sql, params, cached.converters
+    return Statement(cached.sql, params, cached.compiler)
 
 
-def _converted(row: tuple[Any, ...], converters: Converters) -> tuple[Any, ...]:
-    if not converters:
-        return tuple(row)
-    values = list(row)
-    for at, convs, expression in converters:
-        for convert in convs:
-            values[at] = convert(values[at], expression, connection)
-    return tuple(values)
-
-
-def is_cached(key: Hashable) -> bool:
-    """Whether ``key`` compiled and checked out (for tests)."""
-    return _CACHE.get(key) is not None
+def is_cached(key: Hashable, values: Mapping[str, Any] | None = None, inputs: Inputs | None = None) -> bool:
+    """Whether ``key`` (with these declared inputs) compiled and checked out (for tests)."""
+    return _CACHE.get(_key(key, values or {}, inputs or {})) is not None
 
 
 def forget(key: Hashable) -> None:
-    """Drop a compiled statement (for tests)."""
-    _CACHE.pop(key, None)
+    """Drop every compiled statement of ``key`` (for tests)."""
+    for full_key in [k for k in _CACHE if isinstance(k, tuple) and len(k) == 3 and k[1] == key]:
+        del _CACHE[full_key]
 
 
-def fetch_one(*, key: Hashable, build: Build, values: dict[str, Any]) -> tuple[Any, ...] | None:
-    """The first row of ``build(values)`` (a ``values_list`` of plain columns), or ``None``."""
+def _run(stmt: Statement, *, one: bool) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(stmt.sql, stmt.params)
+        raw = cursor.fetchmany(1) if one else cursor.fetchall()
+    return stmt.rows(raw)
+
+
+def fetch_one(
+    *, key: Hashable, build: Build, values: dict[str, Any], inputs: Inputs | None = None
+) -> tuple[Any, ...] | None:
+    """The first row of ``build(values)`` (a ``values_list``), or ``None``."""
 
     def first(v: dict[str, Any]) -> QuerySet[Any]:
         return build(v)[:1]
 
-    if connection.vendor != "postgresql":
-        rows = list(first(values))
-        return tuple(rows[0]) if rows else None
-    sql, params, converters = statement(key=("first", key), build=first, values=values)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    return _converted(row, converters) if row is not None else None
+    rows = _run(statement(key=("first", key), build=first, values=values, inputs=inputs), one=True)
+    return rows[0] if rows else None
 
 
-def fetch_all(*, key: Hashable, build: Build, values: dict[str, Any]) -> list[tuple[Any, ...]]:
-    """Every row of ``build(values)`` (a ``values_list`` of plain columns)."""
-    if connection.vendor != "postgresql":
-        return [tuple(row) for row in build(values)]
-    sql, params, converters = statement(key=key, build=build, values=values)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [_converted(row, converters) for row in cursor.fetchall()]
+def fetch_all(
+    *, key: Hashable, build: Build, values: dict[str, Any], inputs: Inputs | None = None
+) -> list[tuple[Any, ...]]:
+    """Every row of ``build(values)`` (a ``values_list``)."""
+    return _run(statement(key=key, build=build, values=values, inputs=inputs), one=False)
 
 
-def exists(*, key: Hashable, build: Build, values: dict[str, Any]) -> bool:
+def exists(*, key: Hashable, build: Build, values: dict[str, Any], inputs: Inputs | None = None) -> bool:
     """Whether ``build(values)`` has a row (``build`` returns any queryset)."""
-    if connection.vendor != "postgresql":
-        return build(values).exists()
 
     def probe(v: dict[str, Any]) -> QuerySet[Any]:
         return build(v).order_by().values_list("pk")  # like ``exists()``: no ordering
 
-    return fetch_one(key=("exists", key), build=probe, values=values) is not None
+    return fetch_one(key=("exists", key), build=probe, values=values, inputs=inputs) is not None
 
 
-_INSERT_SQL: dict[str, tuple[str, list[Any]]] = {}
+_INSERT_SQL: dict[tuple[str, str], tuple[str, list[Any]]] = {}
 
 
 def insert(instance: Model) -> Model:
     """Write a new ``instance`` like ``instance.save()`` (defaults, ``auto_now(_add)``, the
     same value preparation) with one ``INSERT ... RETURNING`` built once per model, and set
-    its primary key. No model signals (the domain connects none). The ORM elsewhere."""
-    if connection.vendor != "postgresql":
-        instance.save(force_insert=True)
-        return instance
+    its primary key. No model signals (the domain connects none)."""
     meta = instance._meta
-    if meta.label not in _INSERT_SQL:
+    cache_key = (connection.vendor, meta.label)
+    if cache_key not in _INSERT_SQL:
         fields = [f for f in meta.concrete_fields if not f.primary_key]
         quote = connection.ops.quote_name
         columns = ", ".join(quote(str(f.column)) for f in fields)
         marks = ", ".join(["%s"] * len(fields))
         # Only quoted identifiers from the model's metadata are spliced in; values are bound.
         sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks}) RETURNING {quote(str(meta.pk.column))}"  # type: ignore[union-attr]  # noqa: S608
-        _INSERT_SQL[meta.label] = (sql, fields)
-    sql, fields = _INSERT_SQL[meta.label]
+        _INSERT_SQL[cache_key] = (sql, fields)
+    sql, fields = _INSERT_SQL[cache_key]
     params = [f.get_db_prep_save(f.pre_save(instance, add=True), connection) for f in fields]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

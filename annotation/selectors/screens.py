@@ -9,7 +9,7 @@ from django.db.models import JSONField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import JSONObject
 from django.urls import reverse
 
-from annotation.db import compiled
+from annotation.db import backend, compiled
 from annotation.exceptions import NotFoundError
 from annotation.models import Candidate, Project, Screen
 
@@ -36,10 +36,13 @@ def _candidates_build(values: dict[str, Any]) -> QuerySet[Any]:
     return Candidate.objects.filter(screen_id=values["screen_id"]).order_by("vh_index").values_list(*_CANDIDATE_COLUMNS)
 
 
-def candidates_json(screen_ref: str) -> Subquery:
-    """PostgreSQL: the candidates of the screen ``OuterRef(screen_ref)`` as one JSON array
-    (objects with the payload's columns, in ``vh_index`` order; NULL when none), so that a
-    query that loads a screen can bring its candidates along (the lease claim does)."""
+def candidates_json(screen_ref: str) -> Subquery | None:
+    """The candidates of the screen ``OuterRef(screen_ref)`` as one JSON array (objects with
+    the payload's columns, in ``vh_index`` order; NULL when none), so that a query that loads
+    a screen can bring its candidates along (the lease claim does). ``None`` where the
+    database has no JSON aggregate for it (``annotation.db.backend``): read them separately."""
+    if not backend.postgresql():
+        return None
     from django.contrib.postgres.aggregates import JSONBAgg
 
     rows = (

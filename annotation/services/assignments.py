@@ -27,9 +27,9 @@ from django.utils import timezone
 
 from annotation.db import compiled
 from annotation.exceptions import ApplicationError, ConflictError
-from annotation.lock_objects import assignment_lock, question_lock, screen_lock
-from annotation.models import Assignment, AssignmentStatus, Project, Question
-from annotation.selectors.assignments import assignment_get_for_user
+from annotation.lock_objects import assignment_lock
+from annotation.models import Assignment, AssignmentStatus, Project
+from annotation.permissions import assignment_get_for_annotator
 
 DRAFT_MAX_BYTES = 256 * 1024
 SKIP_REASON_MAX = 2000
@@ -39,52 +39,34 @@ def lease_expiry(*, project: Project, now: datetime | None = None) -> datetime:
     return (now or timezone.now()) + timedelta(minutes=project.lease_minutes)
 
 
-def assignment_stale_expire(
-    *, stage: str, screen_id: int | None = None, question: Question | None = None, now: datetime
-) -> int:
-    """Mark the leases of one unit whose time ran out as ``expired``; returns how many.
+def assignment_stale_expire(*, stage: str, unit: dict[str, Any], now: datetime) -> int:
+    """Mark the leases of one unit (``unit``: filter keywords naming its assignments, e.g.
+    ``{"screen_id": 3}``) whose time ran out as ``expired``; returns how many.
 
     Caller holds the unit's lock. This is the lazy reclaim: expired work returns to
     the queue the moment somebody asks for it, no periodic job needed.
     """
-    qs = Assignment.objects.filter(stage=stage, status=AssignmentStatus.LEASED, lease_expires_at__lte=now)
-    if question is not None:
-        qs = qs.filter(question=question)
-    else:
-        assert screen_id is not None
-        qs = qs.filter(screen_id=screen_id)
+    qs = Assignment.objects.filter(stage=stage, status=AssignmentStatus.LEASED, lease_expires_at__lte=now, **unit)
     return qs.update(status=AssignmentStatus.EXPIRED, updated_at=now)
 
 
 def assignment_lease_create(
-    *,
-    project: Project,
-    user: Any,
-    stage: str,
-    screen_id: int,
-    question: Question | None = None,
-    now: datetime,
-    expire_stale: bool = True,
+    *, project: Project, user: Any, stage: str, unit: dict[str, Any], now: datetime
 ) -> Assignment:
-    """A new live lease of one unit for ``user``.
+    """A new live lease of one unit for ``user`` (``unit``: the assignment fields naming it,
+    its ``screen_id`` always, e.g. ``{"screen_id": 3, "question": q}``).
 
-    Caller holds the unit's lock and has checked that the unit is open to ``user``;
+    Caller holds the unit's lock, has checked that the unit is open to ``user`` and has
+    marked the unit's run-out leases expired (``assignment_stale_expire``) where it had any;
     the partial unique constraints of ``Assignment`` are the last line of defence.
-    ``expire_stale=False`` only when the caller knows the unit has no lease whose time
-    ran out (e.g. read with the claim), which saves an UPDATE.
     """
-    if expire_stale:
-        assignment_stale_expire(
-            stage=stage, screen_id=screen_id if question is None else None, question=question, now=now
-        )
     lease = Assignment(
         project=project,
         stage=stage,
-        screen_id=screen_id,
-        question=question,
         annotator=user,
         status=AssignmentStatus.LEASED,
         lease_expires_at=lease_expiry(project=project, now=now),
+        **unit,
     )
     return cast(Assignment, compiled.insert(lease))  # the leasing hot path: built once
 
@@ -130,28 +112,6 @@ def _json_size(value: Any) -> int:
 
 
 @transaction.atomic
-def assignment_extend(*, assignment_id: int, user: Any) -> Assignment:
-    """Renew the caller's open lease for another ``project.lease_minutes``.
-
-    Works while the assignment is ``leased``, also when its time ran out: a lease is
-    only taken away under the unit's lock, which this holds (unit, then assignment).
-    An expired, released, skipped or submitted assignment is a ``ConflictError``.
-    """
-    found = assignment_get_for_user(assignment_id=assignment_id, user=user)
-    if found.question_id is not None:
-        question_lock(question_id=found.question_id)
-    else:
-        screen_lock(screen_id=found.screen_id)
-    assignment = assignment_lock(assignment_id=assignment_id)
-    if assignment.status != AssignmentStatus.LEASED:
-        raise ConflictError(
-            f"This assignment is {assignment.status}; ask for new work instead.", extra={"status": assignment.status}
-        )
-    assignment.project = found.project
-    return assignment_renew(assignment=assignment, now=timezone.now())
-
-
-@transaction.atomic
 def assignment_draft_save(*, assignment_id: int, user: Any, draft: dict[str, Any]) -> Assignment:
     """Store work in progress on the caller's open assignment (replaces the previous draft).
 
@@ -163,7 +123,7 @@ def assignment_draft_save(*, assignment_id: int, user: Any, draft: dict[str, Any
         raise ApplicationError("The draft must be a JSON object.", field="draft")
     if _json_size(draft) > DRAFT_MAX_BYTES:
         raise ApplicationError(f"The draft is larger than {DRAFT_MAX_BYTES // 1024} KB.", field="draft")
-    assignment_get_for_user(assignment_id=assignment_id, user=user)  # 404 for anybody else's
+    assignment_get_for_annotator(assignment_id=assignment_id, user=user)  # 404 for anybody else's
     assignment = assignment_lock(assignment_id=assignment_id)
     if assignment.status == AssignmentStatus.SUBMITTED:
         raise ConflictError("This assignment is already submitted.", extra={"status": assignment.status})
@@ -178,7 +138,7 @@ def assignment_release(*, assignment_id: int, user: Any) -> Assignment:
 
     Idempotent: releasing a released assignment returns it unchanged. Locks the assignment.
     """
-    assignment_get_for_user(assignment_id=assignment_id, user=user)
+    assignment_get_for_annotator(assignment_id=assignment_id, user=user)
     assignment = assignment_lock(assignment_id=assignment_id)
     if assignment.status == AssignmentStatus.RELEASED:
         return assignment
@@ -195,7 +155,7 @@ def assignment_skip(*, assignment_id: int, user: Any, reason: str) -> Assignment
 
     Idempotent: skipping a skipped assignment returns it unchanged. Locks the assignment.
     """
-    assignment_get_for_user(assignment_id=assignment_id, user=user)  # 404 first: leak nothing
+    assignment_get_for_annotator(assignment_id=assignment_id, user=user)  # 404 first: leak nothing
     reason = (reason or "").strip() if isinstance(reason, str) else ""
     if not reason:
         raise ApplicationError("Say why you skip this work.", field="reason")

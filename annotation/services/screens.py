@@ -10,15 +10,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.db import DatabaseError, IntegrityError, connection, models, transaction
+from django.db import DatabaseError, IntegrityError, models, transaction
 from django.db.models import Value
 from django.db.models.functions import Cast
 from django.utils.text import slugify
 
+from annotation.db import bulk, session
 from annotation.exceptions import ApplicationError
 from annotation.models import App, Candidate, Project, Screen
 from annotation.vh import CandidateData
@@ -179,30 +179,8 @@ def _report_existing(result: ScreenBatchResult, data: ScreenData, sha: str) -> N
         )
 
 
-def _fast_toast_compression() -> None:
-    """On PostgreSQL with lz4 built in, compress this transaction's large values (the VH) with lz4.
-
-    Measured on real RICO VHs (~60 KB of jsonb each): 2.5 ms per row with the default pglz,
-    0.9 ms with lz4. ``SET LOCAL`` ends with the transaction; the column's data stays
-    readable either way (PostgreSQL records the method per value).
-    """
-    if connection.vendor != "postgresql":
-        return
-    global _LZ4_AVAILABLE
-    with connection.cursor() as cursor:
-        if _LZ4_AVAILABLE is None:
-            cursor.execute("SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression'")
-            row = cursor.fetchone()
-            _LZ4_AVAILABLE = bool(row and row[0] and "lz4" in row[0])
-        if _LZ4_AVAILABLE:
-            cursor.execute("SET LOCAL default_toast_compression = 'lz4'")
-
-
-_LZ4_AVAILABLE: bool | None = None
-
-
-_CANDIDATE_FIELDS = (
-    "screen",
+_CANDIDATE_COLUMNS = (
+    "screen_id",
     "vh_index",
     "left",
     "top",
@@ -217,94 +195,41 @@ _CANDIDATE_FIELDS = (
 
 
 def _insert_candidates(rows: list[Screen], screens: list[ScreenData]) -> None:
-    """Insert the candidates of freshly inserted screens (``rows[i]`` is ``screens[i]``).
-
-    On PostgreSQL with ``COPY``: no model instances and no per-value Python quoting
-    (measured: ~0.7 -> ~0.05 ms of CPU per screen of 20 candidates). Elsewhere ``bulk_create``.
-    """
-    if connection.vendor != "postgresql":
-        candidates: list[Candidate] = []
-        for row, data in zip(rows, screens, strict=True):
-            candidates.extend(_candidate_rows(row, data))
-        Candidate.objects.bulk_create(candidates, batch_size=2000)
-        return
-    meta = Candidate._meta
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(str(getattr(meta.get_field(name), "column", name))) for name in _CANDIDATE_FIELDS)
-    sql = f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN"
-    with connection.cursor() as cursor, connection.wrap_database_errors, cursor.cursor.copy(sql) as copy:
-        for row, data in zip(rows, screens, strict=True):
-            for c in data.candidates:
-                copy.write_row(
-                    (
-                        row.pk,
-                        c.vh_index,
-                        c.left,
-                        c.top,
-                        c.right,
-                        c.bottom,
-                        c.class_name,
-                        c.type,
-                        c.text,
-                        c.content_desc,
-                        c.resource_id,
-                    )
-                )
-
-
-def _insert_screens(rows: list[Screen], screens: list[ScreenData]) -> list[Screen]:
-    """Insert screen rows and set their primary keys; same result as ``bulk_create``.
-
-    On PostgreSQL this is one ``INSERT ... RETURNING`` with server-side parameter binding
-    (Django's psycopg cursors bind on the client, i.e. splice every VH into the SQL text).
-    Measured on real RICO VHs (~220 KB of JSON text each): 0.97 -> 0.24 ms of Python CPU and
-    9.1 -> 3.2 ms of wall time per screen, because PostgreSQL no longer lexes a 40 MB
-    statement. Errors are Django's (``IntegrityError`` ...), as with any Django cursor.
-    """
-    if connection.vendor != "postgresql":
-        return Screen.objects.bulk_create(rows)
-    import psycopg  # PostgreSQL only: the embedded SQLite default does not need it
-
-    meta = Screen._meta
-    fields = [f for f in meta.concrete_fields if not f.primary_key]
-    vh_field = meta.get_field("vh")
-    quote = connection.ops.quote_name
-    row_sql = "(" + ", ".join("%s::jsonb" if f is vh_field else "%s" for f in fields) + ")"
-    # Only quoted identifiers from the model's metadata are spliced in; every value is bound.
-    sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(str(f.column)) for f in fields)}) "  # noqa: S608
-        f"VALUES {', '.join([row_sql] * len(rows))} RETURNING {quote(str(meta.pk.column if meta.pk else 'id'))}"
+    """Insert the candidates of freshly inserted screens (``rows[i]`` is ``screens[i]``)."""
+    bulk.copy_rows(
+        Candidate,
+        _CANDIDATE_COLUMNS,
+        (
+            (
+                row.pk,
+                c.vh_index,
+                c.left,
+                c.top,
+                c.right,
+                c.bottom,
+                c.class_name,
+                c.type,
+                c.text,
+                c.content_desc,
+                c.resource_id,
+            )
+            for row, data in zip(rows, screens, strict=True)
+            for c in data.candidates
+        ),
     )
-    params: list[Any] = []
-    for row, data in zip(rows, screens, strict=True):
-        for f in fields:
-            if f is vh_field:
-                params.append(data.vh_text)
-            else:
-                params.append(f.get_db_prep_save(f.pre_save(row, add=True), connection))
-    connection.ensure_connection()
-    # _prepare_cursor wraps it like connection.cursor() does (error translation, query log).
-    with connection._prepare_cursor(psycopg.Cursor(connection.connection)) as cursor:  # type: ignore[attr-defined]
-        cursor.execute(sql, params)
-        ids = [r[0] for r in cursor.fetchall()]
-    for row, pk in zip(rows, ids, strict=True):
-        row.pk = pk
-        row._state.adding = False
-        row._state.db = connection.alias
-    return rows
 
 
 def _write_all(*, project: Project, screens: list[ScreenData], stored: dict[str, str]) -> bool:
     try:
         with transaction.atomic():
-            _fast_toast_compression()
+            session.large_values_lz4()
             apps = _apps_for(project=project, packages={s.app_package for s in screens})
-            rows = _insert_screens(
+            rows = bulk.insert_returning(
                 [
                     _screen_row(project=project, app=apps[s.app_package], data=s, image_name=stored[s.rico_id])
                     for s in screens
                 ],
-                screens,
+                as_text={"vh": [s.vh_text for s in screens]},
             )
             _insert_candidates(rows, screens)
     except DatabaseError as exc:

@@ -112,7 +112,7 @@ def check(slug: str) -> dict[str, Any]:
     from django.db.models import Count
 
     from annotation.models import Assignment, Project, Screen
-    from annotation.selectors.assignments import assignment_double_leases
+    from pipeline.stages import assignment_double_leases
 
     project = Project.objects.get(slug=slug)
     per_screen = (
@@ -330,8 +330,8 @@ def crowd_run(*, screens: int, annotators: int) -> dict[str, Any]:
     from django.test import override_settings
 
     from annotation.models import Project
-    from annotation.selectors.assignments import assignment_double_leases
     from devtools.crowd import crowd_simulate
+    from pipeline.stages import assignment_double_leases
 
     with tempfile.TemporaryDirectory(prefix="bench-crowd-") as tmp:
         storage = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp}}

@@ -14,9 +14,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from annotation.models import Stage
 from annotation.permissions import project_get_for_lead
 from pipeline.analytics.figures import AnnotatorActivity, Histogram, analytics_project
+from pipeline.stages import stages
 
 from .core import domain_errors_as_http
 
@@ -31,14 +31,6 @@ HIST_COLUMN = 40
 SPARK_WIDTH = 120
 SPARK_HEIGHT = 24
 SPARK_MAX_STEP = 14  # a day's width at most: a few days stay thin bars, not blocks
-# Column heads of the annotators' table (Stage labels are too long for a narrow column).
-STAGE_SHORT = {
-    Stage.PREFILTER: "Pre-filter",
-    Stage.QUESTIONS_1: "Q. pass 1",
-    Stage.QUESTIONS_2: "Q. pass 2",
-    Stage.ANSWERS: "Answers",
-    Stage.NOT_ANSWERABLE: "Not-answ.",
-}
 
 
 def _funnel(steps: list[Any]) -> dict[str, Any]:
@@ -139,7 +131,7 @@ def project_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     data = analytics_project(project=project)
     sources = data.answer_elements.sources
     agreement = data.agreement
-    stage_columns = [(s.value, STAGE_SHORT.get(s.value, s.label)) for s in Stage]
+    stage_columns = [(name, stage.short_label) for name, stage in stages().items()]
     annotators = [
         {
             "activity": a,

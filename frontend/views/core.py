@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
 from annotation.models import ScreenState
 from annotation.permissions import project_get_for_lead, project_get_for_member, user_is_lead
-from annotation.selectors.projects import project_funnel, project_list_for_user, project_screen_list
+from annotation.selectors.projects import project_list_for_user, project_screen_list
 from annotation.selectors.screens import screen_get, screen_payload
 from pipeline.ingest.jobs import (
     import_job_can_retry,
@@ -34,6 +34,8 @@ from pipeline.ingest.jobs import (
     import_job_list,
     import_job_retry,
 )
+from pipeline.stages.prefilter import EXCLUSION_REASONS
+from pipeline.stages.progress import project_progress
 
 SCREENS_PER_PAGE = 50
 # Funnel chart geometry (SVG user units): label column, bar column, row height.
@@ -87,25 +89,30 @@ def _project_page(request: HttpRequest, *, project: Any, form: ImportForm, statu
     state = request.GET.get("state") or ""
     if state not in ScreenState.values:
         state = ""
-    funnel = project_funnel(project=project)
+    progress = project_progress(project=project)
     page = Paginator(project_screen_list(project=project, state=state or None), SCREENS_PER_PAGE).get_page(
         request.GET.get("page")
     )
     is_lead = user_is_lead(user=request.user, project=project)
-    steps = funnel.steps()
-    peak = max([n for _, n in steps] + [1])
+    steps = progress.steps()
+    peak = max([step.count for step in steps] + [1])
     context = {
         "project": project,
-        "funnel": funnel,
+        "waiting_prefilter": progress.screens[ScreenState.PREFILTER],
+        "no_questions": progress.screens[ScreenState.NO_QUESTIONS],
+        "excluded": [
+            (EXCLUSION_REASONS.get(reason, reason or "(no reason)"), n) for reason, n in progress.excluded.items()
+        ],
         "bars": [
             {
-                "label": label,
-                "count": n,
-                "width": round(BAR_WIDTH * n / peak, 1),
-                "value_x": round(146 + BAR_WIDTH * n / peak, 1),
+                "key": step.key,
+                "label": step.label,
+                "count": step.count,
+                "width": round(BAR_WIDTH * step.count / peak, 1),
+                "value_x": round(146 + BAR_WIDTH * step.count / peak, 1),
                 "y": i * BAR_STEP,
             }
-            for i, (label, n) in enumerate(steps)
+            for i, step in enumerate(steps)
         ],
         "chart_height": len(steps) * BAR_STEP,
         "page": page,

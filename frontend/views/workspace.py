@@ -19,20 +19,20 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
-from annotation.models import Assignment, AssignmentStatus, Project, Question, Stage
-from annotation.permissions import project_get_for_member
-from frontend import forms
+from annotation.models import Assignment, AssignmentStatus, Project, Question
+from annotation.permissions import assignment_get_for_annotator, project_get_for_member
+from annotation.services.assignments import DRAFT_MAX_BYTES, SKIP_REASON_MAX
+from frontend import hints
 from pipeline import stages as engine
+from pipeline.stages.base import StageDefinition
 
 from .core import domain_errors_as_http
-
-# A draft is the page's whole state; far below this in practice (50 elements, short texts).
-MAX_DRAFT_BYTES = 256 * 1024
 
 # Fields that have an error slot on some page; any other error goes to the page's banner.
 FIELD_SLOTS = {
@@ -48,35 +48,12 @@ FIELD_SLOTS = {
     "vh_out_of_sync",
 }
 
-STAGE_TEMPLATES = {
-    Stage.PREFILTER: "frontend/workspace/prefilter.html",
-    Stage.QUESTIONS_1: "frontend/workspace/questions.html",
-    Stage.QUESTIONS_2: "frontend/workspace/questions.html",
-    Stage.ANSWERS: "frontend/workspace/answers.html",
-    Stage.NOT_ANSWERABLE: "frontend/workspace/not_answerable.html",
-}
 
-
-def _stage_or_404(stage: str) -> str:
-    if stage not in Stage.values:
-        raise Http404("No such stage.")
-    return stage
-
-
-def assignment_get_for_annotator(*, user: Any, slug: str, pk: int) -> Assignment:
-    """The assignment if ``user`` holds it, in project ``slug`` that they are still a member of.
-
-    Anybody else (another annotator, a lead, a non-member) gets ``NotFoundError``: one query.
-    """
-    qs = Assignment.objects.select_related("project", "screen", "screen__app", "question").filter(
-        pk=pk, project__slug=slug, annotator=user
-    )
-    if not user.is_superuser:
-        qs = qs.filter(project__memberships__user=user)
-    assignment = qs.first()
-    if assignment is None:
-        raise NotFoundError("Assignment not found.")
-    return assignment
+def _stage_or_404(stage: str) -> StageDefinition:
+    try:
+        return engine.stage_get(stage)
+    except NotFoundError as exc:
+        raise Http404("No such stage.") from exc
 
 
 def screen_question_texts(*, screen_id: int) -> list[str]:
@@ -84,82 +61,18 @@ def screen_question_texts(*, screen_id: int) -> list[str]:
     return list(Question.objects.filter(screen_id=screen_id).order_by("position").values_list("text", flat=True))
 
 
-def draft_lines(draft: Any) -> list[tuple[str, str]]:
-    """A closed assignment's draft as ``(label, text)`` lines, so that nothing typed is out of reach."""
-    if not isinstance(draft, dict):
-        return []
-    lines: list[tuple[str, str]] = []
-    if isinstance(draft.get("question"), str) and draft["question"].strip():
-        lines.append(("Question", draft["question"]))
-    for i, text in enumerate(draft.get("questions") or []):
-        if isinstance(text, str) and text.strip():
-            lines.append((f"Question {i + 1}", text))
-    for i, element in enumerate(draft.get("elements") or []):
-        if isinstance(element, dict) and isinstance(element.get("text"), str):
-            where = (
-                f"VH #{element['vh_index']}" if element.get("vh_index") is not None else f"box {element.get('bounds')}"
-            )
-            lines.append((f"Element {i + 1} ({where})", element["text"]))
-    if isinstance(draft.get("full_answer"), str) and draft["full_answer"].strip():
-        lines.append(("Full answer", draft["full_answer"]))
-    for key, label in (("non_english_app", "Non-English app"), ("vh_out_of_sync", "VH out of sync")):
-        if key in draft:
-            lines.append((label, "yes" if draft[key] else "no"))
-    if isinstance(draft.get("note"), str) and draft["note"].strip():
-        lines.append(("Note", draft["note"]))
-    return lines
-
-
-def _question_cap(assignment: Assignment) -> int:
-    project = assignment.project
-    return project.questions_pass2_cap if assignment.stage == Stage.QUESTIONS_2 else project.questions_pass1_cap
-
-
-def _body_from_post(assignment: Assignment, request: HttpRequest) -> dict[str, Any]:
-    post = request.POST
-    if assignment.stage == Stage.PREFILTER:
-        return forms.prefilter_body(post)
-    if assignment.stage in (Stage.QUESTIONS_1, Stage.QUESTIONS_2):
-        return forms.questions_body(post, cap=_question_cap(assignment))
-    if assignment.stage == Stage.NOT_ANSWERABLE:
-        return forms.not_answerable_body(post)
-    return forms.answer_body(post)
-
-
-def _state_from_post(assignment: Assignment, request: HttpRequest) -> dict[str, Any]:
-    """What the annotator posted, as a draft-shaped state, so that a refused submit loses nothing."""
-    post = request.POST
-    if assignment.stage == Stage.PREFILTER:
-        return {
-            "non_english_app": forms.flag(post, "non_english_app"),
-            "vh_out_of_sync": forms.flag(post, "vh_out_of_sync"),
-            "note": post.get("note", ""),
-        }
-    if assignment.stage in (Stage.QUESTIONS_1, Stage.QUESTIONS_2):
-        return {"questions": post.getlist("question")}
-    if assignment.stage == Stage.NOT_ANSWERABLE:
-        return {"question": post.get("question", "")}
-    try:
-        elements = json.loads(post.get("elements") or "[]")
-    except ValueError:
-        elements = []
-    return {
-        "question": post.get("question", ""),
-        "full_answer": post.get("full_answer", ""),
-        "elements": elements if isinstance(elements, list) else [],
-    }
-
-
 def _render_assignment(
     request: HttpRequest,
     assignment: Assignment,
     *,
     state: dict[str, Any] | None = None,
-    error: ApplicationError | forms.FormError | None = None,
+    error: ApplicationError | None = None,
     status: int = 200,
 ) -> HttpResponse:
+    stage = engine.stage_get(assignment.stage)
     slug = assignment.project.slug
     if assignment.status != AssignmentStatus.LEASED:
+        draft = assignment.draft if isinstance(assignment.draft, dict) else {}
         return render(
             request,
             "frontend/workspace/closed.html",
@@ -167,7 +80,7 @@ def _render_assignment(
                 "project": assignment.project,
                 "assignment": assignment,
                 "error": error,
-                "kept": draft_lines(assignment.draft) if assignment.status != AssignmentStatus.SUBMITTED else [],
+                "kept": stage.draft_lines(draft=draft) if assignment.status != AssignmentStatus.SUBMITTED else [],
             },
             status=status if error else 200,
         )
@@ -176,13 +89,9 @@ def _render_assignment(
         state = payload.get("draft") or {}
     errors: dict[str, str] = {}
     if error is not None:
-        field = (getattr(error, "field", None) or "form").split(".")[0].split("[")[0]
+        field = (error.field or "form").split(".")[0].split("[")[0]
         errors[field if field in FIELD_SLOTS else "form"] = error.message
-    cap = int(payload.get("max_questions") or _question_cap(assignment))
-    questions = list(state.get("questions") or []) if isinstance(state.get("questions"), list) else []
-    questions = [q if isinstance(q, str) else "" for q in questions][:cap]
-    questions += [""] * (cap - len(questions))
-    question = payload.get("question") or {}
+    limits = stage.limits(project=assignment.project)
     pk = assignment.pk
     urls = {
         "draft": reverse("frontend:workspace-draft", kwargs={"slug": slug, "pk": pk}),
@@ -194,34 +103,35 @@ def _render_assignment(
     config = {
         "assignment_id": pk,
         "stage": assignment.stage,
+        "controller": static(f"frontend/workspace/stages/{stage.controller}.js"),
+        "viewer": stage.viewer,
+        "limits": limits,
+        "messages": stage.messages,
         "screen": payload["screen"],
         "lease_expires_at": payload.get("lease_expires_at"),
         "server_now": timezone.now().isoformat(),
         "state": state,
         "restored": bool(payload.get("draft")),
-        "question": question,
-        "cap": cap,
+        "question": payload.get("question") or {},
         "urls": urls,
         "errors": errors,
     }
     context = {
         "project": assignment.project,
         "assignment": assignment,
-        "stage_label": Stage(assignment.stage).label,
+        "stage_label": stage.label,
         "payload": payload,
         "screen": payload["screen"],
         "config": config,
         "state": state,
         "errors": errors,
-        "cap": cap,
-        "questions": questions,
-        "question": question,
-        "previous_questions": [
-            q.get("text", "") if isinstance(q, dict) else str(q) for q in payload.get("previous_questions") or []
-        ],
+        "limits": limits,
+        "question": payload.get("question") or {},
         "urls": urls,
+        "skip_reason_max": SKIP_REASON_MAX,
+        **stage.page_context(payload=payload, state=state, limits=limits),
     }
-    return render(request, STAGE_TEMPLATES[Stage(assignment.stage)], context, status=status)
+    return render(request, stage.template, context, status=status)
 
 
 @login_required
@@ -243,23 +153,21 @@ def workspace_next(request: HttpRequest, slug: str, stage: str) -> HttpResponse:
     A GET on purpose: ``assignment_next`` is idempotent per (user, stage) (it returns the open
     lease before leasing a new one), so a reload or the redirect after a submit is safe.
     """
-    stage = _stage_or_404(stage)
+    definition = _stage_or_404(stage)
     project: Project = project_get_for_member(user=request.user, slug=slug)
     try:
-        assignment = engine.assignment_next(project=project, user=request.user, stage=stage)
+        assignment = engine.assignment_next(project=project, user=request.user, stage=definition.name)
     except (NotFoundError, PermissionDeniedError):
         raise
     except ApplicationError as exc:
         return render(
             request,
             "frontend/workspace/nothing.html",
-            {"project": project, "stage_label": Stage(stage).label, "reason": exc.message},
+            {"project": project, "stage_label": definition.label, "reason": exc.message},
             status=409 if isinstance(exc, ConflictError) else 400,
         )
     if assignment is None:
-        return render(
-            request, "frontend/workspace/nothing.html", {"project": project, "stage_label": Stage(stage).label}
-        )
+        return render(request, "frontend/workspace/nothing.html", {"project": project, "stage_label": definition.label})
     return redirect("frontend:workspace-assignment", slug=slug, pk=assignment.pk)
 
 
@@ -272,27 +180,20 @@ def assignment_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     A refused submit re-renders the page with what was posted and the reason next to its
     field (400); a lost lease (409) keeps the content as the draft (the engine's contract).
     """
-    assignment = assignment_get_for_annotator(user=request.user, slug=slug, pk=pk)
+    assignment = assignment_get_for_annotator(user=request.user, slug=slug, assignment_id=pk)
     if request.method == "GET":
         return _render_assignment(request, assignment)
+    stage = engine.stage_get(assignment.stage)
     try:
-        body = _body_from_post(assignment, request)
+        body = stage.form_body(post=request.POST, assignment=assignment)
         engine.assignment_submit(assignment_id=assignment.pk, user=request.user, data=body)
-    except forms.FormError as exc:
-        return _render_assignment(
-            request, assignment, state=_state_from_post(assignment, request), error=exc, status=400
-        )
     except ConflictError as exc:
-        assignment.refresh_from_db()
-        return _render_assignment(
-            request, assignment, state=_state_from_post(assignment, request), error=exc, status=409
-        )
+        assignment = assignment_get_for_annotator(user=request.user, slug=slug, assignment_id=pk)
+        return _render_assignment(request, assignment, state=stage.form_state(post=request.POST), error=exc, status=409)
     except (NotFoundError, PermissionDeniedError):
         raise
     except ApplicationError as exc:
-        return _render_assignment(
-            request, assignment, state=_state_from_post(assignment, request), error=exc, status=400
-        )
+        return _render_assignment(request, assignment, state=stage.form_state(post=request.POST), error=exc, status=400)
     return redirect("frontend:workspace-next", slug=slug, stage=assignment.stage)
 
 
@@ -301,8 +202,8 @@ def assignment_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @domain_errors_as_http
 def assignment_draft(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
     """Autosave: body ``{"draft": {...}}`` (the page's state). JSON answers; 409 when the lease is lost."""
-    assignment = assignment_get_for_annotator(user=request.user, slug=slug, pk=pk)
-    if len(request.body) > MAX_DRAFT_BYTES:
+    assignment = assignment_get_for_annotator(user=request.user, slug=slug, assignment_id=pk)
+    if len(request.body) > DRAFT_MAX_BYTES + 1024:  # the draft plus its {"draft": ...} wrapper
         return JsonResponse({"detail": "The draft is too large."}, status=400)
     try:
         draft = json.loads(request.body or b"{}").get("draft")
@@ -328,7 +229,7 @@ def assignment_draft(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
 @domain_errors_as_http
 def assignment_extend(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
     """Extend the lease. ``{"lease_expires_at"}``; 409 when it is already lost."""
-    assignment = assignment_get_for_annotator(user=request.user, slug=slug, pk=pk)
+    assignment = assignment_get_for_annotator(user=request.user, slug=slug, assignment_id=pk)
     try:
         extended = engine.assignment_extend(assignment_id=assignment.pk, user=request.user)
     except ConflictError as exc:
@@ -343,21 +244,21 @@ def assignment_extend(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
 @domain_errors_as_http
 def assignment_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Skip with a reason (required), then open the next assignment of the stage."""
-    assignment = assignment_get_for_annotator(user=request.user, slug=slug, pk=pk)
+    assignment = assignment_get_for_annotator(user=request.user, slug=slug, assignment_id=pk)
     # The quick-reason buttons post their own ``reason`` after the free-text one: the last non-empty wins.
     reasons = [r.strip() for r in request.POST.getlist("reason") if r.strip()]
     reason = reasons[-1] if reasons else ""
     if not reason:
         return _render_assignment(
-            request, assignment, error=forms.FormError("Say why you skip this one.", field="skip_reason"), status=400
+            request, assignment, error=ApplicationError("Say why you skip this one.", field="skip_reason"), status=400
         )
     try:
-        engine.assignment_skip(assignment_id=assignment.pk, user=request.user, reason=reason[:2000])
+        engine.assignment_skip(assignment_id=assignment.pk, user=request.user, reason=reason[:SKIP_REASON_MAX])
     except (NotFoundError, PermissionDeniedError):
         raise
     except ApplicationError as exc:
         if exc.field == "reason":
-            refused = forms.FormError(exc.message, field="skip_reason")
+            refused = ApplicationError(exc.message, field="skip_reason")
             return _render_assignment(request, assignment, error=refused, status=400)
         return _render_assignment(request, assignment, error=exc, status=409 if isinstance(exc, ConflictError) else 400)
     return redirect("frontend:workspace-next", slug=slug, stage=assignment.stage)
@@ -368,7 +269,7 @@ def assignment_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @domain_errors_as_http
 def assignment_release(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """Give the assignment back to the queue (e.g. end of the day) and return to the workspace home."""
-    assignment = assignment_get_for_annotator(user=request.user, slug=slug, pk=pk)
+    assignment = assignment_get_for_annotator(user=request.user, slug=slug, assignment_id=pk)
     try:
         engine.assignment_release(assignment_id=assignment.pk, user=request.user)
     except (NotFoundError, PermissionDeniedError):
@@ -386,7 +287,7 @@ def question_hints(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
     Compared with the questions already on the screen and the writer's other fields.
     """
-    assignment = assignment_get_for_annotator(user=request.user, slug=slug, pk=pk)
+    assignment = assignment_get_for_annotator(user=request.user, slug=slug, assignment_id=pk)
     texts = request.POST.getlist("question")
     try:
         index = int(request.POST.get("index", "0"))
@@ -395,5 +296,5 @@ def question_hints(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     text = texts[index] if 0 <= index < len(texts) else ""
     on_screen = screen_question_texts(screen_id=assignment.screen_id)
     others = on_screen + [t for i, t in enumerate(texts) if i != index and t.strip()]
-    hints = forms.question_hints(text, others=others)
-    return render(request, "frontend/workspace/_hints.html", {"hints": hints})
+    found = hints.question_hints(text, others=others)
+    return render(request, "frontend/workspace/_hints.html", {"hints": found})

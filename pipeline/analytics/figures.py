@@ -42,6 +42,7 @@ from annotation.models import (
     Stage,
     Verdict,
 )
+from pipeline.stages.progress import ProjectProgress, project_progress
 
 # Exclusion reasons written by pre-filtering (pipeline.stages.prefilter); repeated here as
 # strings because analytics only reads them.
@@ -61,51 +62,9 @@ def _share(part: int, whole: int) -> float:
 # --- 1. stage funnel ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FunnelStep:
-    key: str
-    label: str
-    count: int
-
-
-@dataclass(frozen=True)
-class AnalyticsFunnel:
-    """Screens: imported, excluded as non-English / out of sync, eligible (past pre-filtering and
-    not excluded), with at least one question, with at least one ``answered`` answer still kept."""
-
-    imported: int
-    non_english: int
-    out_of_sync: int
-    eligible: int
-    with_questions: int
-    with_answered: int
-
-    def steps(self) -> list[FunnelStep]:
-        return [
-            FunnelStep("imported", "Screens imported", self.imported),
-            FunnelStep("non-english", "Non-English", self.non_english),
-            FunnelStep("out-of-sync", "VH out of sync", self.out_of_sync),
-            FunnelStep("eligible", "Eligible", self.eligible),
-            FunnelStep("with-questions", "With questions", self.with_questions),
-            FunnelStep("with-answered", "With answered questions", self.with_answered),
-        ]
-
-
-def analytics_funnel(*, project: Project) -> AnalyticsFunnel:
-    """The stage funnel in numbers: two aggregate queries (screens by state; screens behind the
-    questions and answers as distinct counts over a join, which plans well even on fresh tables
-    without statistics, unlike a correlated ``EXISTS`` per screen)."""
-    screens = Screen.objects.filter(project=project).aggregate(
-        imported=Count("pk"),
-        non_english=Count("pk", filter=Q(state=ScreenState.EXCLUDED, exclusion_reason=REASON_NON_ENGLISH)),
-        out_of_sync=Count("pk", filter=Q(state=ScreenState.EXCLUDED, exclusion_reason=REASON_OUT_OF_SYNC)),
-        eligible=Count("pk", filter=~Q(state__in=[ScreenState.PREFILTER, ScreenState.EXCLUDED])),
-    )
-    asked = Question.objects.filter(screen__project=project).aggregate(
-        with_questions=Count("screen", distinct=True),
-        with_answered=Count("screen", distinct=True, filter=Q(answers__verdict=Verdict.ANSWERED, answers__kept=True)),
-    )
-    return AnalyticsFunnel(**screens, **asked)
+def analytics_funnel(*, project: Project) -> ProjectProgress:
+    """The stage funnel: the project's progress (``pipeline.stages.progress``), two queries."""
+    return project_progress(project=project)
 
 
 # --- histograms -----------------------------------------------------------------------------
@@ -541,7 +500,7 @@ def analytics_annotators(*, project: Project) -> list[AnnotatorActivity]:
 
 @dataclass(frozen=True)
 class ProjectAnalytics:
-    funnel: AnalyticsFunnel
+    funnel: ProjectProgress
     questions_per_screen: Histogram
     answer_elements: AnswerElementsAnalytics
     categories: CategoryTable

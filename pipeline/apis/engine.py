@@ -19,9 +19,12 @@ from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
 from annotation.exceptions import ApplicationError
-from annotation.models import Verdict
-from annotation.permissions import IsAuthenticated, project_get_for_lead, project_get_for_member
-from annotation.selectors.assignments import assignment_get_for_user
+from annotation.permissions import (
+    IsAuthenticated,
+    assignment_get_for_annotator,
+    project_get_for_lead,
+    project_get_for_member,
+)
 from pipeline.stages import (
     app_mark_non_english,
     assignment_draft_save,
@@ -34,8 +37,11 @@ from pipeline.stages import (
     assignment_submit,
     not_answerable_start,
     project_progress,
+    stages,
     stages_for_user,
+    work_payload,
 )
+from pipeline.stages.wire import AssignmentResultSerializer
 
 TAGS = ["engine"]
 
@@ -46,98 +52,25 @@ def _body(request: Request) -> dict[str, Any]:
     return dict(request.data)
 
 
-# --- wire format (documentation of the public contract) -----------------------------------
+# --- wire format: the stages' own serializers (``pipeline.stages.wire`` and each stage module) ---
 
 
-class CandidateSerializer(serializers.Serializer):
-    vh_index = serializers.IntegerField(help_text="pre-order index of the VH node")
-    bounds = serializers.ListField(child=serializers.IntegerField(), help_text="[left, top, right, bottom] in pixels")
-    text = serializers.CharField(allow_blank=True)
-    type = serializers.CharField()
-    class_name = serializers.CharField(allow_blank=True)
+def _unique(classes: list[type[serializers.Serializer]]) -> list[type[serializers.Serializer]]:
+    return list(dict.fromkeys(classes))
 
 
-class ScreenSerializer(serializers.Serializer):
-    rico_id = serializers.CharField()
-    app = serializers.CharField(help_text="Android package")
-    image_url = serializers.CharField()
-    overlay_url = serializers.CharField()
-    width = serializers.IntegerField()
-    height = serializers.IntegerField()
-    candidates = CandidateSerializer(many=True)
-
-
-class QuestionBriefSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    text = serializers.CharField()
-
-
-class NextSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    stage = serializers.CharField(help_text="prefilter, questions-1, questions-2, answers or not-answerable")
-    status = serializers.CharField()
-    lease_expires_at = serializers.DateTimeField()
-    screen = ScreenSerializer()
-    draft = serializers.DictField(help_text="the stored draft ({} when none)")
-    previous_questions = QuestionBriefSerializer(
-        many=True, required=False, help_text="questions-2 and not-answerable: the screen's questions so far"
-    )
-    question = QuestionBriefSerializer(required=False, help_text="answers: the question to answer")
-    max_questions = serializers.IntegerField(required=False, help_text="question passes: the cap of this pass")
-
-
-class PrefilterSubmitSerializer(serializers.Serializer):
-    non_english_app = serializers.BooleanField()
-    vh_out_of_sync = serializers.BooleanField(help_text="VH out of sync with the pixels in the main content")
-    note = serializers.CharField(required=False, allow_blank=True)
-
-
-class QuestionsSubmitSerializer(serializers.Serializer):
-    questions = serializers.ListField(
-        child=serializers.CharField(), help_text="0..5 (pass 1) or 0..3 (pass 2); [] means nothing to ask"
-    )
-
-
-class NotAnswerableSubmitSerializer(serializers.Serializer):
-    question = serializers.CharField(help_text="a plausible question this screen cannot answer")
-
-
-class AnswerElementSerializer(serializers.Serializer):
-    vh_index = serializers.IntegerField(required=False, help_text="a candidate (give this or bounds)")
-    bounds = serializers.ListField(
-        child=serializers.IntegerField(), required=False, help_text="a drawn box [l, t, r, b] in screenshot pixels"
-    )
-    text = serializers.CharField(help_text="non-empty; defaults to the candidate's text for a vh_index")
-
-
-class AnswersSubmitSerializer(serializers.Serializer):
-    question = serializers.CharField(help_text="the question as fixed by the answerer")
-    verdict = serializers.ChoiceField(choices=Verdict.values)
-    elements = AnswerElementSerializer(many=True, required=False, help_text="ordered; non-empty for answered")
-    full_answer = serializers.CharField(required=False, allow_blank=True, help_text="required for answered")
-
-
+# ``next`` and ``GET /api/assignments/<id>/``: one payload per stage, told apart by ``stage``.
+NEXT_PAYLOAD = PolymorphicProxySerializer(
+    component_name="AssignmentPayload",
+    serializers={name: stage.payload_serializer for name, stage in stages().items()},
+    resource_type_field_name="stage",
+)
+# A submit's body: the one of the assignment's stage.
 SUBMIT_BODY = PolymorphicProxySerializer(
     component_name="SubmitBody",
-    serializers=[
-        PrefilterSubmitSerializer,
-        QuestionsSubmitSerializer,
-        NotAnswerableSubmitSerializer,
-        AnswersSubmitSerializer,
-    ],
+    serializers=_unique([stage.submit_serializer for stage in stages().values()]),
     resource_type_field_name=None,
 )
-
-
-class AssignmentResultSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    stage = serializers.CharField()
-    status = serializers.CharField(help_text="leased, submitted, skipped, released or expired")
-    lease_expires_at = serializers.DateTimeField()
-    submitted_at = serializers.DateTimeField(allow_null=True)
-    submission = serializers.DictField(allow_null=True, help_text="the accepted, normalised body")
-    skip_reason = serializers.CharField(allow_blank=True)
-    draft = serializers.DictField()
 
 
 ERRORS = {
@@ -178,13 +111,13 @@ class StageNextApi(APIView):
     @extend_schema(
         tags=TAGS,
         request=None,
-        responses={200: NextSerializer, 204: OpenApiResponse(description="nothing available to you"), **ERRORS},
+        responses={200: NEXT_PAYLOAD, 204: OpenApiResponse(description="nothing available to you"), **ERRORS},
     )
     def post(self, request: Request, slug: str, stage: str) -> Response:
-        assignment = assignment_next_by_slug(slug=slug, user=request.user, stage=stage)
-        if assignment is None:
+        work = assignment_next_by_slug(slug=slug, user=request.user, stage=stage)
+        if work is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(assignment_payload(assignment=assignment))
+        return Response(work_payload(work=work))
 
 
 class NotAnswerableStartApi(APIView):
@@ -239,17 +172,18 @@ class ProjectProgressApi(APIView):
     permission_classes = [IsAuthenticated]
 
     class ProjectProgressSerializer(serializers.Serializer):
-        screens = serializers.DictField(child=serializers.IntegerField())
-        excluded = serializers.DictField(child=serializers.IntegerField())
-        questions = serializers.DictField(child=serializers.IntegerField())
+        screens = serializers.DictField(child=serializers.IntegerField(), help_text="screens by state")
+        excluded = serializers.DictField(child=serializers.IntegerField(), help_text="excluded screens by reason")
+        questions = serializers.DictField(child=serializers.IntegerField(), help_text="questions by state")
         answers = serializers.IntegerField()
-        not_answerable_pending = serializers.IntegerField()
+        pending = serializers.DictField(child=serializers.IntegerField(), help_text="units waiting, per stage")
+        not_answerable_pending = serializers.IntegerField(help_text="pending['not-answerable'] (kept for clients)")
         ready_for_postprocessing = serializers.BooleanField()
 
     @extend_schema(tags=TAGS, responses={200: ProjectProgressSerializer, 404: ERRORS[404]})
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_member(user=request.user, slug=slug)
-        return Response(project_progress(project=project))
+        return Response(self.ProjectProgressSerializer(project_progress(project=project).as_api()).data)
 
 
 # --- assignments (the caller's own only; anybody else's is 404) ---------------------------
@@ -260,9 +194,9 @@ class AssignmentDetailApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(tags=TAGS, responses={200: NextSerializer, 404: ERRORS[404]})
+    @extend_schema(tags=TAGS, responses={200: NEXT_PAYLOAD, 404: ERRORS[404]})
     def get(self, request: Request, assignment_id: int) -> Response:
-        assignment = assignment_get_for_user(assignment_id=assignment_id, user=request.user)
+        assignment = assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
         return Response(assignment_payload(assignment=assignment))
 
 
@@ -326,7 +260,7 @@ class AssignmentDraftApi(APIView):
 
     @extend_schema(tags=TAGS, responses={200: AssignmentResultSerializer, 404: ERRORS[404]})
     def get(self, request: Request, assignment_id: int) -> Response:
-        assignment = assignment_get_for_user(assignment_id=assignment_id, user=request.user)
+        assignment = assignment_get_for_annotator(assignment_id=assignment_id, user=request.user)
         return Response(assignment_result(assignment=assignment))
 
     @extend_schema(

@@ -12,13 +12,17 @@ screenshot pixels, each with a non-empty text) and the full-sentence answer.
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
+from django.http import QueryDict
+from rest_framework import serializers
 
-from annotation.exceptions import ApplicationError, ConflictError, PermissionDeniedError
+from annotation.exceptions import ConflictError, PermissionDeniedError
 from annotation.models import (
     Answer,
     AnswerElement,
@@ -32,100 +36,148 @@ from annotation.models import (
     Stage,
     Verdict,
 )
+from annotation.permissions import require_answer_pool
 
-from .base import (
+from .base import StageDefinition, form_refuse, form_text, live_q, question_brief, taken_by_user_q
+from .units import QUESTION
+from .wire import (
     FULL_ANSWER_MAX,
-    StageRules,
-    clean_text,
-    live_q,
-    question_brief,
-    question_has,
-    require_answer_pool,
-    require_keys,
-    taken_by_user_q,
+    TEXT_MAX,
+    AssignmentPayloadSerializer,
+    QuestionBriefSerializer,
+    StrictSerializer,
+    TextField,
+    WholeNumberField,
 )
 
 ELEMENTS_MAX = 50
-ELEMENT_KEYS = {"vh_index", "bounds", "text"}
+# The page's actions and the verdicts they submit.
+ACTIONS = {"answer": Verdict.ANSWERED, "invalid": Verdict.INVALID, "not_answerable": Verdict.NOT_ANSWERABLE}
+QUOTED = re.compile(r'"([^"]+)"')
 
 
-def _clean_bounds(value: Any, *, field: str, width: int, height: int) -> list[int]:
-    if not isinstance(value, list) or len(value) != 4 or not all(type(v) is int for v in value):
-        raise ApplicationError("Bounds are four integers [left, top, right, bottom].", field=field)
-    left, top, right, bottom = value
-    if right <= left or bottom <= top:
-        raise ApplicationError("The box must have a positive area (right > left, bottom > top).", field=field)
-    if left < 0 or top < 0 or right > width or bottom > height:
-        raise ApplicationError(f"The box must lie inside the {width}x{height} screenshot.", field=field)
-    return [left, top, right, bottom]
+class BoxField(serializers.ListField):
+    """``[left, top, right, bottom]``: four JSON integers, in screenshot pixels."""
+
+    default_error_messages = {"box": "Bounds are four integers [left, top, right, bottom]."}
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=WholeNumberField(), min_length=4, max_length=4, **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[int]:
+        if not isinstance(data, list) or len(data) != 4 or not all(type(v) is int for v in data):
+            self.fail("box")
+        return list(data)
 
 
-def answer_elements_clean(*, screen_id: int, width: int, height: int, value: Any) -> list[dict[str, Any]]:
-    """Ordered elements, each ``{"vh_index": int | None, "bounds": [l, t, r, b], "text": str}``.
+class AnswerElementSerializer(StrictSerializer):
+    vh_index = WholeNumberField(required=False, allow_null=True, help_text="a candidate (give this or bounds)")
+    bounds = BoxField(required=False, allow_null=True, help_text="a drawn box [l, t, r, b] in screenshot pixels")
+    text = TextField(
+        required=False, allow_null=True, help_text="non-empty; defaults to the candidate's text for a vh_index"
+    )
 
-    A candidate's bounds come from the candidate; its text defaults to the candidate's
-    label (what the UI pre-fills) but must end up non-empty.
-    """
-    if not isinstance(value, list) or not value:
-        raise ApplicationError("An answer needs at least one element (a candidate or a drawn box).", field="elements")
-    if len(value) > ELEMENTS_MAX:
-        raise ApplicationError(f"At most {ELEMENTS_MAX} elements.", field="elements")
-    wanted = [item["vh_index"] for item in value if isinstance(item, dict) and type(item.get("vh_index")) is int]
-    candidates = {c.vh_index: c for c in Candidate.objects.filter(screen_id=screen_id, vh_index__in=wanted)}
-    elements: list[dict[str, Any]] = []
-    seen: set[int] = set()
-    for i, item in enumerate(value):
-        field = f"elements[{i}]"
-        if not isinstance(item, dict):
-            raise ApplicationError("Each element is an object.", field=field)
-        unknown = sorted(set(item) - ELEMENT_KEYS)
-        if unknown:
-            raise ApplicationError(f"Unknown field {unknown[0]!r}.", field=f"{field}.{unknown[0]}")
-        has_vh, has_box = item.get("vh_index") is not None, item.get("bounds") is not None
-        if has_vh == has_box:
-            raise ApplicationError("Give either a vh_index (a candidate) or bounds (a drawn box).", field=field)
-        if has_vh:
-            vh_index = item["vh_index"]
-            if type(vh_index) is not int or vh_index not in candidates:
-                raise ApplicationError(
-                    "No candidate element with this vh_index on this screen.", field=f"{field}.vh_index"
-                )
-            if vh_index in seen:
-                raise ApplicationError("This candidate is already in the answer.", field=f"{field}.vh_index")
-            seen.add(vh_index)
-            candidate = candidates[vh_index]
-            text = item.get("text")
-            if text is None:
-                text = candidate.label
-            elements.append(
-                {
-                    "vh_index": vh_index,
-                    "bounds": candidate.bounds,
-                    "text": clean_text(text, field=f"{field}.text"),
-                }
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if (attrs.get("vh_index") is None) == (attrs.get("bounds") is None):
+            raise serializers.ValidationError("Give either a vh_index (a candidate) or bounds (a drawn box).")
+        return attrs
+
+
+class AnswersSubmitSerializer(StrictSerializer):
+    question = TextField(help_text="the question as fixed by the answerer")
+    verdict = serializers.ChoiceField(
+        choices=Verdict.values, error_messages={"invalid_choice": f"The verdict is one of {', '.join(Verdict.values)}."}
+    )
+    elements = AnswerElementSerializer(  # type: ignore[call-arg]  # many=True takes the list's arguments
+        many=True,
+        required=False,
+        max_length=ELEMENTS_MAX,
+        error_messages={"max_length": f"At most {ELEMENTS_MAX} elements."},
+        help_text="ordered; non-empty for answered",
+    )
+    full_answer = TextField(
+        max_length=FULL_ANSWER_MAX, required=False, allow_blank=True, help_text="required for answered"
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        verdict = attrs["verdict"]
+        elements = attrs.get("elements") or []
+        if verdict != Verdict.ANSWERED:
+            if elements:
+                raise serializers.ValidationError({"elements": f"A question marked {verdict} has no elements."})
+            return {**attrs, "elements": [], "full_answer": attrs.get("full_answer", "")}
+        if not elements:
+            raise serializers.ValidationError(
+                {"elements": "An answer needs at least one element (a candidate or a drawn box)."}
             )
-        else:
-            bounds = _clean_bounds(item["bounds"], field=f"{field}.bounds", width=width, height=height)
-            elements.append(
-                {"vh_index": None, "bounds": bounds, "text": clean_text(item.get("text"), field=f"{field}.text")}
-            )
-    return elements
+        if not attrs.get("full_answer"):
+            raise serializers.ValidationError({"full_answer": "Write the answer as a full sentence."})
+        return {**attrs, "elements": self._elements(elements)}
+
+    def _elements(self, elements: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each ``{"vh_index": int | None, "bounds": [l, t, r, b], "text": str}``, in order: a
+        candidate's bounds come from the candidate and its text defaults to the candidate's label
+        (what the page pre-fills); a drawn box lies inside the screenshot with a positive area."""
+        screen = self.context["assignment"].screen
+        wanted = [e["vh_index"] for e in elements if e.get("vh_index") is not None]
+        candidates = {c.vh_index: c for c in Candidate.objects.filter(screen_id=screen.pk, vh_index__in=wanted)}
+        cleaned: list[dict[str, Any]] = []
+        seen: set[int] = set()
+        for i, element in enumerate(elements):
+            vh_index, text = element.get("vh_index"), element.get("text")
+
+            def refuse(field: str, message: str, at: int = i) -> serializers.ValidationError:
+                return serializers.ValidationError({"elements": {str(at): {field: [message]}}})
+
+            if vh_index is not None:
+                if vh_index not in candidates:
+                    raise refuse("vh_index", "No candidate element with this vh_index on this screen.")
+                if vh_index in seen:
+                    raise refuse("vh_index", "This candidate is already in the answer.")
+                seen.add(vh_index)
+                bounds = candidates[vh_index].bounds
+                text = " ".join(candidates[vh_index].label.split()) if text is None else text
+            else:
+                bounds = element["bounds"]
+                left, top, right, bottom = bounds
+                if right <= left or bottom <= top:
+                    raise refuse("bounds", "The box must have a positive area (right > left, bottom > top).")
+                if left < 0 or top < 0 or right > screen.width or bottom > screen.height:
+                    raise refuse("bounds", f"The box must lie inside the {screen.width}x{screen.height} screenshot.")
+            if not text:
+                raise refuse("text", "This may not be empty." if text == "" else "This must be text.")
+            cleaned.append({"vh_index": vh_index, "bounds": list(bounds), "text": text})
+        return cleaned
 
 
-class AnswersRules(StageRules):
-    stage = Stage.ANSWERS
+class AnswersPayloadSerializer(AssignmentPayloadSerializer):
+    question = QuestionBriefSerializer(help_text="the question to answer")
+
+
+class Answers(StageDefinition):
+    name = Stage.ANSWERS
     label = "Answers"
-    unit = "question"
+    short_label = "Answers"
+    unit = QUESTION
+    submit_serializer = AnswersSubmitSerializer
+    payload_serializer = AnswersPayloadSerializer
+    template = "frontend/workspace/answers.html"
+    controller = "answers"
+    viewer = {"labels": False, "drag_pans": False, "boxes": True}
+    messages = {
+        "question": "The question cannot be empty (fix its typos, keep its intent).",
+        "elements": "Select or draw at least one element (or mark the question).",
+        "element_text": "Element {n} has no text: type what it shows.",
+        "full_answer": "Write the answer as a full sentence.",
+        "unreadable": "The element list could not be read; reload the page (your draft is kept).",
+    }
 
     def check_access(self, *, user: Any, membership: Membership | None) -> None:
         require_answer_pool(user=user, membership=membership)
 
-    def queue_shape(self, *, project: Project) -> tuple[Any, ...] | None:
-        return ()  # the queue depends on the project, user and time only
-
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         live = (
-            Assignment.objects.filter(live_q(now), question=OuterRef("pk"), stage=self.stage)
+            Assignment.objects.filter(live_q(now), question=OuterRef("pk"), stage=self.name)
             .order_by()
             .values("question")
             .annotate(n=Count("pk"))
@@ -134,7 +186,7 @@ class AnswersRules(StageRules):
         return (
             Question.objects.filter(screen__project=project, state=QuestionState.ANSWERING)
             .exclude(author=user)
-            .exclude(question_has(taken_by_user_q(user)))
+            .exclude(self.unit.has(self.name, taken_by_user_q(user)))
             .alias(live=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)))
             .filter(answers_done__lt=F("answers_needed") - F("live"))
             .order_by("pk")
@@ -144,33 +196,18 @@ class AnswersRules(StageRules):
         question: Question = unit
         if question.state != QuestionState.ANSWERING or question.author_id == user.pk:
             return False
-        others = Assignment.objects.filter(question=question, stage=self.stage)
+        others = Assignment.objects.filter(question=question, stage=self.name)
         if own is not None:
             others = others.exclude(pk=own.pk)
         if others.filter(annotator=user, status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED]).exists():
             return False
         return question.answers_done + others.filter(live_q(now)).count() < question.answers_needed
 
-    def clean(self, *, assignment: Assignment, data: dict[str, Any]) -> dict[str, Any]:
-        require_keys(data, {"question", "verdict", "elements", "full_answer"})
-        question_text = clean_text(data.get("question"), field="question")
-        verdict = data.get("verdict")
-        if verdict not in Verdict.values:
-            raise ApplicationError(f"The verdict is one of {', '.join(Verdict.values)}.", field="verdict")
-        screen = assignment.screen
-        if verdict == Verdict.ANSWERED:
-            elements = answer_elements_clean(
-                screen_id=screen.pk, width=screen.width, height=screen.height, value=data.get("elements")
-            )
-            full_answer = clean_text(data.get("full_answer"), field="full_answer", max_length=FULL_ANSWER_MAX)
-        else:
-            if data.get("elements"):
-                raise ApplicationError(f"A question marked {verdict} has no elements.", field="elements")
-            elements = []
-            full_answer = clean_text(
-                data.get("full_answer"), field="full_answer", max_length=FULL_ANSWER_MAX, required=False
-            )
-        return {"question": question_text, "verdict": verdict, "elements": elements, "full_answer": full_answer}
+    def capacity(self, *, project: Project, unit_answers_needed: int | None) -> int:
+        return max(1, unit_answers_needed or 0)
+
+    def limits(self, *, project: Project) -> dict[str, int]:
+        return {"text_max": TEXT_MAX, "full_answer_max": FULL_ANSWER_MAX, "elements_max": ELEMENTS_MAX}
 
     def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
         question: Question = unit
@@ -209,3 +246,128 @@ class AnswersRules(StageRules):
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         assert assignment.question is not None
         return {"question": question_brief(assignment.question)}
+
+    # --- the page ----------------------------------------------------------------------------
+
+    def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
+        """``action`` is ``answer`` (default), ``invalid`` or ``not_answerable``; the element list
+        is the hidden JSON field the box editor keeps."""
+        verdict = ACTIONS.get(post.get("action") or "answer")
+        if verdict is None:
+            raise form_refuse("Unknown action.", field="action")
+        question = form_text(post, "question")
+        if not question:
+            raise form_refuse(self.messages["question"], field="question")
+        full_answer = form_text(post, "full_answer")
+        if verdict != Verdict.ANSWERED:
+            return {"question": question, "verdict": verdict, "elements": [], "full_answer": full_answer}
+        elements = self._posted_elements(post)
+        if not elements:
+            raise form_refuse(self.messages["elements"], field="elements")
+        for n, element in enumerate(elements, 1):
+            if not isinstance(element, dict) or not str(element.get("text") or "").strip():
+                raise form_refuse(self.messages["element_text"].format(n=n), field="elements")
+        if not full_answer:
+            raise form_refuse(self.messages["full_answer"], field="full_answer")
+        return {"question": question, "verdict": verdict, "elements": elements, "full_answer": full_answer}
+
+    def _posted_elements(self, post: QueryDict) -> list[Any]:
+        raw = post.get("elements") or ""
+        if not raw.strip():
+            return []
+        try:
+            elements = json.loads(raw)
+        except ValueError as exc:
+            raise form_refuse(self.messages["unreadable"], field="elements") from exc
+        if not isinstance(elements, list):
+            raise form_refuse(self.messages["unreadable"], field="elements")
+        return [_posted_element(e) for e in elements]
+
+    def form_state(self, *, post: QueryDict) -> dict[str, Any]:
+        try:
+            elements = json.loads(post.get("elements") or "[]")
+        except ValueError:
+            elements = []
+        return {
+            "question": post.get("question", ""),
+            "full_answer": post.get("full_answer", ""),
+            "elements": elements if isinstance(elements, list) else [],
+        }
+
+    def draft_lines(self, *, draft: dict[str, Any]) -> list[tuple[str, str]]:
+        lines: list[tuple[str, str]] = []
+        if isinstance(draft.get("question"), str) and draft["question"].strip():
+            lines.append(("Question", draft["question"]))
+        for i, element in enumerate(draft.get("elements") or []):
+            if isinstance(element, dict) and isinstance(element.get("text"), str):
+                where = (
+                    f"VH #{element['vh_index']}"
+                    if element.get("vh_index") is not None
+                    else f"box {element.get('bounds')}"
+                )
+                lines.append((f"Element {i + 1} ({where})", element["text"]))
+        if isinstance(draft.get("full_answer"), str) and draft["full_answer"].strip():
+            lines.append(("Full answer", draft["full_answer"]))
+        return lines
+
+    # --- progress and crowd ------------------------------------------------------------------
+
+    def pending(self, *, project: Project, screens: dict[str, int], questions: dict[str, int]) -> int:
+        return questions.get(QuestionState.DRAFTING, 0) + questions.get(QuestionState.ANSWERING, 0)
+
+    def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
+        """Find the quoted text among the candidates, then select the candidate (half the time)
+        or draw a box around it, sometimes add a neighbour; a question that quotes nothing is
+        not answerable; ~3% invalid; ~20% get their first letter capitalised."""
+        screen, question = payload["screen"], payload["question"]["text"]
+        fixed = question[0].upper() + question[1:] if actor.rng.random() < 0.2 else question
+        if actor.rng.random() < 0.03:
+            return {"question": fixed, "verdict": "invalid", "elements": [], "full_answer": ""}
+        quoted = QUOTED.search(question)
+        matches = [c for c in screen["candidates"] if quoted and c["text"][:40].replace('"', "'") == quoted.group(1)]
+        if not matches or actor.rng.random() < 0.02:
+            return {"question": fixed, "verdict": "not_answerable", "elements": [], "full_answer": ""}
+        chosen = [matches[0]]
+        others = [c for c in screen["candidates"] if c not in chosen and c["text"]]
+        if others and actor.rng.random() < 0.1:
+            chosen.append(actor.rng.choice(others))
+        elements = [_crowd_element(c, screen, actor) for c in chosen]
+        return {
+            "question": fixed,
+            "verdict": "answered",
+            "elements": elements,
+            "full_answer": f"It says {', '.join(e['text'] for e in elements)}.",
+        }
+
+
+def _posted_element(element: Any) -> Any:
+    """The box editor's element as the engine takes it: a candidate by ``vh_index`` (the page
+    also keeps its bounds, and ``-1`` for "none"), or a drawn box whose decimal coordinates
+    mean whole pixels. Anything else goes on as it is, for the engine to refuse by name."""
+    if not isinstance(element, dict):
+        return element
+    text = element.get("text")
+    text = text.strip() if isinstance(text, str) else text
+    vh_index = element.get("vh_index")
+    if vh_index is not None and vh_index != -1:
+        return {"vh_index": vh_index, "text": text}
+    bounds = element.get("bounds")
+    if isinstance(bounds, list) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in bounds):
+        bounds = [round(v) for v in bounds]
+    return {"bounds": bounds, "text": text}
+
+
+def _crowd_element(candidate: dict[str, Any], screen: dict[str, Any], actor: Any) -> dict[str, Any]:
+    if actor.rng.random() < 0.5:
+        return {"vh_index": candidate["vh_index"], "text": candidate["text"]}
+    left, top, right, bottom = candidate["bounds"]
+    jitter = [actor.rng.randint(-3, 3) for _ in range(4)]
+    box = [
+        max(0, left + jitter[0]),
+        max(0, top + jitter[1]),
+        min(screen["width"], right + jitter[2]),
+        min(screen["height"], bottom + jitter[3]),
+    ]
+    if box[2] <= box[0] or box[3] <= box[1]:
+        box = [left, top, right, bottom]
+    return {"bounds": box, "text": candidate["text"]}

@@ -1,10 +1,27 @@
-"""What every stage tells the engine (``pipeline.stages.engine``), and validation helpers.
+"""What a stage is: one module that declares everything about it (docs/engine.md, "Adding a stage").
 
-A stage is a queue of *units* (a screen, or a question for ``answers``). The engine asks
-the stage for its queue, re-checks a locked unit with ``open_to``, validates a submit
-with ``clean`` (no writes, so a rejected body loses nothing) and applies it with
-``apply`` inside the transaction that marks the assignment submitted, so a screen or
-question is never stranded between stages.
+A stage module defines a subclass of ``StageDefinition``; the registry
+(``pipeline.stages.registry``) finds it. Everything else (the engine, the REST API, the
+workspace pages, the project's progress, the scripted crowd) looks stages up there and asks
+the definition; nothing outside a stage's module branches on its name.
+
+A definition declares:
+
+* ``name``/``label`` (an ``annotation.models.Stage`` value) and its ``unit`` (``units.SCREEN``,
+  ``units.QUESTION``);
+* the queue: ``queue`` (units open to a user, oldest first), ``queue_inputs`` (the project
+  settings ``queue`` reads: they key its compiled SQL), ``open_to`` (the fresh re-check used
+  by late submits), ``check_access``;
+* the rules: ``clean`` runs ``submit_serializer`` (no writes, so a refused body loses
+  nothing), ``apply`` writes the submission and moves the unit on, inside the transaction
+  that marks the assignment submitted, holding the unit's and the assignment's locks;
+* the wire format: ``submit_serializer`` and ``payload_serializer`` (+ ``payload_extra``);
+* the page: ``template``, ``controller`` (the ES module under ``frontend/static/frontend/
+  workspace/stages/``), ``viewer`` options, ``limits`` and ``messages`` (shared with the
+  page's script), ``form_body`` / ``form_state`` (an HTML form as a submit body / as a
+  draft), ``draft_lines`` (a closed assignment's draft as text), ``page_context``;
+* its contribution to the project's progress: ``pending``;
+* how the scripted crowd works it: ``crowd_submission`` (and ``crowd_lead_step``).
 """
 
 from __future__ import annotations
@@ -12,70 +29,117 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, ClassVar
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
+from django.http import QueryDict
+from rest_framework import serializers
 
 from annotation.db import compiled
-from annotation.exceptions import ApplicationError, PermissionDeniedError
+from annotation.exceptions import ApplicationError
 from annotation.models import Assignment, AssignmentStatus, Membership, Project, Question, Screen
 
-TEXT_MAX = 1000
-NOTE_MAX = 2000
-FULL_ANSWER_MAX = 5000
+from .units import Unit
+from .wire import TEXT_MAX, AssignmentPayloadSerializer, validated
 
 
-class StageRules:
-    stage: ClassVar[str]
+class StageDefinition:
+    name: ClassVar[str]
     label: ClassVar[str]
-    unit: ClassVar[str] = "screen"  # or "question"
+    short_label: ClassVar[str]  # for narrow table columns
+    unit: ClassVar[Unit]
+    queue_inputs: ClassVar[tuple[str, ...]] = ()
+    submit_serializer: ClassVar[type[serializers.Serializer]]
+    payload_serializer: ClassVar[type[AssignmentPayloadSerializer]] = AssignmentPayloadSerializer
+    template: ClassVar[str]
+    controller: ClassVar[str]
+    # How the page's screenshot viewer starts: VH labels drawn, plain drag pans, boxes shown.
+    viewer: ClassVar[dict[str, bool]] = {"labels": False, "drag_pans": True, "boxes": False}
+    # Messages of the page's own checks (the server's form checks use the same text).
+    messages: ClassVar[dict[str, str]] = {}
+    # Whether scripted annotators sometimes skip (only where others can pick the work up).
+    crowd_skips: ClassVar[bool] = False
+
+    # --- who and what ----------------------------------------------------------------------
 
     def check_access(self, *, user: Any, membership: Membership | None) -> None:
-        """Raise ``PermissionDeniedError`` if a member may not work on this stage."""
+        """Raise ``PermissionDeniedError`` if a member may not work on this stage (``annotation.permissions``)."""
 
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
-        """Units open to ``user``, oldest first (unlocked; the engine locks with skip-locked)."""
+        """Units open to ``user``, oldest first (unlocked; the engine claims with skip-locked).
+
+        Reads of ``project`` other than its key must be named in ``queue_inputs``."""
         raise NotImplementedError
 
     def open_to(self, *, unit: Any, user: Any, now: datetime, own: Assignment | None = None) -> bool:
         """Fresh re-check of a locked unit: may ``user`` hold a lease on it now?
 
-        ``own`` is the user's assignment being resumed (excluded from the counts).
-        """
+        ``own`` is the user's assignment being resumed (excluded from the counts)."""
         raise NotImplementedError
+
+    def capacity(self, *, project: Project, unit_answers_needed: int | None) -> int:
+        """How many live leases one unit may have at once (checked by ``assignment_double_leases``)."""
+        return 1
+
+    def available_count(self, *, project: Project, user: Any, now: datetime) -> int:
+        return self.queue(project=project, user=user, now=now).count()
+
+    # --- rules -----------------------------------------------------------------------------
+
+    def limits(self, *, project: Project) -> dict[str, int]:
+        """The numbers of this stage's rules for ``project`` (the serializer, form and page read them)."""
+        return {"text_max": TEXT_MAX}
+
+    def submit_context(self, *, assignment: Assignment) -> dict[str, Any]:
+        return {"assignment": assignment, "limits": self.limits(project=assignment.project)}
 
     def clean(self, *, assignment: Assignment, data: dict[str, Any]) -> dict[str, Any]:
         """The normalised submission, or ``ApplicationError(field=...)``. No writes."""
-        raise NotImplementedError
+        return validated(self.submit_serializer(data=data, context=self.submit_context(assignment=assignment)))
 
     def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
         """Write the submission and move the unit on. Caller holds unit and assignment locks."""
         raise NotImplementedError
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
+        """The stage's own fields of the ``next`` payload (declared by ``payload_serializer``)."""
         return {}
 
-    def queue_shape(self, *, project: Project) -> tuple[Any, ...] | None:
-        """What, besides the project, user and time, decides the SQL of ``queue`` (its
-        compiled claim is cached per stage and shape); ``None``: compile every time."""
+    # --- the page --------------------------------------------------------------------------
+
+    def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
+        """The submit body of the page's form, or ``ApplicationError(field=...)`` with the page's message."""
+        raise NotImplementedError
+
+    def form_state(self, *, post: QueryDict) -> dict[str, Any]:
+        """What the page posted, as a draft-shaped state (a refused submit loses nothing)."""
+        raise NotImplementedError
+
+    def draft_lines(self, *, draft: dict[str, Any]) -> list[tuple[str, str]]:
+        """A closed assignment's draft as ``(label, text)`` lines, so nothing typed is out of reach."""
+        return []
+
+    def page_context(self, *, payload: dict[str, Any], state: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+        """Extra template context of the stage's page."""
+        return {}
+
+    # --- progress and crowd ----------------------------------------------------------------
+
+    def pending(self, *, project: Project, screens: dict[str, int], questions: dict[str, int]) -> int:
+        """Units still waiting in this stage (``screens``/``questions``: counts by state, read once
+        for every stage). The project is ready for post-processing when no stage has any."""
+        return 0
+
+    def crowd_lead_step(self, *, project: Project) -> dict[str, Any] | None:
+        """What a lead does before the scripted crowd works this stage (``None``: nothing)."""
         return None
 
-    def unit_has(self, condition: Q) -> Exists:
-        """``Exists`` over this stage's assignments of the outer unit matching ``condition``."""
-        if self.unit == "question":
-            return Exists(Assignment.objects.filter(condition, question=OuterRef("pk"), stage=self.stage))
-        return screen_has(self.stage, condition)
+    def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
+        """The submit body a scripted annotator (``devtools.crowd``) sends for ``payload``.
 
-    def available_count(self, *, project: Project, user: Any, now: datetime) -> int:
-        return self.queue(project=project, user=user, now=now).count()
+        ``actor`` has ``rng`` (a seeded ``random.Random``) and ``noisy(truth) -> bool``."""
+        raise NotImplementedError
 
 
-def require_answer_pool(*, user: Any, membership: Membership | None) -> None:
-    if getattr(user, "is_superuser", False):
-        return
-    if membership is None or not membership.in_answer_pool:
-        raise PermissionDeniedError("Only members of the answer pool may answer questions.")
-
-
-# --- queue helpers --------------------------------------------------------------------
+# --- queue helpers --------------------------------------------------------------------------
 
 
 def live_q(now: datetime) -> Q:
@@ -87,15 +151,6 @@ def stale_q(now: datetime) -> Q:
     return Q(status=AssignmentStatus.LEASED, lease_expires_at__lte=now)
 
 
-def screen_has(stage: str, condition: Q) -> Exists:
-    """``Exists`` over the assignments of the outer screen in ``stage`` matching ``condition``."""
-    return Exists(Assignment.objects.filter(condition, screen=OuterRef("pk"), stage=stage))
-
-
-def question_has(condition: Q) -> Exists:
-    return Exists(Assignment.objects.filter(condition, question=OuterRef("pk"), stage="answers"))
-
-
 def taken_by_user_q(user: Any) -> Q:
     """The user holds, did or declined this unit: never offered to them again."""
     return Q(
@@ -105,8 +160,7 @@ def taken_by_user_q(user: Any) -> Q:
 
 
 def others_live_lease_exists(*, stage: str, now: datetime, own: Assignment | None, screen: Screen) -> bool:
-    """Whether anybody but ``own`` holds a live lease of ``screen`` in ``stage``: the fresh
-    re-check of the leasing hot path (one statement compiled once per stage)."""
+    """Whether anybody but ``own`` holds a live lease of ``screen`` in ``stage`` (compiled once per stage)."""
 
     def build(values: dict[str, Any]) -> QuerySet[Assignment]:
         qs = Assignment.objects.filter(live_q(values["now"]), stage=stage, screen_id=values["screen_id"])
@@ -130,51 +184,6 @@ def user_submitted_exists(*, stage: str, screen: Screen, user: Any) -> bool:
     )
 
 
-# --- validation helpers -----------------------------------------------------------------
-
-
-def require_keys(data: dict[str, Any], allowed: set[str]) -> None:
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise ApplicationError(f"Unknown field {unknown[0]!r}.", field=unknown[0])
-
-
-def clean_text(value: Any, *, field: str, max_length: int = TEXT_MAX, required: bool = True) -> str:
-    if value is None and not required:
-        return ""
-    if not isinstance(value, str):
-        raise ApplicationError("This must be text.", field=field)
-    text = " ".join(value.split())  # one line, single spaces: what annotators meant
-    if required and not text:
-        raise ApplicationError("This may not be empty.", field=field)
-    if len(text) > max_length:
-        raise ApplicationError(f"This is longer than {max_length} characters.", field=field)
-    return text
-
-
-def clean_bool(value: Any, *, field: str) -> bool:
-    if not isinstance(value, bool):
-        raise ApplicationError("This must be true or false.", field=field)
-    return value
-
-
-def clean_question_list(value: Any, *, field: str, cap: int, taken: list[str] | None = None) -> list[str]:
-    """0..cap distinct question texts (an empty list means "nothing to ask")."""
-    if not isinstance(value, list):
-        raise ApplicationError("Give a list of questions (an empty list means nothing to ask).", field=field)
-    if len(value) > cap:
-        raise ApplicationError(f"At most {cap} questions in this pass.", field=field)
-    seen = {t.casefold() for t in (taken or [])}
-    texts: list[str] = []
-    for i, item in enumerate(value):
-        text = clean_text(item, field=f"{field}[{i}]")
-        if text.casefold() in seen:
-            raise ApplicationError("This question is already asked on this screen.", field=f"{field}[{i}]")
-        seen.add(text.casefold())
-        texts.append(text)
-    return texts
-
-
 def screen_questions(screen: Screen, *, not_from: Assignment | None = None) -> list[Question]:
     """The screen's questions in order; ``not_from`` leaves out those an assignment wrote
     (so re-checking an already accepted submission does not find its own questions)."""
@@ -186,3 +195,18 @@ def screen_questions(screen: Screen, *, not_from: Assignment | None = None) -> l
 
 def question_brief(question: Question) -> dict[str, Any]:
     return {"id": question.pk, "text": question.text}
+
+
+# --- form helpers ---------------------------------------------------------------------------
+
+
+def form_text(post: QueryDict, name: str) -> str:
+    return (post.get(name) or "").strip()
+
+
+def form_flag(post: QueryDict, name: str) -> bool:
+    return (post.get(name) or "").lower() in {"1", "on", "true", "yes"}
+
+
+def form_refuse(message: str, *, field: str) -> ApplicationError:
+    return ApplicationError(message, field=field)

@@ -21,6 +21,8 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
+from django.http import QueryDict
+from rest_framework import serializers
 
 from annotation.exceptions import ApplicationError, ConflictError
 from annotation.lock_objects import project_lock
@@ -37,35 +39,53 @@ from annotation.models import (
 )
 
 from .base import (
-    StageRules,
-    clean_text,
+    StageDefinition,
+    form_refuse,
+    form_text,
     live_q,
     others_live_lease_exists,
     question_brief,
-    require_keys,
-    screen_has,
     screen_questions,
     taken_by_user_q,
 )
 from .questions import questions_create
 from .split import split_bucket
+from .units import SCREEN
+from .wire import AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField
 
 SAMPLE_MAX = 5000
 
 
-class NotAnswerableRules(StageRules):
-    stage = Stage.NOT_ANSWERABLE
-    label = "Not-answerable questions"
+class NotAnswerableSubmitSerializer(StrictSerializer):
+    question = TextField(help_text="a plausible question this screen cannot answer")
 
-    def queue_shape(self, *, project: Project) -> tuple[Any, ...] | None:
-        return ()  # the queue depends on the project, user and time only
+    def validate_question(self, text: str) -> str:
+        if any(q.casefold() == text.casefold() for q in self.context.get("asked", [])):
+            raise serializers.ValidationError("This question is already asked on this screen.")
+        return text
+
+
+class NotAnswerablePayloadSerializer(AssignmentPayloadSerializer):
+    previous_questions = QuestionBriefSerializer(many=True, help_text="the screen's questions so far")
+
+
+class NotAnswerable(StageDefinition):
+    name = Stage.NOT_ANSWERABLE
+    label = "Not-answerable questions"
+    short_label = "Not-answ."
+    unit = SCREEN
+    submit_serializer = NotAnswerableSubmitSerializer
+    payload_serializer = NotAnswerablePayloadSerializer
+    template = "frontend/workspace/not_answerable.html"
+    controller = "not_answerable"
+    messages = {"empty": "Write one question that this screen cannot answer."}
 
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         return (
             Screen.objects.filter(project=project, state=ScreenState.ANSWERING, not_answerable_sampled=True)
-            .exclude(screen_has(self.stage, live_q(now)))
-            .exclude(screen_has(self.stage, taken_by_user_q(user)))
-            .exclude(screen_has(self.stage, _submitted()))
+            .exclude(self.unit.has(self.name, live_q(now)))
+            .exclude(self.unit.has(self.name, taken_by_user_q(user)))
+            .exclude(self.unit.has(self.name, _submitted()))
             .order_by("pk")
         )
 
@@ -73,17 +93,13 @@ class NotAnswerableRules(StageRules):
         screen: Screen = unit
         if screen.state != ScreenState.ANSWERING or not screen.not_answerable_sampled:
             return False
-        if Assignment.objects.filter(screen=screen, stage=self.stage, status=AssignmentStatus.SUBMITTED).exists():
+        if Assignment.objects.filter(screen=screen, stage=self.name, status=AssignmentStatus.SUBMITTED).exists():
             return False
-        return not others_live_lease_exists(stage=self.stage, now=now, own=own, screen=screen)
+        return not others_live_lease_exists(stage=self.name, now=now, own=own, screen=screen)
 
-    def clean(self, *, assignment: Assignment, data: dict[str, Any]) -> dict[str, Any]:
-        require_keys(data, {"question"})
-        text = clean_text(data.get("question"), field="question")
-        asked = screen_questions(assignment.screen, not_from=assignment)
-        if any(q.text.casefold() == text.casefold() for q in asked):
-            raise ApplicationError("This question is already asked on this screen.", field="question")
-        return {"question": text}
+    def submit_context(self, *, assignment: Assignment) -> dict[str, Any]:
+        asked = [q.text for q in screen_questions(assignment.screen, not_from=assignment)]
+        return {**super().submit_context(assignment=assignment), "asked": asked}
 
     def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
         screen: Screen = unit
@@ -100,6 +116,53 @@ class NotAnswerableRules(StageRules):
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         return {"previous_questions": [question_brief(q) for q in screen_questions(assignment.screen)]}
 
+    # --- the page ----------------------------------------------------------------------------
+
+    def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
+        question = form_text(post, "question")
+        if not question:
+            raise form_refuse(self.messages["empty"], field="question")
+        return {"question": question}
+
+    def form_state(self, *, post: QueryDict) -> dict[str, Any]:
+        return {"question": post.get("question", "")}
+
+    def draft_lines(self, *, draft: dict[str, Any]) -> list[tuple[str, str]]:
+        text = draft.get("question")
+        return [("Question", text)] if isinstance(text, str) and text.strip() else []
+
+    def page_context(self, *, payload: dict[str, Any], state: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+        return {"previous_questions": [q["text"] for q in payload.get("previous_questions") or []]}
+
+    # --- progress and crowd ------------------------------------------------------------------
+
+    def pending(self, *, project: Project, screens: dict[str, int], questions: dict[str, int]) -> int:
+        """Sampled screens still without their not-answerable question."""
+        return (
+            Screen.objects.filter(project=project, not_answerable_sampled=True, state=ScreenState.ANSWERING)
+            .exclude(self.unit.has(self.name, _submitted()))
+            .count()
+        )
+
+    def crowd_lead_step(self, *, project: Project) -> dict[str, Any] | None:
+        """The lead starts (or tops up) the sample with its default size."""
+        return not_answerable_start(project=project)
+
+    def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
+        asked = {q["text"].casefold() for q in payload.get("previous_questions", [])}
+        options = [t for t in NOT_ANSWERABLE_TEMPLATES if t.casefold() not in asked]
+        return {"question": actor.rng.choice(options or ["What is the weather tomorrow in Oslo?"])}
+
+
+NOT_ANSWERABLE_TEMPLATES = [
+    "What is the phone number of the customer support?",
+    "How many calories does the lunch menu have?",
+    "What is the name of the app's developer?",
+    "When was my last password change?",
+    "What is the shipping address on file?",
+    "Which language is the app set to?",
+]
+
 
 def _submitted() -> Q:
     return Q(status=AssignmentStatus.SUBMITTED)
@@ -112,7 +175,7 @@ def not_answerable_default_size(*, project: Project) -> dict[str, int]:
     written = questions.filter(source=QuestionSource.NOT_ANSWERABLE).count()
     pending = (
         Screen.objects.filter(project=project, not_answerable_sampled=True)
-        .exclude(screen_has(Stage.NOT_ANSWERABLE, _submitted()))
+        .exclude(SCREEN.has(Stage.NOT_ANSWERABLE, _submitted()))
         .count()
     )
     target = project.not_answerable_target

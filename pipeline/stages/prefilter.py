@@ -15,11 +15,13 @@ lead decides) and reported by state.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet
+from django.http import QueryDict
 from django.utils import timezone
 
 from annotation.exceptions import ConflictError, NotFoundError
@@ -35,10 +37,14 @@ from annotation.models import (
     Stage,
 )
 
-from .base import StageRules, clean_bool, clean_text, live_q, require_keys, screen_has, taken_by_user_q
+from .base import StageDefinition, form_flag, form_text, live_q, taken_by_user_q
+from .units import SCREEN
+from .wire import NOTE_MAX, FlagField, StrictSerializer, TextField
 
 REASON_NON_ENGLISH = "non_english"
 REASON_OUT_OF_SYNC = "vh_out_of_sync"
+# How the reasons read on the lead's pages.
+EXCLUSION_REASONS = {REASON_NON_ENGLISH: "non-English app", REASON_OUT_OF_SYNC: "VH out of sync"}
 
 
 def prefilter_decide(*, votes_non_english: int, votes_out_of_sync: int, judgments: int) -> str:
@@ -50,23 +56,38 @@ def prefilter_decide(*, votes_non_english: int, votes_out_of_sync: int, judgment
     return ""
 
 
-class PrefilterRules(StageRules):
-    stage = Stage.PREFILTER
-    label = "Pre-filtering"
+class PrefilterSubmitSerializer(StrictSerializer):
+    non_english_app = FlagField(help_text="the app is not in English (a property of the app)")
+    vh_out_of_sync = FlagField(help_text="VH out of sync with the pixels in the main content")
+    note = TextField(max_length=NOTE_MAX, required=False, allow_blank=True, default="")
 
-    def queue_shape(self, *, project: Project) -> tuple[Any, ...] | None:
-        return (project.prefilter_judgments,)  # one judge or several: two different queries
+
+def _share(key: str) -> float:
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+
+
+class Prefilter(StageDefinition):
+    name = Stage.PREFILTER
+    label = "Pre-filtering"
+    short_label = "Pre-filter"
+    unit = SCREEN
+    queue_inputs = ("prefilter_judgments",)  # one judge or several: two different queries
+    submit_serializer = PrefilterSubmitSerializer
+    template = "frontend/workspace/prefilter.html"
+    controller = "prefilter"
+    viewer = {"labels": True, "drag_pans": True, "boxes": True}
+    crowd_skips = True
 
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         qs = Screen.objects.filter(project=project, state=ScreenState.PREFILTER, app__non_english=False).exclude(
-            screen_has(self.stage, taken_by_user_q(user))
+            self.unit.has(self.name, taken_by_user_q(user))
         )
         if project.prefilter_judgments == 1:
-            qs = qs.exclude(screen_has(self.stage, live_q(now)))
+            qs = qs.exclude(self.unit.has(self.name, live_q(now)))
         else:
             # Several judges per screen: live leases plus judgments so far must stay under N.
             taken = (
-                Assignment.objects.filter(live_q(now) | Q(status=AssignmentStatus.SUBMITTED), stage=self.stage)
+                Assignment.objects.filter(live_q(now) | Q(status=AssignmentStatus.SUBMITTED), stage=self.name)
                 .values("screen_id")
                 .annotate(n=Count("pk"))
                 .filter(n__gte=project.prefilter_judgments)
@@ -79,7 +100,7 @@ class PrefilterRules(StageRules):
         screen: Screen = unit
         if screen.state != ScreenState.PREFILTER or App.objects.filter(pk=screen.app_id, non_english=True).exists():
             return False
-        others = Assignment.objects.filter(screen=screen, stage=self.stage).filter(
+        others = Assignment.objects.filter(screen=screen, stage=self.name).filter(
             live_q(now) | Q(status=AssignmentStatus.SUBMITTED)
         )
         if own is not None:
@@ -88,13 +109,11 @@ class PrefilterRules(StageRules):
             return False
         return others.count() < screen.project.prefilter_judgments
 
-    def clean(self, *, assignment: Assignment, data: dict[str, Any]) -> dict[str, Any]:
-        require_keys(data, {"non_english_app", "vh_out_of_sync", "note"})
-        return {
-            "non_english_app": clean_bool(data.get("non_english_app"), field="non_english_app"),
-            "vh_out_of_sync": clean_bool(data.get("vh_out_of_sync"), field="vh_out_of_sync"),
-            "note": clean_text(data.get("note"), field="note", max_length=2000, required=False),
-        }
+    def capacity(self, *, project: Project, unit_answers_needed: int | None) -> int:
+        return project.prefilter_judgments
+
+    def limits(self, *, project: Project) -> dict[str, int]:
+        return {"note_max": NOTE_MAX}
 
     def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
         screen: Screen = unit
@@ -126,9 +145,53 @@ class PrefilterRules(StageRules):
             screen.state = ScreenState.QUESTIONS_1
         screen.save(update_fields=["state", "exclusion_reason"])
         # Any other judge still holding this screen (N > 1) is done: their lease ends.
-        Assignment.objects.filter(screen=screen, stage=self.stage, status=AssignmentStatus.LEASED).exclude(
+        Assignment.objects.filter(screen=screen, stage=self.name, status=AssignmentStatus.LEASED).exclude(
             pk=assignment.pk
         ).update(status=AssignmentStatus.EXPIRED, updated_at=now)
+
+    # --- the page ----------------------------------------------------------------------------
+
+    def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
+        return {
+            "non_english_app": form_flag(post, "non_english_app"),
+            "vh_out_of_sync": form_flag(post, "vh_out_of_sync"),
+            "note": form_text(post, "note"),
+        }
+
+    def form_state(self, *, post: QueryDict) -> dict[str, Any]:
+        return {
+            "non_english_app": form_flag(post, "non_english_app"),
+            "vh_out_of_sync": form_flag(post, "vh_out_of_sync"),
+            "note": post.get("note", ""),
+        }
+
+    def draft_lines(self, *, draft: dict[str, Any]) -> list[tuple[str, str]]:
+        lines = [
+            (label, "yes" if draft[key] else "no")
+            for key, label in (("non_english_app", "Non-English app"), ("vh_out_of_sync", "VH out of sync"))
+            if key in draft
+        ]
+        if isinstance(draft.get("note"), str) and draft["note"].strip():
+            lines.append(("Note", draft["note"]))
+        return lines
+
+    # --- progress and crowd ------------------------------------------------------------------
+
+    def pending(self, *, project: Project, screens: dict[str, int], questions: dict[str, int]) -> int:
+        return screens.get(ScreenState.PREFILTER, 0)
+
+    def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
+        """~17% of apps non-English (the paper: 11k of 66k screens), ~20% of the other screens
+        out of sync (13k of 55k); each judge errs with the actor's noise."""
+        screen = payload["screen"]
+        non_english = _share(f"lang:{screen['app']}") < 0.17
+        out_of_sync = _share(f"sync:{screen['rico_id']}") < 0.20
+        note = "menu over the content" if out_of_sync and actor.rng.random() < 0.3 else ""
+        return {
+            "non_english_app": actor.noisy(non_english),
+            "vh_out_of_sync": actor.noisy(out_of_sync),
+            "note": note,
+        }
 
 
 @transaction.atomic

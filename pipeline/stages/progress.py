@@ -1,52 +1,150 @@
-"""Where a project stands in the pipeline (read only)."""
+"""Where a project stands: the one read behind the project page's funnel, the analysis page's
+funnel, the progress API and "ready for post-processing".
+
+Each group of counts is read once, when first asked for: the funnel costs two queries, the
+whole progress (with every stage's ``pending``) four.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.db.models import Count, Q
 
-from annotation.models import Assignment, AssignmentStatus, Project, Question, Screen, ScreenState, Stage
+from annotation.models import Project, Question, Screen, ScreenState, Verdict
+
+from .prefilter import REASON_NON_ENGLISH, REASON_OUT_OF_SYNC
+from .registry import stages
 
 
-def project_progress(*, project: Project) -> dict[str, Any]:
-    """Counts by screen and question state, and whether post-processing may start.
+@dataclass(frozen=True)
+class FunnelStep:
+    key: str
+    label: str
+    count: int
 
-    Ready for post-processing: no screen waits in pre-filtering or question writing, no
-    sampled screen waits for its not-answerable question, and every question is
-    ``answered`` (or already handled by post-processing).
-    """
-    screens = dict(Screen.objects.filter(project=project).values_list("state").annotate(n=Count("pk")))
-    questions = dict(Question.objects.filter(screen__project=project).values_list("state").annotate(n=Count("pk")))
-    na_pending = (
-        Screen.objects.filter(project=project, not_answerable_sampled=True, state=ScreenState.ANSWERING)
-        .exclude(
-            pk__in=Assignment.objects.filter(
-                project=project, stage=Stage.NOT_ANSWERABLE, status=AssignmentStatus.SUBMITTED
-            ).values("screen_id")
+
+class ProjectProgress:
+    """Counts of one project (see the module docstring for what each costs)."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    @cached_property
+    def _screens(self) -> tuple[dict[str, int], dict[str, int]]:
+        screens = dict.fromkeys(ScreenState.values, 0)
+        excluded: dict[str, int] = {}
+        rows = (
+            Screen.objects.filter(project=self.project)
+            .order_by()
+            .values_list("state", "exclusion_reason")
+            .annotate(n=Count("pk"))
         )
-        .count()
-    )
-    waiting_screens = sum(
-        screens.get(s, 0) for s in (ScreenState.PREFILTER, ScreenState.QUESTIONS_1, ScreenState.QUESTIONS_2)
-    )
-    open_questions = questions.get("drafting", 0) + questions.get("answering", 0)
-    excluded = dict(
-        Screen.objects.filter(project=project, state=ScreenState.EXCLUDED)
-        .values_list("exclusion_reason")
-        .annotate(n=Count("pk"))
-    )
-    answers_done = Question.objects.filter(screen__project=project).aggregate(
-        done=Count("answers", filter=Q(answers__isnull=False))
-    )["done"]
-    return {
-        "screens": {state: screens.get(state, 0) for state in ScreenState.values},
-        "excluded": excluded,
-        "questions": questions,
-        "answers": answers_done,
-        "not_answerable_pending": na_pending,
-        "ready_for_postprocessing": waiting_screens == 0
-        and open_questions == 0
-        and na_pending == 0
-        and sum(screens.values()) > 0,
-    }
+        for state, reason, n in rows:
+            screens[state] += n
+            if state == ScreenState.EXCLUDED:
+                excluded[reason] = excluded.get(reason, 0) + n
+        return screens, dict(sorted(excluded.items(), key=lambda item: (-item[1], item[0])))
+
+    @property
+    def screens(self) -> dict[str, int]:
+        """Screens by state (every state listed)."""
+        return self._screens[0]
+
+    @property
+    def excluded(self) -> dict[str, int]:
+        """Excluded screens by reason, most first."""
+        return self._screens[1]
+
+    @cached_property
+    def questions(self) -> dict[str, int]:
+        """Questions by state (the states that have some)."""
+        rows = Question.objects.filter(screen__project=self.project).order_by().values_list("state")
+        return dict(rows.annotate(n=Count("pk")))
+
+    @cached_property
+    def _behind(self) -> dict[str, int]:
+        # Distinct counts over a join: plans well even on fresh tables without statistics.
+        return Question.objects.filter(screen__project=self.project).aggregate(
+            with_questions=Count("screen", distinct=True),
+            with_answered=Count(
+                "screen", distinct=True, filter=Q(answers__verdict=Verdict.ANSWERED, answers__kept=True)
+            ),
+            answers=Count("answers"),
+        )
+
+    @property
+    def answers(self) -> int:
+        """Answers submitted."""
+        return self._behind["answers"]
+
+    @property
+    def with_questions(self) -> int:
+        """Screens with at least one question."""
+        return self._behind["with_questions"]
+
+    @property
+    def with_answered(self) -> int:
+        """Screens with at least one kept answer whose verdict is ``answered``."""
+        return self._behind["with_answered"]
+
+    @property
+    def imported(self) -> int:
+        return sum(self.screens.values())
+
+    @property
+    def non_english(self) -> int:
+        return self.excluded.get(REASON_NON_ENGLISH, 0)
+
+    @property
+    def out_of_sync(self) -> int:
+        return self.excluded.get(REASON_OUT_OF_SYNC, 0)
+
+    @property
+    def eligible(self) -> int:
+        """Screens that passed pre-filtering."""
+        return self.imported - self.screens[ScreenState.PREFILTER] - self.screens[ScreenState.EXCLUDED]
+
+    @cached_property
+    def pending(self) -> dict[str, int]:
+        """Per stage, the units still waiting in it (each stage's ``pending``)."""
+        return {
+            name: stage.pending(project=self.project, screens=self.screens, questions=self.questions)
+            for name, stage in stages().items()
+        }
+
+    @property
+    def ready_for_postprocessing(self) -> bool:
+        """No stage has work waiting (and there is something to post-process)."""
+        return self.imported > 0 and not any(self.pending.values())
+
+    def steps(self) -> list[FunnelStep]:
+        """The papers' stage funnel: screens imported -> non-English -> out of sync -> eligible ->
+        with questions -> with answered questions."""
+        return [
+            FunnelStep("imported", "Screens imported", self.imported),
+            FunnelStep("non-english", "Non-English", self.non_english),
+            FunnelStep("out-of-sync", "VH out of sync", self.out_of_sync),
+            FunnelStep("eligible", "Eligible", self.eligible),
+            FunnelStep("with-questions", "With questions", self.with_questions),
+            FunnelStep("with-answered", "With answered questions", self.with_answered),
+        ]
+
+    def as_api(self) -> dict[str, Any]:
+        """The progress API's shape (``pipeline.apis.engine.ProjectProgressApi``)."""
+        return {
+            "screens": self.screens,
+            "excluded": self.excluded,
+            "questions": self.questions,
+            "answers": self.answers,
+            "pending": self.pending,
+            "not_answerable_pending": self.pending.get("not-answerable", 0),
+            "ready_for_postprocessing": self.ready_for_postprocessing,
+        }
+
+
+def project_progress(*, project: Project) -> ProjectProgress:
+    """Where ``project`` stands (counts read lazily, each group once)."""
+    return ProjectProgress(project)

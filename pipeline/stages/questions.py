@@ -16,6 +16,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db.models import Max, Q, QuerySet
+from django.http import QueryDict
+from rest_framework import serializers
 
 from annotation.exceptions import ConflictError
 from annotation.models import (
@@ -31,18 +33,25 @@ from annotation.models import (
 )
 
 from .base import (
-    StageRules,
-    clean_question_list,
+    StageDefinition,
+    form_refuse,
     live_q,
     others_live_lease_exists,
     question_brief,
-    require_keys,
-    screen_has,
     screen_questions,
     taken_by_user_q,
     user_submitted_exists,
 )
 from .split import screen_questions_finalize
+from .units import SCREEN
+from .wire import TEXT_MAX, AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField
+
+QUESTION_TEMPLATES = [
+    'What does "{t}" say?',
+    'What is shown as "{t}"?',
+    'Which item reads "{t}"?',
+    'What is written next to "{t}"?',
+]
 
 
 def questions_create(*, assignment: Assignment, screen: Screen, texts: list[str], source: str, state: str) -> None:
@@ -67,22 +76,64 @@ def questions_create(*, assignment: Assignment, screen: Screen, texts: list[str]
     )
 
 
-class QuestionsPass1Rules(StageRules):
-    stage = Stage.QUESTIONS_1
+class QuestionsSubmitSerializer(StrictSerializer):
+    questions = serializers.ListField(
+        child=TextField(),
+        error_messages={"not_a_list": "Give a list of questions (an empty list means nothing to ask)."},
+        help_text="0..5 (pass 1) or 0..3 (pass 2) questions (the project's caps); [] means nothing to ask",
+    )
+
+    def validate_questions(self, texts: list[str]) -> list[str]:
+        cap = self.context["limits"]["max_questions"]
+        if len(texts) > cap:
+            raise serializers.ValidationError(f"At most {cap} questions in this pass.")
+        asked = {t.casefold() for t in self.context.get("asked", [])}
+        written: dict[str, int] = {}
+        for i, text in enumerate(texts):
+            key = text.casefold()
+            if key in asked:
+                raise serializers.ValidationError({str(i): ["This question is already asked on this screen."]})
+            if key in written:
+                raise serializers.ValidationError({str(i): [f"Question {i + 1} repeats question {written[key] + 1}."]})
+            written[key] = i
+        return texts
+
+
+class QuestionsPass1PayloadSerializer(AssignmentPayloadSerializer):
+    max_questions = serializers.IntegerField(help_text="the cap of this pass")
+
+
+class QuestionsPass2PayloadSerializer(QuestionsPass1PayloadSerializer):
+    previous_questions = QuestionBriefSerializer(many=True, help_text="the screen's pass-1 questions")
+
+
+class QuestionsPass1(StageDefinition):
+    name = Stage.QUESTIONS_1
     label = "Questions, pass 1"
+    short_label = "Q. pass 1"
+    unit = SCREEN
     screen_state = ScreenState.QUESTIONS_1
+    source = QuestionSource.PASS_1
+    submit_serializer = QuestionsSubmitSerializer
+    payload_serializer = QuestionsPass1PayloadSerializer
+    template = "frontend/workspace/questions.html"
+    controller = "questions"
+    messages = {
+        "empty": "Write at least one question, or choose “Nothing to ask”.",
+        "repeat": "Question {a} repeats question {b}.",
+    }
+    # Numbers of questions a scripted writer picks (0, 1, 2, ...), by weight.
+    crowd_weights: tuple[int, ...] = (10, 15, 25, 25, 15, 10)
+    crowd_skips = True
 
     def cap(self, project: Project) -> int:
         return project.questions_pass1_cap
 
-    def queue_shape(self, *, project: Project) -> tuple[Any, ...] | None:
-        return ()  # the queue depends on the project, user and time only
-
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         return (
             Screen.objects.filter(project=project, state=self.screen_state)
-            .exclude(screen_has(self.stage, live_q(now)))
-            .exclude(screen_has(self.stage, taken_by_user_q(user)))
+            .exclude(self.unit.has(self.name, live_q(now)))
+            .exclude(self.unit.has(self.name, taken_by_user_q(user)))
             .order_by("pk")
         )
 
@@ -90,20 +141,17 @@ class QuestionsPass1Rules(StageRules):
         screen: Screen = unit
         if screen.state != self.screen_state:
             return False
-        return not others_live_lease_exists(stage=self.stage, now=now, own=own, screen=screen)
+        return not others_live_lease_exists(stage=self.name, now=now, own=own, screen=screen)
 
-    def taken_texts(self, assignment: Assignment) -> list[str]:
+    def limits(self, *, project: Project) -> dict[str, int]:
+        return {"max_questions": self.cap(project), "text_max": TEXT_MAX}
+
+    def asked_before(self, assignment: Assignment) -> list[str]:
+        """Questions of the screen the submission must not repeat."""
         return []
 
-    def clean(self, *, assignment: Assignment, data: dict[str, Any]) -> dict[str, Any]:
-        require_keys(data, {"questions"})
-        texts = clean_question_list(
-            data.get("questions"),
-            field="questions",
-            cap=self.cap(assignment.project),
-            taken=self.taken_texts(assignment),
-        )
-        return {"questions": texts}
+    def submit_context(self, *, assignment: Assignment) -> dict[str, Any]:
+        return {**super().submit_context(assignment=assignment), "asked": self.asked_before(assignment)}
 
     def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
         screen: Screen = unit
@@ -113,20 +161,79 @@ class QuestionsPass1Rules(StageRules):
             assignment=assignment,
             screen=screen,
             texts=cleaned["questions"],
-            source=QuestionSource.PASS_1,
+            source=self.source,
             state=QuestionState.DRAFTING,
         )
+        self.finish(screen=screen, now=now)
+
+    def finish(self, *, screen: Screen, now: datetime) -> None:
         screen.state = ScreenState.QUESTIONS_2
         screen.save(update_fields=["state"])
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         return {"max_questions": self.cap(assignment.project)}
 
+    # --- the page ----------------------------------------------------------------------------
 
-class QuestionsPass2Rules(QuestionsPass1Rules):
-    stage = Stage.QUESTIONS_2
+    def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
+        """An empty list only through the explicit "nothing to ask" action."""
+        if post.get("action") == "nothing":
+            return {"questions": []}
+        questions = [q.strip() for q in post.getlist("question") if q.strip()]
+        if not questions:
+            raise form_refuse(self.messages["empty"], field="questions")
+        return {"questions": questions}
+
+    def form_state(self, *, post: QueryDict) -> dict[str, Any]:
+        return {"questions": post.getlist("question")}
+
+    def draft_lines(self, *, draft: dict[str, Any]) -> list[tuple[str, str]]:
+        texts = draft.get("questions") if isinstance(draft.get("questions"), list) else []
+        return [(f"Question {i + 1}", t) for i, t in enumerate(texts or []) if isinstance(t, str) and t.strip()]
+
+    def page_context(self, *, payload: dict[str, Any], state: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+        cap = limits["max_questions"]
+        typed = state.get("questions") if isinstance(state.get("questions"), list) else []
+        fields = [q if isinstance(q, str) else "" for q in typed or []][:cap]
+        return {
+            "questions": fields + [""] * (cap - len(fields)),
+            "previous_questions": [q["text"] for q in payload.get("previous_questions") or []],
+        }
+
+    # --- progress and crowd ------------------------------------------------------------------
+
+    def pending(self, *, project: Project, screens: dict[str, int], questions: dict[str, int]) -> int:
+        return screens.get(self.screen_state, 0)
+
+    def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
+        """Questions quoting the screen's candidate texts (``What does "Sign in" say?``),
+        never repeating one already on the screen."""
+        cap = payload.get("max_questions", 5)
+        weights = self.crowd_weights
+        wanted = min(cap, actor.rng.choices(range(len(weights)), weights=weights)[0])
+        asked = {q["text"].casefold() for q in payload.get("previous_questions", [])}
+        texts = list(dict.fromkeys(c["text"][:40] for c in payload["screen"]["candidates"] if c["text"].strip()))
+        actor.rng.shuffle(texts)
+        questions: list[str] = []
+        for text in texts:
+            if len(questions) >= wanted:
+                break
+            question = actor.rng.choice(QUESTION_TEMPLATES).format(t=text.replace('"', "'"))
+            if question.casefold() not in asked:
+                asked.add(question.casefold())
+                questions.append(question)
+        return {"questions": questions}
+
+
+class QuestionsPass2(QuestionsPass1):
+    name = Stage.QUESTIONS_2
     label = "Questions, pass 2"
+    short_label = "Q. pass 2"
     screen_state = ScreenState.QUESTIONS_2
+    source = QuestionSource.PASS_2
+    payload_serializer = QuestionsPass2PayloadSerializer
+    crowd_weights = (35, 35, 20, 10)
+    crowd_skips = False
 
     def cap(self, project: Project) -> int:
         return project.questions_pass2_cap
@@ -134,34 +241,27 @@ class QuestionsPass2Rules(QuestionsPass1Rules):
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         # The pass-1 writer of a screen never writes its pass 2.
         wrote_pass1 = Q(annotator=user, status=AssignmentStatus.SUBMITTED)
-        return super().queue(project=project, user=user, now=now).exclude(screen_has(Stage.QUESTIONS_1, wrote_pass1))
+        return super().queue(project=project, user=user, now=now).exclude(self.unit.has(Stage.QUESTIONS_1, wrote_pass1))
 
     def open_to(self, *, unit: Any, user: Any, now: datetime, own: Assignment | None = None) -> bool:
         if not super().open_to(unit=unit, user=user, now=now, own=own):
             return False
         return not user_submitted_exists(stage=Stage.QUESTIONS_1, screen=unit, user=user)
 
-    def taken_texts(self, assignment: Assignment) -> list[str]:
+    def asked_before(self, assignment: Assignment) -> list[str]:
         return [q.text for q in screen_questions(assignment.screen, not_from=assignment)]
 
     def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
-        screen: Screen = unit
-        if screen.state != self.screen_state:
-            raise ConflictError("This screen's questions for this pass are already written.")
         if Assignment.objects.filter(
-            screen=screen,
+            screen=unit,
             stage=Stage.QUESTIONS_1,
             annotator_id=assignment.annotator_id,
             status=AssignmentStatus.SUBMITTED,
         ).exists():
             raise ConflictError("You wrote pass 1 of this screen; pass 2 needs a different writer.")
-        questions_create(
-            assignment=assignment,
-            screen=screen,
-            texts=cleaned["questions"],
-            source=QuestionSource.PASS_2,
-            state=QuestionState.DRAFTING,
-        )
+        super().apply(assignment=assignment, unit=unit, cleaned=cleaned, now=now)
+
+    def finish(self, *, screen: Screen, now: datetime) -> None:
         screen_questions_finalize(screen=screen, now=now)
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:

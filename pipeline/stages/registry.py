@@ -1,29 +1,60 @@
-"""Stage name (as in the API) -> its rules. The order is the pipeline's."""
+"""Stage name (as in the API) -> its definition, in the pipeline's order.
+
+Every module of this package that defines a ``StageDefinition`` subclass with its own
+``name`` is a stage module: the registry imports them all, so adding a stage touches no
+file here. The order is the one of ``annotation.models.Stage`` (the enum that the database
+constraints name), and every value of that enum must have exactly one definition.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from functools import cache
+
+from django.core.exceptions import ImproperlyConfigured
+
 from annotation.exceptions import NotFoundError
+from annotation.models import Stage
 
-from .answers import AnswersRules
-from .base import StageRules
-from .not_answerable import NotAnswerableRules
-from .prefilter import PrefilterRules
-from .questions import QuestionsPass1Rules, QuestionsPass2Rules
-
-STAGES: dict[str, StageRules] = {
-    rules.stage: rules
-    for rules in (
-        PrefilterRules(),
-        QuestionsPass1Rules(),
-        QuestionsPass2Rules(),
-        AnswersRules(),
-        NotAnswerableRules(),
-    )
-}
+from .base import StageDefinition
 
 
-def stage_rules(stage: str) -> StageRules:
-    rules = STAGES.get(stage)
-    if rules is None:
-        raise NotFoundError(f"Unknown stage {stage!r}; stages are {', '.join(STAGES)}.", field="stage")
-    return rules
+def _subclasses(cls: type[StageDefinition]) -> list[type[StageDefinition]]:
+    found: list[type[StageDefinition]] = []
+    for sub in cls.__subclasses__():
+        found.append(sub)
+        found.extend(_subclasses(sub))
+    return found
+
+
+@cache
+def stages() -> dict[str, StageDefinition]:
+    """Every stage's definition, by name, in pipeline order (discovered once, on first use)."""
+    package = importlib.import_module(__package__ or "pipeline.stages")
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{package.__name__}.{info.name}")
+    found: dict[str, StageDefinition] = {}
+    for cls in _subclasses(StageDefinition):
+        name = cls.__dict__.get("name")
+        if name is None:
+            continue
+        if name in found:
+            raise ImproperlyConfigured(
+                f"Two definitions of stage {name!r}: {type(found[name]).__name__}, {cls.__name__}"
+            )
+        found[str(name)] = cls()
+    missing, unknown = set(Stage.values) - set(found), set(found) - set(Stage.values)
+    if missing or unknown:
+        raise ImproperlyConfigured(
+            f"Stages without a definition: {sorted(missing)}; not in the Stage enum: {sorted(unknown)}"
+        )
+    return {name: found[name] for name in Stage.values}
+
+
+def stage_get(name: str) -> StageDefinition:
+    """The stage called ``name``; an unknown name is ``NotFoundError`` (404), naming the stages."""
+    definition = stages().get(name)
+    if definition is None:
+        raise NotFoundError(f"Unknown stage {name!r}; stages are {', '.join(stages())}.", field="stage")
+    return definition

@@ -61,8 +61,7 @@ def test_rows_match_the_orm_for_every_value_and_the_statement_is_cached(world):
         orm = leases(values).first()
         assert row == (tuple(orm) if orm else None)
         assert (row[0], row[1]) == (expected.pk, {"q": ["x"]}) if expected else row is None
-    if connection.vendor == "postgresql":
-        assert compiled.is_cached(("first", "test-leases"))
+    assert compiled.is_cached(("first", "test-leases"))
 
 
 def test_a_key_that_does_not_fix_the_shape_is_never_cached_and_stays_correct(world):
@@ -85,12 +84,10 @@ def test_a_key_that_does_not_fix_the_shape_is_never_cached_and_stays_correct(wor
     assert not compiled.is_cached(("first", "test-shape"))
 
 
-def test_booleans_must_be_part_of_the_key(world):
+def test_booleans_must_be_declared_inputs(world):
     project = world[0]
     compiled.forget(("first", "test-bool"))
-    if connection.vendor != "postgresql":
-        pytest.skip("other databases run the ORM")
-    with pytest.raises(TypeError, match="make it part of the key"):
+    with pytest.raises(TypeError, match="declare it as an input"):
         compiled.fetch_one(
             key="test-bool",
             build=lambda v: Screen.objects.filter(project=v["project"], not_answerable_sampled=v["flag"]),
@@ -136,3 +133,49 @@ def test_insert_writes_like_save(world):
     assert (stored.status, stored.draft, stored.submission, stored.skip_reason) == ("leased", {}, None, "")
     assert stored.created_at >= before and stored.created_at == new.created_at
     assert Assignment.objects.get(pk=other.pk).annotator_id == b.pk
+
+
+def judges(values):
+    """A build whose SQL depends on a project setting (one judge or several)."""
+    screens = Screen.objects.filter(project=values["project"])
+    if values["project"].prefilter_judgments > 1:
+        screens = screens.filter(not_answerable_sampled=False)
+    return screens.order_by("pk").values_list("pk")
+
+
+def test_declared_inputs_key_the_sql_so_two_projects_never_share_it(world):
+    # given two projects whose settings give different SQL, each with a screen
+    one, several = ProjectFactory(prefilter_judgments=1), ProjectFactory(prefilter_judgments=3)
+    s1 = ScreenFactory(project=one)
+    ScreenFactory(project=several, not_answerable_sampled=True)
+    compiled.forget("test-judges")
+    inputs = {"project": ("prefilter_judgments",)}
+    # when the statement runs for both, the setting declared as an input
+    rows = [
+        compiled.fetch_all(key="test-judges", build=judges, values={"project": p}, inputs=inputs)
+        for p in (one, several)
+    ]
+    # then each project gets its own SQL, both cached, and the right rows
+    assert rows == [[(s1.pk,)], []]
+    assert compiled.is_cached("test-judges", {"project": one}, inputs)
+    assert compiled.is_cached("test-judges", {"project": several}, inputs)
+
+
+def test_an_undeclared_input_is_refused_by_name_before_any_sql_is_kept(world):
+    # given the same build, its setting not declared
+    one = ProjectFactory(prefilter_judgments=3)
+    compiled.forget("test-undeclared")
+    # when it runs, then the read of the undeclared setting fails at once, naming it, and nothing is kept
+    with pytest.raises(compiled.UndeclaredInput, match=r"Project\.prefilter_judgments"):
+        compiled.fetch_all(key="test-undeclared", build=judges, values={"project": one})
+    assert not compiled.is_cached("test-undeclared", {"project": one})
+
+
+def test_compiled_statements_run_on_the_database_in_use(world):
+    # the same statements compile and convert rows on any backend (the embedded default is SQLite)
+    project, a, _b, mine, _theirs = world
+    values = {"project": project, "user_id": a.pk, "stage": "questions-1", "now": timezone.now()}
+    row = compiled.fetch_one(key="test-any", build=leases, values=values)
+    assert row[0] == mine.pk and row[1] == {"q": ["x"]} and row[2] == mine.lease_expires_at
+    assert compiled.is_cached(("first", "test-any"))
+    assert connection.vendor in {"postgresql", "sqlite"}

@@ -9,16 +9,14 @@ from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import Assignment, AssignmentStatus, ScreenState
-from annotation.selectors.assignments import assignment_double_leases
 from annotation.services.assignments import (
     DRAFT_MAX_BYTES,
     assignment_draft_save,
     assignment_expire_leases,
-    assignment_extend,
     assignment_release,
     assignment_skip,
 )
-from pipeline.stages import assignment_next, assignment_payload
+from pipeline.stages import assignment_double_leases, assignment_extend, assignment_next, assignment_payload
 from tests.pipeline.stages.helpers import member, screens
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 
 from annotation.models import Answer, AnswerElement, Membership, PrefilterJudgment, Question, Screen
-from annotation.selectors.assignments import assignment_double_leases
 from devtools.crowd import ScriptedAnnotator, crowd_screens_create, crowd_simulate
+from pipeline.stages import assignment_double_leases
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -69,7 +69,7 @@ def test_scripted_answerer_marks_unquoted_questions_not_answerable():
         "question": {"id": 1, "text": "What is the phone number of the customer support?"},
         "screen": {"width": 540, "height": 960, "candidates": [{"vh_index": 1, "bounds": [0, 0, 9, 9], "text": "Hi"}]},
     }
-    verdicts = {bot.answer(payload)["verdict"] for _ in range(50)}
+    verdicts = {bot.work(payload)["verdict"] for _ in range(50)}
     assert "answered" not in verdicts
 
 

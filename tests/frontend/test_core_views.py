@@ -32,8 +32,8 @@ def funnel_project(project):
     """Ten screens: 3 waiting, 2 excluded (1 non-English, 1 out of sync), 5 eligible of which 2 have questions."""
     for _ in range(3):
         ScreenFactory(project=project)
-    ScreenFactory(project=project, state=ScreenState.EXCLUDED, exclusion_reason="non-english")
-    ScreenFactory(project=project, state=ScreenState.EXCLUDED, exclusion_reason="out-of-sync")
+    ScreenFactory(project=project, state=ScreenState.EXCLUDED, exclusion_reason="non_english")
+    ScreenFactory(project=project, state=ScreenState.EXCLUDED, exclusion_reason="vh_out_of_sync")
     eligible = [ScreenFactory(project=project, state=ScreenState.QUESTIONS_1) for _ in range(3)]
     eligible += [ScreenFactory(project=project, state=ScreenState.NO_QUESTIONS) for _ in range(2)]
     for screen in eligible[:2]:
@@ -122,14 +122,17 @@ class TestProjectPage:
         numbers = dict(re.findall(r'data-step="([\w-]+)">(\d+)<', page))
         assert numbers == {
             "imported": "10",
-            "excluded": "2",
+            "non-english": "1",
+            "out-of-sync": "1",
             "eligible": "5",
             "with-questions": "2",
+            "with-answered": "0",
             "waiting-prefilter": "3",
         }
-        assert "non-english 1" in page and "out-of-sync 1" in page
+        # the reasons read as words, not codes
+        assert "non-English app 1" in page and "VH out of sync 1" in page and "non_english" not in page
         widths = [float(w) for w in re.findall(r'<rect x="140" y="4" width="([\d.]+)"', page)]
-        assert widths == [300.0, 60.0, 150.0, 60.0]  # proportional to 10, 2, 5, 2
+        assert widths == [300.0, 30.0, 30.0, 150.0, 60.0, 0.0]  # proportional to 10, 1, 1, 5, 2, 0
         # the annotator does not get the lead's import form
         assert "Import screens" not in page and "/projects/demo/imports/" not in page
 

@@ -300,7 +300,7 @@ def test_answer_submit_writes_ordered_elements(client, project, annotator, write
         ({"elements": '[{"vh_index": 3, "text": "  "}]', "full_answer": "X."}, "elements", "Element 1 has no text"),
         ({"elements": '[{"vh_index": 3, "text": "Deep"}]', "full_answer": ""}, "full_answer", "full sentence"),
         ({"elements": "not json", "full_answer": "X."}, "elements", "could not be read"),
-        ({"elements": '[{"bounds": [5, 5, 5, 9], "text": "a"}]', "full_answer": "X."}, "elements", "empty"),
+        ({"elements": '[{"bounds": [5, 5, 5, 9], "text": "a"}]', "full_answer": "X."}, "elements", "positive area"),
         ({"elements": '[{"vh_index": 99, "text": "a"}]', "full_answer": "X."}, "elements", "No candidate element"),
         ({"elements": '[{"bounds": [0, 0, 5000, 10], "text": "a"}]', "full_answer": "X."}, "elements", "inside"),
         (

@@ -17,8 +17,7 @@ from django.db import connection
 
 from annotation.exceptions import ConflictError
 from annotation.models import Answer, Assignment, AssignmentStatus, PrefilterJudgment, Screen, ScreenState, Split
-from annotation.selectors.assignments import assignment_double_leases
-from pipeline.stages import assignment_next, assignment_release, assignment_submit
+from pipeline.stages import assignment_double_leases, assignment_next, assignment_release, assignment_submit
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db(transaction=True)

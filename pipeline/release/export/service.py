@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from django.db import connection, transaction
-
+from annotation.db import session
 from annotation.exceptions import ApplicationError
 from annotation.models import Project, Question, QuestionState
 
@@ -23,27 +20,12 @@ def release_question_count(*, project: Project) -> int:
     return Question.objects.filter(screen__project=project, screen__split__in=SPLITS, state=QuestionState.KEPT).count()
 
 
-@contextlib.contextmanager
-def _snapshot() -> Iterator[None]:
-    """One consistent, read-only view of the database for the whole export on PostgreSQL
-    (REPEATABLE READ), so the files and the manifest's counts describe the same moment even
-    while post-processing or annotators keep writing. Inside an enclosing transaction (tests,
-    callers that already hold one) the caller's transaction is used as it is."""
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
-        yield
-        return
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        yield
-
-
 def release_export(
     *, project: Project, out_dir: Path, fmt: str = "screenqa", progress: Progress | None = None
 ) -> dict[str, Any]:
     """Write the kept questions of ``project`` to ``out_dir`` in ``fmt``; return the manifest.
 
-    Read-only on the database, from one snapshot (see ``_snapshot``); streams (memory
+    Read-only on the database, from one snapshot (``annotation.db.session.read_only_snapshot``); streams (memory
     does not grow with the project). Every file is replaced atomically, data files first
     and ``manifest.json`` last, so a manifest whose hashes match the files marks a complete
     export. Idempotent: unchanged data gives
@@ -54,7 +36,7 @@ def release_export(
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ApplicationError(f"{out_dir} exists and is not a folder.", field="out")
-    with _snapshot():
+    with session.read_only_snapshot():
         written = WRITERS[fmt](project=project, out_dir=out_dir, progress=progress)
         manifest = manifest_build(project=project, fmt=fmt, written=written)
     manifest_write(out_dir=out_dir, manifest=manifest)

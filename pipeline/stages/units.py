@@ -1,0 +1,113 @@
+"""What a stage hands out: its *unit* of work (a screen, or a question), as a small strategy.
+
+The engine never asks which kind of unit a stage has: it asks the unit to lock itself, to
+say which assignments are its own, what a lease of it records, and what the lease claim
+loads with it (the unit, its screen and the screen's app, for the payload). A new kind of
+unit (an answer to review, a test item) is one more ``Unit`` here and a foreign key on
+``Assignment`` naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from django.db.models import Exists, OuterRef, Q
+
+from annotation.db.compiled import Load, load_row
+from annotation.lock_objects import question_lock, screen_lock
+from annotation.models import App, Assignment, Question, Screen
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A unit the lease claim locked, with what came along: its screen, whether it has leases
+    whose time ran out (to be marked expired before a new one is written), and the screen's
+    candidates when the claim brought them (``None``: read them when the payload is built)."""
+
+    unit: Any
+    screen: Screen
+    stale: bool
+    candidates: list[dict[str, Any]] | None
+
+
+class Unit:
+    """A kind of unit. ``field``: the ``Assignment`` foreign key that names it."""
+
+    name: ClassVar[str]
+    field: ClassVar[str]
+    model: ClassVar[type[Any]]
+    # What the claim loads, in row order: the unit first, then its screen and app.
+    loads: ClassVar[tuple[Load, ...]]
+    # The outer reference to the unit's screen id inside a queue query (for its candidates).
+    screen_ref: ClassVar[str]
+
+    def lock(self, *, assignment: Assignment) -> Any:
+        """Row-lock the assignment's unit (``annotation.lock_objects``), loaded for the stage's rules."""
+        raise NotImplementedError
+
+    def has(self, stage: str, condition: Q) -> Exists:
+        """``Exists`` over ``stage``'s assignments of the outer unit that match ``condition``."""
+        return Exists(Assignment.objects.filter(condition, **{self.field: OuterRef("pk")}, stage=stage))
+
+    def of(self, unit: Any) -> dict[str, Any]:
+        """Filter keyword arguments that select the assignments of ``unit``."""
+        return {f"{self.field}_id": unit.pk}
+
+    def lease(self, unit: Any) -> dict[str, Any]:
+        """What an assignment of ``unit`` records (its screen always; the unit's own key)."""
+        raise NotImplementedError
+
+    def claimed(self, row: tuple[Any, ...], *, stale: bool, candidates: list[dict[str, Any]] | None) -> Claimed:
+        """The claim's row (the ``loads`` columns) as loaded models."""
+        raise NotImplementedError
+
+
+class ScreenUnit(Unit):
+    name = "screen"
+    field = "screen"
+    model = Screen
+    loads = (Load(Screen, plain=True), Load(App, "app__", plain=True))
+    screen_ref = "pk"
+
+    def lock(self, *, assignment: Assignment) -> Screen:
+        screen = screen_lock(screen_id=assignment.screen_id, with_vh=False)  # no stage reads the VH
+        screen.project = assignment.project
+        return screen
+
+    def lease(self, unit: Screen) -> dict[str, Any]:
+        return {"screen_id": unit.pk}
+
+    def claimed(self, row: tuple[Any, ...], *, stale: bool, candidates: list[dict[str, Any]] | None) -> Claimed:
+        screen, app = load_row(self.loads, row)
+        screen.app = app
+        return Claimed(unit=screen, screen=screen, stale=stale, candidates=candidates)
+
+
+class QuestionUnit(Unit):
+    name = "question"
+    field = "question"
+    model = Question
+    loads = (
+        Load(Question, plain=True),
+        Load(Screen, "screen__", plain=True),
+        Load(App, "screen__app__", plain=True),
+    )
+    screen_ref = "screen_id"
+
+    def lock(self, *, assignment: Assignment) -> Question:
+        assert assignment.question_id is not None
+        return question_lock(question_id=assignment.question_id)
+
+    def lease(self, unit: Question) -> dict[str, Any]:
+        return {"screen_id": unit.screen_id, "question": unit}
+
+    def claimed(self, row: tuple[Any, ...], *, stale: bool, candidates: list[dict[str, Any]] | None) -> Claimed:
+        question, screen, app = load_row(self.loads, row)
+        screen.app = app
+        question.screen = screen
+        return Claimed(unit=question, screen=screen, stale=stale, candidates=candidates)
+
+
+SCREEN = ScreenUnit()
+QUESTION = QuestionUnit()

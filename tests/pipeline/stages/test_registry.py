@@ -1,0 +1,83 @@
+"""Every stage is complete: the registry finds one definition per stage, and each definition
+gives everything the engine, the API, the workspace, the progress and the crowd ask of it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.staticfiles import finders
+from django.template.loader import get_template
+from rest_framework.test import APIClient
+
+from annotation.db import compiled
+from annotation.models import Stage
+from devtools.crowd import crowd_screens_create, crowd_simulate
+from pipeline.stages import project_progress, stages
+from pipeline.stages.base import StageDefinition
+from pipeline.stages.units import Unit
+from tests.conftest import login
+
+pytestmark = pytest.mark.django_db
+
+
+def test_one_definition_per_stage_in_pipeline_order():
+    assert list(stages()) == list(Stage.values)
+    for name, stage in stages().items():
+        assert isinstance(stage, StageDefinition) and stage.name == name
+        assert isinstance(stage.unit, Unit) and stage.label
+
+
+@pytest.mark.parametrize("name", Stage.values)
+def test_each_stage_declares_its_page(name):
+    stage = stages()[name]
+    # the template renders from the declared name, and the page's controller is a static file
+    assert get_template(stage.template)
+    found = finders.find(f"frontend/workspace/stages/{stage.controller}.js")
+    assert found, f"{name}: no controller {stage.controller}.js"
+    source = Path(found).read_text()
+    assert "export function controller" in source
+    # every message the page's script uses is declared by the stage
+    for key in set(re.findall(r"\b(?:m|config\.messages)\.(\w+)", source)):
+        assert key in stage.messages, f"{name}: the controller uses m.{key}, which the stage does not declare"
+    assert set(stage.viewer) == {"labels", "drag_pans", "boxes"}
+
+
+def test_the_schema_shows_every_stage_body_and_payload(project, lead):
+    client = APIClient()
+    login(client, lead)
+    schema = client.get("/api/schema/", {"format": "json"}).json()
+    components = schema["components"]["schemas"]
+    submit = schema["paths"]["/api/assignments/{assignment_id}/submit/"]["post"]
+    body = submit["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    bodies = {ref["$ref"].rsplit("/", 1)[1] for ref in components[body]["oneOf"]}
+    nxt = schema["paths"]["/api/projects/{slug}/stages/{stage}/next/"]["post"]["responses"]["200"]
+    payload = nxt["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    payloads = components[payload]["discriminator"]["mapping"]
+    for name, stage in stages().items():
+        assert any(b.startswith(stage.submit_serializer.__name__.removesuffix("Serializer")) for b in bodies), name
+        assert stage.payload_serializer.__name__.removesuffix("Serializer") in payloads[name], name
+
+
+def test_the_crowd_drives_every_stage_and_every_claim_is_compiled(project):
+    # given a small project, and the compiled claims forgotten
+    for name in stages():
+        compiled.forget(("first", ("claim", name)))
+    crowd_screens_create(project=project, count=16, seed=2)
+    # when the scripted crowd works it through the services
+    summary = crowd_simulate(project=project, annotators=5, seed=2)
+    # then every stage got work done, the project is ready, no stage has anything pending
+    assert set(summary["submitted"]) == set(stages()), summary["submitted"]
+    progress = project_progress(project=project)
+    assert progress.ready_for_postprocessing and set(progress.pending) == set(stages())
+    # and each stage's claim checked out against the ORM and was cached (its inputs are declared)
+    for name, stage in stages().items():
+        inputs = {"project": stage.queue_inputs}
+        assert compiled.is_cached(("first", ("claim", name)), {"project": project}, inputs), name
+
+
+def test_debug_is_off_in_tests():
+    # the page checks above render with the production template settings
+    assert settings.DEBUG is False
