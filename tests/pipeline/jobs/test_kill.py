@@ -103,6 +103,7 @@ def kill_env(celery_broker, settings, tmp_path) -> Iterator[dict[str, str]]:
     """The environment of the worker subprocesses, and this process's settings to match it."""
     db = connection.settings_dict
     password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
+    host, port = db["HOST"] or "127.0.0.1", db["PORT"] or 5432
     data = tmp_path / "data"
     media = data / "test-media"  # MEDIA_ROOT of annotation.settings.test under SCREENQA_DATA_DIR
     settings.MEDIA_ROOT = media
@@ -114,7 +115,7 @@ def kill_env(celery_broker, settings, tmp_path) -> Iterator[dict[str, str]]:
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "annotation.settings.test",
-        "DATABASE_URL": f"postgres://{db['USER']}{password}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "DATABASE_URL": f"postgres://{db['USER']}{password}@{host}:{port}/{db['NAME']}",
         "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
         "SCREENQA_DATA_DIR": str(data),
         "SCREENQA_JOB_HEARTBEAT_SECONDS": "1",
