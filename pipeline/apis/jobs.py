@@ -57,8 +57,8 @@ class JobOutputSerializer(serializers.Serializer):
     url = serializers.SerializerMethodField(help_text="this job's status endpoint")
     status_url = serializers.SerializerMethodField(help_text="the same as url")
     rerun_url = serializers.SerializerMethodField(help_text="POST here to run a failed or stale job again")
-    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    created_by: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    project = serializers.CharField(source="project.slug", help_text="the project's slug")
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, help_text="who started it")
     status = serializers.ChoiceField(choices=JobStatus.choices)
     stale = serializers.SerializerMethodField(
         help_text="queued or running without a sign of life for SCREENQA_JOB_STALE_SECONDS: its worker is gone"
