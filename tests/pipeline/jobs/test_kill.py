@@ -28,7 +28,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.db.models import Count
 
-from annotation.models import Candidate, ImportJob, ReleaseJob, Screen
+from annotation.models import Candidate, ImportJob, Job, ReleaseJob, Screen
 from devtools.demo.generator import iter_screens
 from pipeline.jobs.queue import JOB_RUN_TASK
 from pipeline.release.export.jobs import zip_folder
@@ -149,6 +149,19 @@ def rico_zip(count: int) -> bytes:
     return buf.getvalue()
 
 
+def detect_and_re_run(*, api_client: Any, env: dict[str, str], url: str, model: type[Job], logs: list[Path]) -> Job:
+    """After the kill: wait until the API reports the job stale, re-run it, and let a fresh worker finish it."""
+    body = wait_until(
+        lambda: (b := api_client.get(url).json())["stale"] and b, timeout=STALE_SECONDS + 10, what="stale"
+    )
+    assert body["status"] == "running"
+    assert api_client.post(f"{url}retry/").status_code == 202
+    with Worker(env, logs[1]):
+        ended = ("done", "failed")
+        wait_until(lambda: model.objects.get(pk=body["id"]).status in ended, timeout=90, what="the re-run", logs=logs)
+    return model.objects.get(pk=body["id"])
+
+
 def test_import_killed_mid_job_is_detected_stale_and_re_run_without_duplicates(
     kill_env, celery_broker, project, lead, api_client, tmp_path
 ):
@@ -156,33 +169,20 @@ def test_import_killed_mid_job_is_detected_stale_and_re_run_without_duplicates(
     upload = SimpleUploadedFile("batch.zip", rico_zip(SCREENS), content_type="application/zip")
     login(api_client, lead)
     logs = [tmp_path / "worker-a.log", tmp_path / "worker-b.log"]
+    screens = Screen.objects.filter(project=project)
     with Worker(kill_env, logs[0]) as first:
         response = api_client.post(f"/api/projects/{project.slug}/imports/", {"file": upload}, format="multipart")
         assert response.status_code == 202, response.content
         job_id, url = response.json()["id"], response.json()["url"]
-        screens = Screen.objects.filter(project=project)
         wait_until(lambda: screens.count() >= 200, timeout=60, what="the first batches", logs=logs)
         # When the whole worker is killed mid-import
         first.kill()
     forget_unacknowledged(celery_broker, "import", job_id)
-    job = ImportJob.objects.get(pk=job_id)
     before = screens.count()
-    assert job.status == "running" and 0 < before < SCREENS, (job.status, before)
-    # Then the job is detected dead once its heartbeat is older than the stale window
-    body = wait_until(
-        lambda: (b := api_client.get(url).json())["stale"] and b, timeout=STALE_SECONDS + 10, what="stale"
-    )
-    assert body["status"] == "running"
-    # And a re-run on a fresh worker finishes it
-    assert api_client.post(f"{url}retry/").status_code == 202
-    with Worker(kill_env, logs[1]):
-        wait_until(
-            lambda: ImportJob.objects.get(pk=job_id).status in ("done", "failed"),
-            timeout=90,
-            what="the re-run",
-            logs=logs,
-        )
-    job.refresh_from_db()
+    assert ImportJob.objects.get(pk=job_id).status == "running" and 0 < before < SCREENS, before
+    # Then the job is detected dead once its heartbeat is older than the stale window, and a re-run on a
+    # fresh worker finishes it
+    job = detect_and_re_run(api_client=api_client, env=kill_env, url=url, model=ImportJob, logs=logs)
     assert (job.status, job.error, job.attempts) == ("done", "", 2)
     # with every screen once, each with its candidates once
     assert screens.count() == SCREENS
@@ -210,29 +210,18 @@ def test_export_killed_mid_job_is_detected_stale_and_re_run_without_a_partial_fi
         response = api_client.post(f"/api/projects/{project.slug}/exports/", {"format": "screenqa"}, format="json")
         assert response.status_code == 202, response.content
         job_id, url = response.json()["id"], response.json()["status_url"]
-        wait_until(
-            lambda: ReleaseJob.objects.get(pk=job_id).processed > 0, timeout=60, what="export progress", logs=logs
-        )
+        progress = ReleaseJob.objects.filter(pk=job_id, processed__gt=0)
+        wait_until(progress.exists, timeout=60, what="export progress", logs=logs)
         # When the whole worker is killed mid-export
         first.kill()
     forget_unacknowledged(celery_broker, "export", job_id)
-    job = ReleaseJob.objects.get(pk=job_id)
-    assert job.status == "running" and job.processed < QUESTIONS, (job.status, job.processed)
+    killed = ReleaseJob.objects.get(pk=job_id)
+    assert killed.status == "running" and killed.processed < QUESTIONS, killed.processed
     # Then nothing was stored: the zip is written in a temporary folder, and stored only once complete
-    assert not job.artifact
+    assert not killed.artifact
     assert not default_storage.exists("releases") or default_storage.listdir("releases") == ([], [])
-    # And the job is detected dead
-    wait_until(lambda: api_client.get(url).json()["stale"], timeout=STALE_SECONDS + 10, what="stale")
-    # And a re-run on a fresh worker finishes it
-    assert api_client.post(f"{url}retry/").status_code == 202
-    with Worker(kill_env, logs[1]):
-        wait_until(
-            lambda: ReleaseJob.objects.get(pk=job_id).status in ("done", "failed"),
-            timeout=90,
-            what="the re-run",
-            logs=logs,
-        )
-    job.refresh_from_db()
+    # And the job is detected dead, and a re-run on a fresh worker finishes it
+    job = detect_and_re_run(api_client=api_client, env=kill_env, url=url, model=ReleaseJob, logs=logs)
     assert (job.status, job.error, job.attempts) == ("done", "", 2)
     assert (job.processed, job.total) == (QUESTIONS, QUESTIONS)
     # with one complete zip in storage: the same bytes as an export made here
