@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from annotation.exceptions import ConflictError, NotFoundError
 from annotation.lock_objects import job_lock
-from annotation.models import Job, JobStatus
+from annotation.models import Job, JobStatus, Project
 from annotation.permissions import project_require_lead
 
 from .queue import enqueue
@@ -90,7 +90,7 @@ def job_can_rerun(*, job: Job) -> bool:
     return job.status == JobStatus.FAILED or job_is_stale(job=job)
 
 
-def job_create(*, model: type[J], project: Any, user: Any, **fields: Any) -> J:
+def job_create(*, model: type[J], project: Project, user: Any, **fields: Any) -> J:
     """Record a queued job of ``model`` (``fields``: its kind-specific columns) and queue its run once the
     transaction commits. The caller has validated the input and checked that ``user`` may start it."""
     with transaction.atomic():

@@ -166,4 +166,5 @@ def postprocess_job_work(*, job: ReleaseJob, progress: Progress, batch_size: int
 
 
 def release_job_latest(*, project: Project, kind: str) -> ReleaseJob | None:
-    return ReleaseJob.objects.filter(project=project, kind=kind).order_by("-created_at", "-pk").first()
+    jobs = ReleaseJob.objects.filter(project=project, kind=kind).select_related("project", "created_by")
+    return jobs.order_by("-created_at", "-pk").first()

@@ -64,7 +64,8 @@ def test_every_kind_has_one_shape_with_its_tables_fields(kind, project, lead, ap
 def test_download_url_names_an_export_artifact_once_there_is_one(project, lead, api_client):
     job = job_of_kind(kind="export", project=project, status="done")
     login(api_client, lead)
-    assert api_client.get(f"/api/release-jobs/{job.pk}/").json()["download_url"] is None
+    body = api_client.get(f"/api/release-jobs/{job.pk}/").json()
+    assert (body["download_url"], body["created_by"]) == (None, None)
     job.artifact.save("release.zip", ContentFile(b"zip"))
     assert api_client.get(f"/api/release-jobs/{job.pk}/").json()["download_url"] == (
         f"/api/release-jobs/{job.pk}/download/"
