@@ -47,7 +47,7 @@ class CandidateAdmin(admin.ModelAdmin):
 
 @admin.register(models.ImportJob)
 class ImportJobAdmin(admin.ModelAdmin):
-    list_display = ["pk", "project", "status", "processed", "total", "created_at"]
+    list_display = ["pk", "project", "status", "processed", "total", "attempts", "heartbeat_at", "created_at"]
     list_filter = ["status"]
 
 
@@ -87,7 +87,18 @@ class AnswerAdmin(admin.ModelAdmin):
 
 @admin.register(models.ReleaseJob)
 class ReleaseJobAdmin(admin.ModelAdmin):
-    list_display = ["pk", "project", "kind", "format", "status", "processed", "total", "created_at"]
+    list_display = [
+        "pk",
+        "project",
+        "kind",
+        "format",
+        "status",
+        "processed",
+        "total",
+        "attempts",
+        "heartbeat_at",
+        "created_at",
+    ]
     list_filter = ["kind", "status"]
 
 

@@ -5,6 +5,9 @@
 (``project_lock`` and ``user_lock`` serialise a lead's project-wide action and one
 annotator's own requests; they come first because they guard the others.)
 
+``job_lock`` stands apart: a background job's row is locked alone, for the moment its status
+changes (``pipeline.jobs.lifecycle``), never while another of these locks is held.
+
 A service that needs several locks takes them through these helpers in that
 order, inside ``transaction.atomic()``.
 """
@@ -12,7 +15,7 @@ order, inside ``transaction.atomic()``.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -20,7 +23,9 @@ from django.db.models import Model, QuerySet
 from django.db.transaction import TransactionManagementError
 
 from annotation.db import compiled, session
-from annotation.models import Assignment, ImportJob, Project, Question, Screen
+from annotation.models import Assignment, Job, Project, Question, Screen
+
+J = TypeVar("J", bound=Job)
 
 
 def project_lock(*, project_id: int) -> Project:
@@ -91,8 +96,9 @@ def assignment_lock(*, assignment_id: int) -> Assignment:
     return cast(Assignment, _row_lock(Assignment, assignment_id))
 
 
-def import_job_lock(*, job_id: int) -> ImportJob:
-    return ImportJob.objects.select_for_update().get(pk=job_id)
+def job_lock(*, model: type[J], job_id: int) -> J:
+    """A job row (any table of ``Job``), with its project; only the job row is locked (``of=self``)."""
+    return model._default_manager.select_related("project").select_for_update(of=("self",)).get(pk=job_id)
 
 
 def queue_claim(

@@ -3,7 +3,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from frontend.views import analytics, core, export, postprocess, workspace
+from annotation.models import ImportJob, ReleaseJob
+from frontend.views import analytics, core, export, jobs, postprocess, workspace
 
 app_name = "frontend"
 
@@ -19,8 +20,11 @@ urlpatterns = [
     path("projects/<slug:slug>/screens/<str:rico_id>/", core.screen_detail, name="screen"),
     path("projects/<slug:slug>/imports/", core.import_create, name="import-create"),
     path("imports/<int:job_id>/", core.import_job_detail, name="import-job"),
-    path("imports/<int:job_id>/progress/", core.import_job_progress, name="import-job-progress"),
-    path("imports/<int:job_id>/retry/", core.import_job_retry_view, name="import-job-retry"),
+    # any job's progress block and "Run again" (one view each; the route names the table)
+    path("imports/<int:job_id>/progress/", jobs.job_progress, {"model": ImportJob}, name="import-job-progress"),
+    path("imports/<int:job_id>/retry/", jobs.job_rerun_view, {"model": ImportJob}, name="import-job-retry"),
+    path("release-jobs/<int:job_id>/progress/", jobs.job_progress, {"model": ReleaseJob}, name="release-job-progress"),
+    path("release-jobs/<int:job_id>/retry/", jobs.job_rerun_view, {"model": ReleaseJob}, name="release-job-retry"),
     # the annotator workspace (see ``frontend.views.workspace`` for who may use each page)
     path("projects/<slug:slug>/work/", workspace.workspace_home, name="workspace"),
     path("projects/<slug:slug>/work/<str:stage>/next/", workspace.workspace_next, name="workspace-next"),
@@ -48,7 +52,6 @@ urlpatterns = [
         postprocess.short_answers_save,
         name="short-answers-save",
     ),
-    path("release-jobs/<int:job_id>/progress/", postprocess.release_job_progress, name="release-job-progress"),
     path("projects/<slug:slug>/exports/", export.export_list, name="exports"),
     path("projects/<slug:slug>/exports/<int:job_id>/", export.export_detail, name="export-detail"),
     # analysis (leads)

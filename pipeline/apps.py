@@ -3,3 +3,8 @@ from django.apps import AppConfig
 
 class PipelineConfig(AppConfig):
     name = "pipeline"
+
+    def ready(self) -> None:
+        # Registers the job task under its name in every process, so that ``pipeline.jobs.queue`` can send it
+        # by name (the worker's autodiscovery finds the same module; see annotation/celery.py).
+        from pipeline.jobs import tasks  # noqa: F401

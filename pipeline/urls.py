@@ -2,13 +2,13 @@
 
 from django.urls import path
 
-from pipeline.apis import analytics, engine, export, imports, postprocess
+from pipeline.apis import analytics, engine, export, imports, jobs, postprocess
 
 urlpatterns = [
     # imports (leads)
     path("projects/<slug:slug>/imports/", imports.ImportJobCreateApi.as_view(), name="api-import-create"),
-    path("imports/<int:job_id>/", imports.ImportJobDetailApi.as_view(), name="api-import-detail"),
-    path("imports/<int:job_id>/retry/", imports.ImportJobRetryApi.as_view(), name="api-import-retry"),
+    path("imports/<int:job_id>/", jobs.ImportJobDetailApi.as_view(), name="api-import-detail"),
+    path("imports/<int:job_id>/retry/", jobs.ImportJobRetryApi.as_view(), name="api-import-retry"),
     # the engine: stage queues and assignments
     path("projects/<slug:slug>/stages/", engine.StageListApi.as_view(), name="api-stages"),
     path(
@@ -49,7 +49,8 @@ urlpatterns = [
         postprocess.ShortAnswersStartApi.as_view(),
         name="api-short-answers-start",
     ),
-    path("release-jobs/<int:job_id>/", postprocess.ReleaseJobDetailApi.as_view(), name="api-release-job-detail"),
+    path("release-jobs/<int:job_id>/", jobs.ReleaseJobDetailApi.as_view(), name="api-release-job-detail"),
+    path("release-jobs/<int:job_id>/retry/", jobs.ReleaseJobRetryApi.as_view(), name="api-release-job-retry"),
     path("projects/<slug:slug>/exports/", export.ExportListStartApi.as_view(), name="api-export-list"),
     path("release-jobs/<int:job_id>/download/", export.ExportDownloadApi.as_view(), name="api-release-job-download"),
     # analysis (leads)

@@ -77,22 +77,17 @@ def _celery_pools_reset(app) -> None:
 
 
 @pytest.fixture
-def celery_worker(settings):
-    """A real Celery worker (solo pool, on a thread of this process) consuming from the Redis broker.
-
-    Tasks queued while it runs leave eager mode and travel through Redis. Use with
-    ``@pytest.mark.django_db(transaction=True)`` so that the worker's connection sees the test's rows.
-    """
+def celery_broker(settings):
+    """Tasks leave eager mode and travel through the Redis broker (``CELERY_BROKER_URL``) while the test runs;
+    the queue is purged first. Yields the Celery app. A worker must be started to consume them."""
     import os
-
-    from celery.contrib.testing.worker import start_worker
 
     from annotation.celery import app
 
     broker = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
     # Read the app's configuration before touching Django's settings: Celery loads them lazily, and
     # would otherwise "restore" the non-eager values below for every later test.
-    old = {k: app.conf[k] for k in ("broker_url", "task_always_eager", "result_backend")}
+    old = {k: app.conf[k] for k in ("broker_url", "task_always_eager", "result_backend", "task_default_queue")}
     assert old["task_always_eager"] is True
     settings.CELERY_BROKER_URL = broker
     settings.CELERY_TASK_ALWAYS_EAGER = False
@@ -100,8 +95,20 @@ def celery_worker(settings):
     _celery_pools_reset(app)
     app.control.purge()  # messages left by an interrupted earlier run must not reach this worker
     try:
-        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
-            yield app
+        yield app
     finally:
         app.conf.update(**old)
         _celery_pools_reset(app)
+
+
+@pytest.fixture
+def celery_worker(celery_broker):
+    """A real Celery worker (solo pool, on a thread of this process) consuming from the Redis broker.
+
+    Tasks queued while it runs leave eager mode and travel through Redis. Use with
+    ``@pytest.mark.django_db(transaction=True)`` so that the worker's connection sees the test's rows.
+    """
+    from celery.contrib.testing.worker import start_worker
+
+    with start_worker(celery_broker, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
+        yield celery_broker

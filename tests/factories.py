@@ -201,3 +201,15 @@ def kept_question(
             fields = {"left": 10, "top": 20, "right": 110, "bottom": 60, "text": "item", **element}
             AnswerElementFactory(answer=answer, position=index, **fields)
     return question
+
+
+JOB_KINDS = ("import", "postprocess", "short-answers", "export")
+
+
+def job_of_kind(*, kind: str, project: models.Project, **fields: Any) -> models.Job:
+    """A job row of ``kind`` (one of ``pipeline.jobs.kinds``); an import names a zip that is not stored."""
+    if kind == "import":
+        fields = {"source": "imports/missing.zip", "source_kind": "zip", **fields}
+        return models.ImportJob.objects.create(project=project, **fields)
+    fields = {"format": "screenqa" if kind == "export" else "", **fields}
+    return models.ReleaseJob.objects.create(project=project, kind=kind, **fields)

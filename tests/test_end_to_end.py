@@ -14,8 +14,8 @@ from django.core.management import call_command
 
 from annotation.models import Question, QuestionState
 from devtools.crowd import crowd_simulate
+from pipeline.jobs.runner import job_run_now
 from pipeline.release.export.service import release_export
-from pipeline.release.postprocess import release_job_run_now
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -37,8 +37,8 @@ def test_from_screens_to_a_scored_release(tmp_path):
     assert not Question.objects.filter(screen__project=project, state=QuestionState.ANSWERING).exists()
 
     # when a lead post-processes, generates short answers and exports the release
-    post = release_job_run_now(project_slug="e2e", kind="postprocess")
-    short = release_job_run_now(project_slug="e2e", kind="short-answers")
+    post = job_run_now(kind="postprocess", project_slug="e2e")
+    short = job_run_now(kind="short-answers", project_slug="e2e")
     assert (post.status, short.status) == ("done", "done")
     manifest = release_export(project=project, out_dir=tmp_path)
 

@@ -1,5 +1,6 @@
+from .jobs import ImportJob, Job, JobStatus, ReleaseJob
 from .projects import App, Membership, Project, Role
-from .screens import Candidate, ElementType, ImportJob, Screen, ScreenState, Split
+from .screens import Candidate, ElementType, Screen, ScreenState, Split
 from .work import (
     Answer,
     AnswerElement,
@@ -9,7 +10,6 @@ from .work import (
     Question,
     QuestionSource,
     QuestionState,
-    ReleaseJob,
     Stage,
     Verdict,
 )
@@ -23,6 +23,8 @@ __all__ = [
     "Candidate",
     "ElementType",
     "ImportJob",
+    "Job",
+    "JobStatus",
     "Membership",
     "PrefilterJudgment",
     "Project",

@@ -1,8 +1,7 @@
-"""Screens (screenshot + view hierarchy), their candidate elements, import jobs."""
+"""Screens (screenshot + view hierarchy) and their candidate elements."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
@@ -109,34 +108,3 @@ class Candidate(models.Model):
     @property
     def label(self) -> str:
         return self.text or self.content_desc
-
-
-class ImportJob(models.Model):
-    """An import started from the web; the Celery task reports into it."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
-    source = models.CharField(max_length=1024, help_text="storage name of an uploaded zip, or a storage prefix")
-    source_kind = models.CharField(max_length=16, choices=[("zip", "zip"), ("prefix", "prefix")])
-    device_width = models.PositiveIntegerField(null=True, blank=True)
-    device_height = models.PositiveIntegerField(null=True, blank=True)
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
-    total = models.PositiveIntegerField(default=0)
-    processed = models.PositiveIntegerField(default=0)
-    summary = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        constraints = [
-            models.CheckConstraint(condition=Q(processed__lte=F("total")) | Q(total=0), name="importjob_progress")
-        ]

@@ -238,35 +238,3 @@ class AnswerElement(models.Model):
     @property
     def bounds(self) -> list[int]:
         return [self.left, self.top, self.right, self.bottom]
-
-
-class ReleaseJob(models.Model):
-    """A post-processing, short-answer or export run started by a lead (a Celery task reports into it)."""
-
-    class Kind(models.TextChoices):
-        POSTPROCESS = "postprocess"
-        SHORT_ANSWERS = "short-answers"
-        EXPORT = "export"
-
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="release_jobs")
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    format = models.CharField(max_length=16, blank=True, help_text="export format: screenqa, docvqa, jsonl")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
-    total = models.PositiveIntegerField(default=0)
-    processed = models.PositiveIntegerField(default=0)
-    result = models.JSONField(default=dict, blank=True)
-    artifact = models.FileField(upload_to="releases/", max_length=512, blank=True)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]

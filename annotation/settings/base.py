@@ -215,14 +215,25 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Redis redelivers an unacknowledged task (a worker killed mid-job) after this many seconds. It must exceed
-# the longest job (a RICO-scale import or a full export take minutes), or a live job would be delivered twice.
+# Redis redelivers an unacknowledged task (its whole worker was killed) after this many seconds. A job's
+# heartbeat decides whether a delivery may run it (pipeline.jobs), so a redelivery of a live job is harmless.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 1800)}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Embedded default only: run "queued" jobs on a background thread of the web
 # process, so the page that started a job can show its progress.
 SCREENQA_INPROCESS_THREADS = env_bool("SCREENQA_INPROCESS_THREADS", CELERY_BROKER_URL is None)
+
+# Background jobs (pipeline.jobs, docs/operations.md). A running job beats every HEARTBEAT seconds; a queued or
+# running job without a sign of life for STALE seconds has lost its worker: it is "stale" and may be run again.
+SCREENQA_JOB_HEARTBEAT_SECONDS = env_int("SCREENQA_JOB_HEARTBEAT_SECONDS", 10)
+SCREENQA_JOB_STALE_SECONDS = env_int("SCREENQA_JOB_STALE_SECONDS", 90)
+# Time limits of the job task (prefork workers): at the soft limit the job fails with the reason; at the hard
+# limit Celery kills its process (the job goes stale). A RICO-scale import takes ~4 minutes (docs/performance.md).
+SCREENQA_JOB_SOFT_TIME_LIMIT = env_int("SCREENQA_JOB_SOFT_TIME_LIMIT", 3600)
+SCREENQA_JOB_TIME_LIMIT = env_int("SCREENQA_JOB_TIME_LIMIT", SCREENQA_JOB_SOFT_TIME_LIMIT + 120)
+CELERY_TASK_SOFT_TIME_LIMIT = SCREENQA_JOB_SOFT_TIME_LIMIT
+CELERY_TASK_TIME_LIMIT = SCREENQA_JOB_TIME_LIMIT
 
 # Upload and import limits (see docs/operations.md).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

@@ -43,8 +43,7 @@ import json, sys, time
 import django
 django.setup()
 from annotation.models import Project, ReleaseJob
-from pipeline.release.postprocess import postprocess_job_run
-from pipeline.release.short_answers.service import short_answers_job_run
+from pipeline.jobs.runner import job_run
 
 def hwm_mb():
     # VmHWM (peak RSS of this process image): ru_maxrss would carry the parent's peak across exec.
@@ -54,9 +53,8 @@ def hwm_mb():
 baseline = hwm_mb()
 project = Project.objects.get(slug=sys.argv[1])
 job = ReleaseJob.objects.create(project=project, kind=sys.argv[2])
-run = postprocess_job_run if sys.argv[2] == "postprocess" else short_answers_job_run
 started = time.perf_counter()
-result = run(job_id=job.pk)
+result = job_run(kind=sys.argv[2], job_id=job.pk).result
 elapsed = time.perf_counter() - started
 print(json.dumps({"seconds": round(elapsed, 2), "baseline_rss_mb": baseline, "peak_rss_mb": hwm_mb(),
                   "result": result}))

@@ -13,7 +13,6 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
@@ -22,18 +21,14 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
-from annotation.models import ScreenState
+from annotation.exceptions import ApplicationError, NotFoundError, PermissionDeniedError
+from annotation.models import ImportJob, ScreenState
 from annotation.permissions import project_get_for_lead, project_get_for_member, user_is_lead
 from annotation.selectors.projects import project_list_for_user, project_screen_list
 from annotation.selectors.screens import screen_get, screen_payload
-from pipeline.ingest.jobs import (
-    import_job_can_retry,
-    import_job_create,
-    import_job_get_for_lead,
-    import_job_list,
-    import_job_retry,
-)
+from frontend.jobs import job_display
+from pipeline.ingest.jobs import import_job_create, import_job_list
+from pipeline.jobs.lifecycle import job_get_for_lead
 from pipeline.stages.prefilter import EXCLUSION_REASONS
 from pipeline.stages.progress import project_progress
 
@@ -173,29 +168,7 @@ def import_create(request: HttpRequest, slug: str) -> HttpResponse:
 def import_job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     """An import job's progress, then its summary. Leads of the project and site admins; annotators 403.
 
-    With htmx the progress block polls ``import_job_progress`` every second while the job runs.
+    With htmx the progress block polls ``frontend.views.jobs.job_progress`` every second while the job runs.
     """
-    job = import_job_get_for_lead(user=request.user, job_id=job_id)
-    context = {"job": job, "project": job.project, "can_retry": import_job_can_retry(job=job)}
-    return render(request, "frontend/import_job.html", context)
-
-
-@require_GET
-@login_required
-@domain_errors_as_http
-def import_job_progress(request: HttpRequest, job_id: int) -> HttpResponse:
-    """The progress block alone (htmx partial). Same audience as ``import_job_detail``."""
-    job = import_job_get_for_lead(user=request.user, job_id=job_id)
-    return render(request, "frontend/_import_progress.html", {"job": job, "can_retry": import_job_can_retry(job=job)})
-
-
-@require_http_methods(["POST"])
-@login_required
-@domain_errors_as_http
-def import_job_retry_view(request: HttpRequest, job_id: int) -> HttpResponse:
-    """Run a failed or stalled import again (button on the job page). Leads and site admins; annotators 403."""
-    try:
-        import_job_retry(user=request.user, job_id=job_id)
-    except ConflictError as exc:
-        messages.warning(request, exc.message)
-    return HttpResponseRedirect(reverse("frontend:import-job", kwargs={"job_id": job_id}))
+    job = job_get_for_lead(model=ImportJob, user=request.user, job_id=job_id)
+    return render(request, "frontend/import_job.html", {"job": job, "project": job.project, "d": job_display(job)})

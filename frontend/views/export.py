@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.permissions import project_get_for_lead
+from frontend.jobs import job_display
 from pipeline.release.export.jobs import release_export_job_get_for_lead, release_export_jobs, release_export_start
 from pipeline.release.export.service import FORMATS
 
@@ -54,10 +55,9 @@ def export_list(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @domain_errors_as_http
 def export_detail(request: HttpRequest, slug: str, job_id: int) -> HttpResponse:
-    """One export's progress (htmx polls the partial every second until it ends) and its download link."""
+    """One export's progress (htmx polls ``frontend.views.jobs.job_progress`` every second until it ends),
+    then its download link and counts."""
     job = release_export_job_get_for_lead(user=request.user, job_id=job_id, slug=slug)
-    template = "frontend/release/export_progress.html" if request.htmx else "frontend/release/export_detail.html"
-    counts = (job.result or {}).get("counts", {})
-    # splits in pipeline order, the total last (the manifest's keys are sorted alphabetically)
-    rows = [(split, counts[split]) for split in ("train", "validation", "test", "total") if split in counts]
-    return render(request, template, {"project": job.project, "job": job, "count_rows": rows})
+    return render(
+        request, "frontend/release/export_detail.html", {"project": job.project, "job": job, "d": job_display(job)}
+    )

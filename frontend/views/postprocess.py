@@ -1,5 +1,5 @@
-"""The lead's post-processing pages: start jobs and follow them, the results (agreement shares,
-counts by reason), the dropped questions and answers, and the short-answer review sample.
+"""The lead's post-processing pages: start jobs and follow them (``frontend.views.jobs``), the results
+(agreement shares, counts by reason), the dropped questions and answers, and the short-answer review sample.
 
 Who may use them: leads of the project and site admins. Annotators of the project get 403,
 users who are not members 404, anonymous visitors are sent to the login page.
@@ -25,8 +25,10 @@ from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import ReleaseJob, Split
 from annotation.permissions import project_get_for_lead
 from annotation.selectors.screens import screen_image_url
+from frontend.jobs import job_display
+from pipeline.jobs.lifecycle import ACTIVE
 from pipeline.release.decide import ANSWER_REASONS, QUESTION_REASONS
-from pipeline.release.postprocess import release_job_get_for_lead, release_job_latest, release_job_start
+from pipeline.release.postprocess import release_job_latest, release_job_start
 from pipeline.release.selectors import decision_payload, postprocess_decisions, postprocess_summary
 from pipeline.release.short_answers.service import SAMPLE_MAX, question_short_answers_update, short_answers_sample
 
@@ -34,7 +36,6 @@ from .core import domain_errors_as_http
 
 DECISIONS_PER_PAGE = 50
 DEFAULT_SAMPLE = 20
-ACTIVE = (ReleaseJob.Status.QUEUED, ReleaseJob.Status.RUNNING)
 AGREEMENT_LABELS = (("all", "All agree"), ("two", "Two agree"), ("none", "None agree"))
 
 
@@ -79,8 +80,8 @@ def postprocess_page(request: HttpRequest, slug: str) -> HttpResponse:
         "summary": summary,
         "splits": splits,
         "overall_bars": _agreement_bars(summary["agreement"], summary["agreement_shares"]),
-        "postprocess_job": jobs[0],
-        "short_answers_job": jobs[1],
+        "postprocess_job": job_display(jobs[0]) if jobs[0] else None,
+        "short_answers_job": job_display(jobs[1]) if jobs[1] else None,
         "any_active": any(job is not None and job.status in ACTIVE for job in jobs),
         "question_reasons": QUESTION_REASONS,
         "answer_reasons": ANSWER_REASONS,
@@ -103,20 +104,6 @@ def postprocess_start(request: HttpRequest, slug: str) -> HttpResponse:
     else:
         messages.success(request, f"Job #{job.pk} ({job.kind}) queued.")
     return HttpResponseRedirect(reverse("frontend:postprocess", kwargs={"slug": project.slug}))
-
-
-@require_GET
-@lead_page
-def release_job_progress(request: HttpRequest, job_id: int) -> HttpResponse:
-    """One release job's progress block (htmx partial, polled while the job runs). Leads only.
-
-    When a polled job has finished the page reloads (``HX-Refresh``) to show the new results.
-    """
-    job = release_job_get_for_lead(user=request.user, job_id=job_id)
-    response = render(request, "frontend/release/postprocess_job.html", {"job": job})
-    if request.headers.get("HX-Request") and job.status not in ACTIVE:
-        response["HX-Refresh"] = "true"
-    return response
 
 
 @require_GET

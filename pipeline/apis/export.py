@@ -1,53 +1,23 @@
 """Export API: leads start an export job and download its zip.
 
 Who may use it: leads of the project and site admins. Annotators of the project get 403,
-users who are not members 404, anonymous callers 403. The job's status is read through
-``GET /api/release-jobs/<id>/`` (the release-jobs API).
+users who are not members 404, anonymous callers 403. The job's status is read, and a failed or
+stale export run again, through the job API (``pipeline.apis.jobs``: ``/api/release-jobs/<id>/``).
 """
 
 from __future__ import annotations
 
 from django.http import FileResponse
-from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import ReleaseJob
 from annotation.permissions import IsAuthenticated, project_get_for_lead
+from pipeline.apis.jobs import JobOutputSerializer
 from pipeline.release.export.jobs import release_export_download_get, release_export_jobs, release_export_start
 from pipeline.release.export.service import FORMATS
-
-
-class ExportJobOutputSerializer(serializers.ModelSerializer):
-    status_url = serializers.SerializerMethodField()
-    download_url = serializers.SerializerMethodField()
-
-    class Meta:
-        model = ReleaseJob
-        fields = [
-            "id",
-            "format",
-            "status",
-            "processed",
-            "total",
-            "error",
-            "status_url",
-            "download_url",
-            "created_at",
-            "finished_at",
-        ]
-
-    def get_status_url(self, job: ReleaseJob) -> str:
-        # The release-jobs status API belongs to post-processing; every kind of release job is read there.
-        return reverse("api-release-job-detail", kwargs={"job_id": job.pk})
-
-    def get_download_url(self, job: ReleaseJob) -> str | None:
-        if job.status != ReleaseJob.Status.DONE:
-            return None
-        return reverse("api-release-job-download", kwargs={"job_id": job.pk})
 
 
 class ExportListStartApi(APIView):
@@ -62,21 +32,21 @@ class ExportListStartApi(APIView):
     class InputSerializer(serializers.Serializer):
         format = serializers.ChoiceField(choices=FORMATS, default="screenqa")
 
-    @extend_schema(responses={200: ExportJobOutputSerializer(many=True)})
+    @extend_schema(responses={200: JobOutputSerializer(many=True)})
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        return Response(ExportJobOutputSerializer(release_export_jobs(project=project), many=True).data)
+        return Response(JobOutputSerializer(release_export_jobs(project=project), many=True).data)
 
     @extend_schema(
         request=InputSerializer,
-        responses={202: ExportJobOutputSerializer, 400: OpenApiResponse(description="unknown format")},
+        responses={202: JobOutputSerializer, 400: OpenApiResponse(description="unknown format")},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         job = release_export_start(project=project, user=request.user, fmt=data.validated_data["format"])
-        return Response(ExportJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(JobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class ExportDownloadApi(APIView):

@@ -1,4 +1,5 @@
-"""Import API: leads start a RICO import from the web and follow its progress.
+"""Import API: leads start a RICO import from the web. The job is followed and re-run through the
+job API (``pipeline.apis.jobs``: ``/api/imports/<id>/``, ``/api/imports/<id>/retry/``).
 
 Who may use it: leads of the project and site admins. Annotators of the project get
 403, users who are not members 404, anonymous callers 403.
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -17,48 +17,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
-from annotation.models import ImportJob
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.ingest.jobs import (
-    import_job_create,
-    import_job_get_for_lead,
-    import_job_retry,
-    import_request_size_check,
-)
-
-
-class ImportJobOutputSerializer(serializers.ModelSerializer):
-    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    created_by: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    summary = serializers.DictField(
-        help_text="the importer's summary (imported, already present, rejected with reasons); empty until done"
-    )
-    url = serializers.SerializerMethodField()
-
-    class Meta:
-        model = ImportJob
-        fields = [
-            "id",
-            "url",
-            "project",
-            "created_by",
-            "source_kind",
-            "source",
-            "device_width",
-            "device_height",
-            "status",
-            "processed",
-            "total",
-            "summary",
-            "error",
-            "created_at",
-            "updated_at",
-            "finished_at",
-        ]
-
-    def get_url(self, job: ImportJob) -> str:
-        return reverse("api-import-detail", kwargs={"job_id": job.pk})
-
+from pipeline.apis.jobs import JobOutputSerializer
+from pipeline.ingest.jobs import import_job_create, import_request_size_check
 
 ERRORS: dict[int, Any] = {
     400: OpenApiResponse(ErrorSerializer, description="bad input (the body says which field)"),
@@ -90,7 +51,7 @@ class ImportJobCreateApi(APIView):
             "multipart/form-data": InputSerializer,
             "application/json": InputSerializer,
         },
-        responses={202: ImportJobOutputSerializer, **ERRORS},
+        responses={202: JobOutputSerializer, **ERRORS},
         tags=["imports"],
     )
     def post(self, request: Request, slug: str) -> Response:
@@ -106,49 +67,4 @@ class ImportJobCreateApi(APIView):
             prefix=data.get("prefix"),
             device_size=data.get("device_size"),
         )
-        return Response(ImportJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
-
-
-class ImportJobDetailApi(APIView):
-    """``GET /api/imports/<id>/``: the job's status, progress and summary.
-
-    Leads of the job's project and site admins only.
-    """
-
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(
-        operation_id="import_retrieve",
-        summary="An import job's status, progress and summary",
-        responses={200: ImportJobOutputSerializer, 403: ERRORS[403], 404: ERRORS[404]},
-        tags=["imports"],
-    )
-    def get(self, request: Request, job_id: int) -> Response:
-        job = import_job_get_for_lead(user=request.user, job_id=job_id)
-        return Response(ImportJobOutputSerializer(job).data)
-
-
-class ImportJobRetryApi(APIView):
-    """``POST /api/imports/<id>/retry/``: queue a failed or stalled job again (202 with the job).
-
-    Leads of the job's project and site admins only. 409 when the job is done or still
-    making progress (see ``import_job_retry``).
-    """
-
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(
-        operation_id="import_retry",
-        summary="Run a failed or stalled import again",
-        request=None,
-        responses={
-            202: ImportJobOutputSerializer,
-            403: ERRORS[403],
-            404: ERRORS[404],
-            409: OpenApiResponse(ErrorSerializer, description="done, or still making progress"),
-        },
-        tags=["imports"],
-    )
-    def post(self, request: Request, job_id: int) -> Response:
-        job = import_job_retry(user=request.user, job_id=job_id)
-        return Response(ImportJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(JobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -1,5 +1,5 @@
-"""Post-processing API: leads start post-processing and short answers, follow any release job,
-and read the decisions.
+"""Post-processing API: leads start post-processing and short answers, and read the decisions.
+The jobs are followed and re-run through the job API (``pipeline.apis.jobs``).
 
 Who may use it: leads of the project and site admins. Annotators of the project get 403, users who
 are not members 404, anonymous callers 403 (the one exception handler shapes every error).
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import NoReverseMatch, reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.pagination import PageNumberPagination
@@ -20,48 +19,9 @@ from rest_framework.views import APIView
 from annotation.apis.errors import ErrorSerializer
 from annotation.models import ReleaseJob
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.release.postprocess import release_job_get_for_lead, release_job_start
+from pipeline.apis.jobs import JobOutputSerializer
+from pipeline.release.postprocess import release_job_start
 from pipeline.release.selectors import decision_payload, postprocess_decisions
-
-
-class ReleaseJobOutputSerializer(serializers.ModelSerializer):
-    project: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
-    created_by: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    result = serializers.DictField(help_text="the job's figures once done (post-processing: decided, changed, summary)")
-    url = serializers.SerializerMethodField()
-    download_url = serializers.SerializerMethodField(help_text="the artifact (exports), once there is one")
-
-    class Meta:
-        model = ReleaseJob
-        fields = [
-            "id",
-            "url",
-            "project",
-            "kind",
-            "format",
-            "created_by",
-            "status",
-            "processed",
-            "total",
-            "result",
-            "error",
-            "download_url",
-            "created_at",
-            "updated_at",
-            "finished_at",
-        ]
-
-    def get_url(self, job: ReleaseJob) -> str:
-        return reverse("api-release-job-detail", kwargs={"job_id": job.pk})
-
-    def get_download_url(self, job: ReleaseJob) -> str | None:
-        # The file is served by the export area's download endpoint (leads only, like this one).
-        if not job.artifact:
-            return None
-        try:
-            return reverse("api-release-job-download", kwargs={"job_id": job.pk})
-        except NoReverseMatch:  # the export area is not wired in
-            return None
 
 
 class DecisionOutputSerializer(serializers.Serializer):
@@ -100,7 +60,7 @@ class _StartApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
         job = release_job_start(project=project, kind=self.kind, user=request.user)
-        return Response(ReleaseJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+        return Response(JobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class PostprocessStartApi(_StartApi):
@@ -112,7 +72,7 @@ class PostprocessStartApi(_StartApi):
         operation_id="postprocess_start",
         summary="Start post-processing of the project's answered questions",
         request=None,
-        responses={202: ReleaseJobOutputSerializer, **ERRORS},
+        responses={202: JobOutputSerializer, **ERRORS},
         tags=["release"],
     )
     def post(self, request: Request, slug: str) -> Response:
@@ -128,28 +88,11 @@ class ShortAnswersStartApi(_StartApi):
         operation_id="short_answers_start",
         summary="Generate short answers for kept questions that have none",
         request=None,
-        responses={202: ReleaseJobOutputSerializer, **ERRORS},
+        responses={202: JobOutputSerializer, **ERRORS},
         tags=["release"],
     )
     def post(self, request: Request, slug: str) -> Response:
         return super().post(request, slug)
-
-
-class ReleaseJobDetailApi(APIView):
-    """``GET /api/release-jobs/<id>/``: status, progress and result of any release job
-    (post-processing, short answers, export). Leads of the job's project only."""
-
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(
-        operation_id="release_job_retrieve",
-        summary="A release job's status, progress and result",
-        responses={200: ReleaseJobOutputSerializer, 403: ERRORS[403], 404: ERRORS[404]},
-        tags=["release"],
-    )
-    def get(self, request: Request, job_id: int) -> Response:
-        job = release_job_get_for_lead(user=request.user, job_id=job_id)
-        return Response(ReleaseJobOutputSerializer(job).data)
 
 
 class DecisionPagination(PageNumberPagination):

@@ -1,46 +1,30 @@
 """Import jobs: the RICO import of ``pipeline.ingest`` started from the web.
 
 A lead uploads a zip (stored as ``imports/<uuid>.zip`` in default storage) or names a
-storage prefix; ``import_job_create`` records an ``ImportJob`` and queues
-``pipeline.tasks.imports.import_job_run_task``, which calls ``import_job_run``.
-The importer skips screens already present, so running a job again (after a worker
-was killed mid-job) finishes it without duplicates.
+storage prefix; ``import_job_create`` validates the request and records an ``ImportJob``
+through the job lifecycle (``pipeline.jobs``), which runs ``import_job_work``. Following,
+failing and re-running the job are the lifecycle's, like every other kind of job.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-import time
 import uuid
-from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
 from django.db.models import QuerySet
-from django.utils import timezone
 
-from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
-from annotation.lock_objects import import_job_lock
+from annotation.exceptions import ApplicationError
 from annotation.models import ImportJob, Project
-from annotation.permissions import project_require_lead
 from pipeline.ingest import StoragePrefix, import_screens
-from pipeline.jobs import enqueue
-
-logger = logging.getLogger(__name__)
+from pipeline.jobs.lifecycle import Outcome, Progress, job_create
 
 DEVICE_SIZE_RE = re.compile(r"^\s*(\d{2,5})\s*[xX×]\s*(\d{2,5})\s*$")
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip with entries, an empty zip
-# Progress is written at most this often (seconds): one UPDATE per screen would be
-# thousands of writes for a RICO-sized import, and the page polls once a second.
-PROGRESS_INTERVAL = 0.5
-# A queued or running job whose row has not moved for this long has lost its worker (the
-# importer reports progress at least every 25 pairs); a lead may then run it again.
-STALE_AFTER = timedelta(minutes=10)
 
 
 def device_size_parse(*, value: str | None) -> tuple[int, int] | None:
@@ -109,8 +93,8 @@ def import_job_create(
 
     Exactly one source. Validation happens before anything is written, so bad input
     loses nothing and leaves nothing behind. The upload is stored first (outside the
-    transaction: storage is not transactional), then the job row is created and the
-    task queued on commit; if the row cannot be written the stored file is removed.
+    transaction: storage is not transactional), then the job row is created and its run
+    queued on commit (``job_create``); if the row cannot be written the stored file is removed.
     """
     if (upload is None) == (not prefix or not prefix.strip()):
         raise ApplicationError("Upload a zip file or name a storage prefix (one of the two).", field="file")
@@ -130,38 +114,20 @@ def import_job_create(
         if not dirs and not files:
             raise ApplicationError(f"Nothing is stored under {source!r}.", field="prefix")
     try:
-        with transaction.atomic():
-            job = ImportJob.objects.create(
-                project=project,
-                created_by=user if getattr(user, "is_authenticated", False) else None,
-                source=source,
-                source_kind=kind,
-                device_width=size[0] if size else None,
-                device_height=size[1] if size else None,
-            )
-            from pipeline.tasks.imports import import_job_run_task  # the task module imports this one
-
-            enqueue(import_job_run_task, job.pk)
+        job = job_create(
+            model=ImportJob,
+            project=project,
+            user=user,
+            source=source,
+            source_kind=kind,
+            device_width=size[0] if size else None,
+            device_height=size[1] if size else None,
+        )
     except BaseException:
         if kind == "zip":
             default_storage.delete(source)
         raise
     return job
-
-
-def _progress_writer(job_id: int) -> Any:
-    last = 0.0
-
-    def progress(processed: int, total: int) -> None:
-        nonlocal last
-        now = time.monotonic()
-        if now - last < PROGRESS_INTERVAL and processed < total:
-            return
-        last = now
-        total = max(total, processed)
-        ImportJob.objects.filter(pk=job_id).update(processed=processed, total=total, updated_at=timezone.now())
-
-    return progress
 
 
 def _source_open(job: ImportJob) -> tuple[Any, IO[bytes] | None]:
@@ -177,105 +143,21 @@ def _source_open(job: ImportJob) -> tuple[Any, IO[bytes] | None]:
         return handle, handle
 
 
-def import_job_run(*, job_id: int) -> ImportJob:
-    """Run (or finish) an import job. Idempotent.
+def import_job_work(*, job: ImportJob, progress: Progress) -> Outcome:
+    """The import job's work (``pipeline.jobs.kinds``): import the job's source into its project.
 
-    Locks: ``import_job_lock`` only while switching the status, never during the import,
-    so the progress updates and the status page are never blocked.
-
-    * a job already ``done`` is left as it is (a duplicate delivery is a no-op);
-    * a ``queued``, ``running`` (its worker died) or ``failed`` job is (re)started: the
-      importer skips screens already present, so only the missing work is done;
-    * a failure is recorded (status ``failed`` plus the error text) and re-raised.
+    Idempotent: the importer skips screens already present (each screen commits with its candidates), so
+    a re-run after a failure or a killed worker imports only the missing screens, and reports the others
+    as ``already_present``; the screen unique constraint rules out duplicates even for overlapping runs.
     """
-    with transaction.atomic():
-        job = import_job_lock(job_id=job_id)
-        if job.status == ImportJob.Status.DONE:
-            return job
-        job.status = ImportJob.Status.RUNNING
-        job.error = ""
-        job.finished_at = None
-        job.save(update_fields=["status", "error", "finished_at", "updated_at"])
-    project = job.project
     device_size = (job.device_width, job.device_height) if job.device_width and job.device_height else None
-    handle: IO[bytes] | None = None
+    source, handle = _source_open(job)
     try:
-        source, handle = _source_open(job)
-        summary = import_screens(
-            project=project, source=source, device_size=device_size, progress=_progress_writer(job.pk)
-        )
-        result = summary.as_dict()
-    except BaseException as exc:
-        logger.exception("import job %s failed", job_id)
-        message = f"{type(exc).__name__}: {exc}".strip()
-        ImportJob.objects.filter(pk=job_id).update(
-            status=ImportJob.Status.FAILED,
-            error=message[:4000],
-            finished_at=timezone.now(),
-            updated_at=timezone.now(),
-        )
-        raise
+        summary = import_screens(project=job.project, source=source, device_size=device_size, progress=progress)
     finally:
         if handle is not None:
             handle.close()
-    with transaction.atomic():
-        job = import_job_lock(job_id=job_id)
-        job.status = ImportJob.Status.DONE
-        job.summary = result
-        job.total = max(job.total, job.processed)
-        job.processed = job.total
-        job.finished_at = timezone.now()
-        job.save(update_fields=["status", "summary", "total", "processed", "finished_at", "updated_at"])
-    return job
-
-
-def import_job_can_retry(*, job: ImportJob) -> bool:
-    """Failed, or queued/running with no progress for ``STALE_AFTER`` (its worker is gone)."""
-    if job.status == ImportJob.Status.FAILED:
-        return True
-    if job.status in (ImportJob.Status.QUEUED, ImportJob.Status.RUNNING):
-        return job.updated_at < timezone.now() - STALE_AFTER
-    return False
-
-
-def import_job_retry(*, user: Any, job_id: int) -> ImportJob:
-    """Queue a failed or stalled job again (leads of its project and site admins).
-
-    Under ``import_job_lock``: a done job, or one still making progress, is a
-    ``ConflictError`` (nothing queued). The run only does the missing work (see
-    ``import_job_run``); even a run that overlaps a live one cannot duplicate screens
-    (the screen unique constraint), it would only repeat work, hence the staleness rule.
-    """
-    import_job_get_for_lead(user=user, job_id=job_id)
-    with transaction.atomic():
-        job = import_job_lock(job_id=job_id)
-        if not import_job_can_retry(job=job):
-            if job.status == ImportJob.Status.DONE:
-                raise ConflictError("This import is already done.")
-            raise ConflictError("This import is still running; it can be run again after 10 minutes without progress.")
-        job.status = ImportJob.Status.QUEUED
-        job.error = ""
-        job.finished_at = None
-        job.save(update_fields=["status", "error", "finished_at", "updated_at"])
-        from pipeline.tasks.imports import import_job_run_task  # the task module imports this one
-
-        enqueue(import_job_run_task, job.pk)
-    return job
-
-
-def import_job_get_for_lead(*, user: Any, job_id: int) -> ImportJob:
-    """The job if ``user`` leads its project (or is a site admin).
-
-    Non-members get ``NotFoundError``; annotators of the project ``PermissionDeniedError``.
-    """
-    job = ImportJob.objects.select_related("project", "created_by").filter(pk=job_id).first()
-    if job is None:
-        raise NotFoundError("Import job not found.")
-    try:
-        project_require_lead(user=user, project=job.project)
-    except NotFoundError:
-        raise NotFoundError("Import job not found.") from None
-    return job
+    return Outcome(result=summary.as_dict())
 
 
 def import_job_list(*, project: Project, limit: int = 20) -> QuerySet[ImportJob]:

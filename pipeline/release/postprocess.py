@@ -1,9 +1,11 @@
 """Post-processing before release: apply the decision rules (``pipeline.release.decide``) to every
 answered question of a project, in batches.
 
-* ``release_job_start``    a lead starts a post-processing or short-answer job (queued);
-* ``postprocess_job_run``  the job's work: decides every answered question of the project;
-* ``release_job_run_now``  the management command's way to run either job in this process.
+* ``release_job_start``     a lead starts a post-processing or short-answer job (queued);
+* ``postprocess_job_work``  the job's work: decides every answered question of the project.
+
+Both kinds of job run through the one job lifecycle (``pipeline.jobs``): claim, heartbeat,
+failure, the stale rule and re-runs are its.
 
 Results are read with ``pipeline.release.selectors``; short answers live in
 ``pipeline.release.short_answers``.
@@ -25,17 +27,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.db.bulk import batched, bulk_set
-from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
+from annotation.exceptions import ApplicationError, ConflictError
 from annotation.models import Answer, AnswerElement, Project, Question, ReleaseJob
-from annotation.permissions import project_require_lead
-from pipeline.jobs import enqueue, release_job_begin, release_job_fail, release_job_finish, release_job_progress
+from pipeline.jobs.lifecycle import Outcome, Progress, job_create, jobs_alive
 
 from .agreement import AgreementSettings, ElementView
 from .decide import (
@@ -46,43 +45,25 @@ from .decide import (
     question_decide,
 )
 from .selectors import postprocess_summary
-from .short_answers.service import short_answers_job_run
 
 logger = logging.getLogger(__name__)
 
 JOB_KINDS = (ReleaseJob.Kind.POSTPROCESS, ReleaseJob.Kind.SHORT_ANSWERS)
-# A running job silent for this long is taken as dead (its worker was lost) and may be restarted.
-STALE_JOB_AFTER = timedelta(minutes=15)
 
 
 def release_job_start(*, project: Project, kind: str, user: Any) -> ReleaseJob:
     """Queue a post-processing or short-answer job for ``project``.
 
-    ``ConflictError`` when a job of that kind is already queued or running (and alive) for the
-    project. Two jobs racing past this check are harmless: both write the same decisions.
+    ``ConflictError`` when a job of that kind is already queued or running for the project and is not
+    stale (``pipeline.jobs.lifecycle.jobs_alive``). Two jobs racing past this check are harmless: both
+    write the same decisions.
     """
     if kind not in JOB_KINDS:
         raise ApplicationError(f"Unknown job kind {kind!r}.", field="kind")
-    alive_since = timezone.now() - STALE_JOB_AFTER
-    active = (
-        ReleaseJob.objects.filter(
-            project=project,
-            kind=kind,
-            status__in=[ReleaseJob.Status.QUEUED, ReleaseJob.Status.RUNNING],
-            updated_at__gte=alive_since,
-        )
-        .order_by("-created_at")
-        .first()
-    )
+    active = jobs_alive(ReleaseJob.objects.filter(project=project, kind=kind)).order_by("-created_at").first()
     if active is not None:
         raise ConflictError(f"A {kind} job is already {active.status}.", extra={"job_id": active.pk})
-    # Imported here: the task module imports this one.
-    from pipeline.tasks.postprocess import postprocess_run, short_answers_run
-
-    with transaction.atomic():
-        job = ReleaseJob.objects.create(project=project, kind=kind, created_by=user)
-        enqueue(postprocess_run if kind == ReleaseJob.Kind.POSTPROCESS else short_answers_run, job.pk)
-    return job
+    return job_create(model=ReleaseJob, project=project, user=user, kind=kind)
 
 
 def _answer_records(question_ids: Sequence[int]) -> dict[int, list[AnswerRecord]]:
@@ -163,62 +144,27 @@ def postprocess_batch_apply(*, question_ids: Sequence[int], settings: AgreementS
     return len(changed_questions)
 
 
-def postprocess_job_run(*, job_id: int, batch_size: int = 500) -> dict[str, Any]:
-    """Decide every answered (or already decided) question of the job's project.
+def postprocess_job_work(*, job: ReleaseJob, progress: Progress, batch_size: int = 500) -> Outcome:
+    """The post-processing job's work (``pipeline.jobs.kinds``): decide every answered (or already
+    decided) question of the job's project, batch by batch.
 
-    Idempotent (same data, same decisions, nothing written); a redelivered finished job returns
-    at once. A failure is recorded on the job (``failed`` + error) and re-raised.
+    Idempotent (same data, same decisions, nothing written); each batch commits on its own, so a run
+    that fails or is killed keeps the batches it finished and a re-run decides the rest.
     """
-    job = release_job_begin(job_id, ReleaseJob.Kind.POSTPROCESS)
-    if job is None:
-        return ReleaseJob.objects.get(pk=job_id).result
-    try:
-        project = job.project
-        settings = agreement_settings_for(project)
-        questions = Question.objects.filter(screen__project=project, state__in=DECIDABLE_STATES)
-        total = questions.count()
-        ReleaseJob.objects.filter(pk=job.pk).update(total=total)
-        processed = changed = 0
-        stream = questions.order_by("pk").values_list("pk", flat=True).iterator(chunk_size=batch_size)
-        for batch in batched(stream, batch_size):
-            changed += postprocess_batch_apply(question_ids=batch, settings=settings)
-            processed += len(batch)
-            release_job_progress(job, processed=processed)
-        result = {"decided": processed, "changed": changed, "summary": postprocess_summary(project=project)}
-        release_job_finish(job, result=result)
-        return result
-    except Exception as exc:
-        release_job_fail(job_id, exc)
-        raise
-
-
-def release_job_run_now(*, project_slug: str, kind: str, batch_size: int = 500) -> ReleaseJob:
-    """Create a job and run it in this process (the management command: an operator, no queue).
-
-    ``NotFoundError`` for an unknown project; a failure is recorded on the job and re-raised.
-    """
-    project = Project.objects.filter(slug=project_slug).first()
-    if project is None:
-        raise NotFoundError(f"No project {project_slug!r}.")
-    if kind not in JOB_KINDS:
-        raise ApplicationError(f"Unknown job kind {kind!r}.", field="kind")
-    job = ReleaseJob.objects.create(project=project, kind=kind)
-    if kind == ReleaseJob.Kind.POSTPROCESS:
-        postprocess_job_run(job_id=job.pk, batch_size=batch_size)
-    else:
-        short_answers_job_run(job_id=job.pk, batch_size=batch_size)
-    job.refresh_from_db()
-    return job
-
-
-def release_job_get_for_lead(*, user: Any, job_id: int) -> ReleaseJob:
-    """Any kind of release job, for a lead of its project (non-members 404, annotators 403)."""
-    job = ReleaseJob.objects.select_related("project").filter(pk=job_id).first()
-    if job is None:
-        raise NotFoundError("Job not found.")
-    project_require_lead(user=user, project=job.project)
-    return job
+    project = job.project
+    settings = agreement_settings_for(project)
+    questions = Question.objects.filter(screen__project=project, state__in=DECIDABLE_STATES)
+    total = questions.count()
+    progress(0, total)
+    processed = changed = 0
+    stream = questions.order_by("pk").values_list("pk", flat=True).iterator(chunk_size=batch_size)
+    for batch in batched(stream, batch_size):
+        changed += postprocess_batch_apply(question_ids=batch, settings=settings)
+        processed += len(batch)
+        progress(processed, max(total, processed))
+    return Outcome(result={"decided": processed, "changed": changed, "summary": postprocess_summary(project=project)})
 
 
 def release_job_latest(*, project: Project, kind: str) -> ReleaseJob | None:
-    return ReleaseJob.objects.filter(project=project, kind=kind).order_by("-created_at", "-pk").first()
+    jobs = ReleaseJob.objects.filter(project=project, kind=kind).select_related("project", "created_by")
+    return jobs.order_by("-created_at", "-pk").first()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from devtools.crowd import crowd_simulate
-from pipeline.release.postprocess import release_job_run_now
+from pipeline.jobs.runner import job_run_now
 from tests.browser.conftest import shoot
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
@@ -18,7 +18,7 @@ def test_lead_reads_the_analysis_of_a_worked_project(new_page):
     project = ProjectFactory(slug="demo", name="Demo")
     MembershipFactory(project=project, user=UserFactory(username="leo"), role="lead")
     crowd_simulate(project=project, annotators=6, seed=3, new_screens=30)
-    release_job_run_now(project_slug="demo", kind="postprocess")
+    job_run_now(kind="postprocess", project_slug="demo")
     page = new_page("leo", width=1366, height=2250)  # tall: the whole page in one screenshot
 
     # when the lead follows the link from the project page

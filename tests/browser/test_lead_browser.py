@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from devtools.crowd import crowd_simulate
-from pipeline.release.postprocess import release_job_run_now
+from pipeline.jobs.runner import job_run_now
 from tests.browser.conftest import shoot
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
@@ -18,8 +18,8 @@ def test_lead_follows_a_project_from_funnel_to_export(new_page):
     project = ProjectFactory(slug="demo", name="Demo")
     MembershipFactory(project=project, user=UserFactory(username="leo"), role="lead")
     crowd_simulate(project=project, annotators=6, seed=3, new_screens=30)
-    release_job_run_now(project_slug="demo", kind="postprocess")
-    release_job_run_now(project_slug="demo", kind="short-answers")
+    job_run_now(kind="postprocess", project_slug="demo")
+    job_run_now(kind="short-answers", project_slug="demo")
     page = new_page("leo", width=1366, height=900)
 
     # when the lead opens the project: the funnel is drawn, with the release links

@@ -239,7 +239,7 @@ class TestImportPages:
         partial = client.get(f"/imports/{job.pk}/progress/", HTTP_HX_REQUEST="true")
         assert partial.status_code == 200
         body = html(partial)
-        assert body.lstrip().startswith('<section class="card" id="import-progress"')
+        assert body.lstrip().startswith(f'<div class="job" id="job-import-{job.pk}"')
         assert "<html" not in body and "3 of 12 screens" in body
 
     def test_progress_partial_polled_every_second_runs_few_queries(
@@ -280,7 +280,7 @@ class TestImportPages:
         job = ImportJob.objects.create(project=project, source="imports/a.zip", source_kind="zip", status="done")
         login(client, lead)
         response = client.post(f"/imports/{job.pk}/retry/", follow=True)
-        assert "This import is already done." in html(response)
+        assert "This import job is already done." in html(response)
 
     def test_bad_input_redisplays_the_form_with_the_error_and_loses_nothing_typed(self, client, project, lead):
         login(client, lead)

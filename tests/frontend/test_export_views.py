@@ -54,14 +54,16 @@ def test_progress_partial_polls_while_the_job_runs(data, lead, client):
     job = ReleaseJob.objects.create(
         project=data, kind="export", format="screenqa", status="running", total=10, processed=4
     )
-    url = reverse("frontend:export-detail", kwargs={"slug": data.slug, "job_id": job.pk})
+    page = client.get(reverse("frontend:export-detail", kwargs={"slug": data.slug, "job_id": job.pk}))
+    url = reverse("frontend:release-job-progress", kwargs={"job_id": job.pk})
+    assert f'hx-get="{url}"'.encode() in page.content
     # When htmx asks for the partial
     partial = client.get(url, headers={"HX-Request": "true"})
-    # Then only the progress card comes back, asking to be polled again
+    # Then only the progress block comes back, asking to be polled again
     assert partial.status_code == 200
-    assert partial.content.lstrip().startswith(b'<section class="card" id="export-progress"')
+    assert partial.content.lstrip().startswith(f'<div class="job" id="job-export-{job.pk}"'.encode())
     assert b'hx-trigger="every 1s"' in partial.content
-    assert b"4 of 10 questions written" in partial.content
+    assert b"4 of 10 questions" in partial.content
     assert b"<html" not in partial.content
 
 

@@ -7,8 +7,7 @@ import re
 import pytest
 
 from annotation.models import Question, ReleaseJob
-from pipeline.release.postprocess import postprocess_job_run
-from pipeline.release.short_answers.service import short_answers_job_run
+from pipeline.jobs.runner import job_run
 from tests.conftest import login
 from tests.factories import answered_question
 
@@ -20,7 +19,7 @@ def page_url(project) -> str:
 
 
 def run_postprocess(project) -> None:
-    postprocess_job_run(job_id=ReleaseJob.objects.create(project=project, kind="postprocess").pk)
+    job_run(kind="postprocess", job_id=ReleaseJob.objects.create(project=project, kind="postprocess").pk)
 
 
 @pytest.fixture
@@ -37,7 +36,7 @@ def decided(project):
         answers=[{"elements": ["3 reviews"], "full_answer": "There are 3 reviews."}],
     )
     run_postprocess(project)
-    short_answers_job_run(job_id=ReleaseJob.objects.create(project=project, kind="short-answers").pk)
+    job_run(kind="short-answers", job_id=ReleaseJob.objects.create(project=project, kind="short-answers").pk)
     return project
 
 
@@ -206,7 +205,7 @@ def test_htmx_save_records_the_lead(decided, lead, client):
     assert (q.short_answers_source, q.short_answers_reviewed_by) == ("lead", lead)
     # and a later generation run leaves the lead's answers alone
     Question.objects.exclude(pk=q.pk).update(short_answers=[], short_answers_source="")
-    short_answers_job_run(job_id=ReleaseJob.objects.create(project=decided, kind="short-answers").pk)
+    job_run(kind="short-answers", job_id=ReleaseJob.objects.create(project=decided, kind="short-answers").pk)
     q.refresh_from_db()
     assert q.short_answers == ["3", "three", "3 reviews"]
 

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.exceptions import ApplicationError
 from annotation.models import ReleaseJob
-from pipeline.release.postprocess import release_job_run_now
+from pipeline.jobs.runner import job_run_now
 
 
 class Command(BaseCommand):
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         results: dict[str, Any] = {}
         for kind in kinds:
             try:
-                job = release_job_run_now(project_slug=options["project"], kind=kind, batch_size=options["batch_size"])
+                job = job_run_now(kind=kind, project_slug=options["project"], batch_size=options["batch_size"])
             except ApplicationError as exc:
                 raise CommandError(exc.message, returncode=2) from exc
             results[kind] = {"job": job.pk, **job.result}

@@ -14,7 +14,7 @@ from annotation.db.bulk import batched, bulk_set
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.lock_objects import question_lock
 from annotation.models import Answer, AnswerElement, Project, Question, QuestionState, ReleaseJob, Verdict
-from pipeline.jobs import release_job_begin, release_job_fail, release_job_finish, release_job_progress
+from pipeline.jobs.lifecycle import Outcome, Progress
 from pipeline.release.decide import clean_text
 
 from . import NO_ANSWER, short_answers_generate
@@ -54,40 +54,32 @@ def _short_answers_for(question: Question, backend: str | None) -> tuple[list[st
     return list(merged), source
 
 
-def short_answers_job_run(*, job_id: int, batch_size: int = 200, backend: str | None = None) -> dict[str, Any]:
-    """Short answers for every kept question that has none yet (``short_answers_source`` empty).
+def short_answers_job_work(
+    *, job: ReleaseJob, progress: Progress, batch_size: int = 200, backend: str | None = None
+) -> Outcome:
+    """The short-answer job's work (``pipeline.jobs.kinds``): short answers for every kept question of the
+    job's project that has none yet (``short_answers_source`` empty), batch by batch.
 
-    A re-run does only the missing work; a question whose short answers a lead saved meanwhile
-    keeps them (the write is conditional on the source still being empty). Failure recorded.
+    A re-run does only the missing work; a question whose short answers a lead saved meanwhile keeps them
+    (the write is conditional on the source still being empty).
     """
-    job = release_job_begin(job_id, ReleaseJob.Kind.SHORT_ANSWERS)
-    if job is None:
-        return ReleaseJob.objects.get(pk=job_id).result
-    try:
-        questions = Question.objects.filter(
-            screen__project=job.project, state=QuestionState.KEPT, short_answers_source=""
-        )
-        total = questions.count()
-        ReleaseJob.objects.filter(pk=job.pk).update(total=total)
-        processed = written = 0
-        sources: Counter[str] = Counter()
-        stream = questions.order_by("pk").prefetch_related(_answers_prefetch()).iterator(chunk_size=batch_size)
-        for batch in batched(stream, batch_size):
-            for question in batch:
-                question.short_answers, question.short_answers_source = _short_answers_for(question, backend)
-                sources[question.short_answers_source] += 1
-            with transaction.atomic():
-                written += bulk_set(
-                    Question, batch, ["short_answers", "short_answers_source"], only_if={"short_answers_source": [""]}
-                )
-            processed += len(batch)
-            release_job_progress(job, processed=processed)
-        result = {"generated": written, "sources": dict(sources)}
-        release_job_finish(job, result=result)
-        return result
-    except Exception as exc:
-        release_job_fail(job_id, exc)
-        raise
+    questions = Question.objects.filter(screen__project=job.project, state=QuestionState.KEPT, short_answers_source="")
+    total = questions.count()
+    progress(0, total)
+    processed = written = 0
+    sources: Counter[str] = Counter()
+    stream = questions.order_by("pk").prefetch_related(_answers_prefetch()).iterator(chunk_size=batch_size)
+    for batch in batched(stream, batch_size):
+        for question in batch:
+            question.short_answers, question.short_answers_source = _short_answers_for(question, backend)
+            sources[question.short_answers_source] += 1
+        with transaction.atomic():
+            written += bulk_set(
+                Question, batch, ["short_answers", "short_answers_source"], only_if={"short_answers_source": [""]}
+            )
+        processed += len(batch)
+        progress(processed, max(total, processed))
+    return Outcome(result={"generated": written, "sources": dict(sources)})
 
 
 def question_short_answers_update(*, project: Project, question_id: int, answers: Sequence[str], user: Any) -> Question:

@@ -6,17 +6,22 @@ import io
 import json
 import time
 import zipfile
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Candidate, ImportJob, Screen
 from pipeline.ingest import import_screens
-from pipeline.ingest.jobs import device_size_parse, import_job_create, import_job_run
+from pipeline.ingest.jobs import device_size_parse, import_job_create
+from pipeline.jobs.lifecycle import job_rerun
+from pipeline.jobs.runner import job_run
 from tests.conftest import login
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory, png_bytes
 
@@ -183,9 +188,11 @@ class TestImportJobRun:
         partial = synthetic_zip(["1", "2"])
         import_screens(project=project, source=io.BytesIO(partial))
         job = self._job(project, lead, data)
-        ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING, processed=2, total=5)
+        ImportJob.objects.filter(pk=job.pk).update(
+            status=ImportJob.Status.RUNNING, processed=2, total=5, heartbeat_at=timezone.now() - timedelta(hours=1)
+        )
         # when the task is delivered again
-        import_job_run(job_id=job.pk)
+        job_run(kind="import", job_id=job.pk)
         # then the job is done: three imported now, two already present, no duplicate screen or candidate
         job.refresh_from_db()
         assert job.status == ImportJob.Status.DONE
@@ -194,7 +201,7 @@ class TestImportJobRun:
         assert Candidate.objects.filter(screen__project=project).count() == 5
         # and a duplicate delivery of a finished job changes nothing
         finished_at = job.finished_at
-        import_job_run(job_id=job.pk)
+        job_run(kind="import", job_id=job.pk)
         job.refresh_from_db()
         assert job.finished_at == finished_at and job.summary["imported"] == 3
 
@@ -204,25 +211,31 @@ class TestImportJobRun:
         default_storage.delete(job.source)
         # when it runs, the error propagates (the worker sees it) and the job records it
         with pytest.raises(ApplicationError):
-            import_job_run(job_id=job.pk)
+            job_run(kind="import", job_id=job.pk)
         job.refresh_from_db()
         assert job.status == ImportJob.Status.FAILED
         assert job.error
         assert job.finished_at is not None
 
-    def test_a_failed_job_can_be_run_again(self, project, lead):
+    def test_a_failed_job_runs_again_only_when_re_run(self, project, lead, django_capture_on_commit_callbacks):
         job = self._job(project, lead, synthetic_zip(["1"]))
         ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.FAILED, error="boom")
-        import_job_run(job_id=job.pk)
+        # a stray delivery leaves the failure as it is
+        job_run(kind="import", job_id=job.pk)
         job.refresh_from_db()
-        assert (job.status, job.error, job.summary["imported"]) == (ImportJob.Status.DONE, "", 1)
+        assert (job.status, job.error) == (ImportJob.Status.FAILED, "boom")
+        # a lead's re-run queues it, and it finishes
+        with django_capture_on_commit_callbacks(execute=True):
+            job_rerun(model=ImportJob, user=lead, job_id=job.pk)
+        job.refresh_from_db()
+        assert (job.status, job.error, job.summary["imported"], job.attempts) == (ImportJob.Status.DONE, "", 1, 1)
 
     @pytest.mark.realdata
     def test_real_rico_screens(self, project, lead, shared_data):
         folder = shared_data / "rico" / "screens"
         ids = [i for i in REAL_IDS if (folder / f"{i}.json").exists()]
         job = self._job(project, lead, real_zip(folder, ids))
-        import_job_run(job_id=job.pk)
+        job_run(kind="import", job_id=job.pk)
         job.refresh_from_db()
         assert job.status == ImportJob.Status.DONE, job.error
         assert job.summary["imported"] + len(job.summary["rejected"]) == len(ids)
@@ -310,7 +323,7 @@ class TestImportApi:
         schema = api_client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
         create = schema["paths"]["/api/projects/{slug}/imports/"]["post"]
         assert set(create["requestBody"]["content"]) == {"multipart/form-data", "application/json"}
-        assert create["responses"]["202"]["content"]["application/json"]["schema"]["$ref"].endswith("ImportJobOutput")
+        assert create["responses"]["202"]["content"]["application/json"]["schema"]["$ref"].endswith("/JobOutput")
         detail = schema["paths"]["/api/imports/{job_id}/"]["get"]
         assert set(detail["responses"]) >= {"200", "403", "404"}
 
@@ -375,17 +388,14 @@ class TestImportJobRetry:
     def test_a_stalled_running_job_may_be_run_again(
         self, api_client, project, lead, django_capture_on_commit_callbacks
     ):
-        from django.utils import timezone
-
-        from pipeline.ingest.jobs import STALE_AFTER
-
         job = self._job(project, lead, status="running")
-        ImportJob.objects.filter(pk=job.pk).update(updated_at=timezone.now() - STALE_AFTER - STALE_AFTER / 10)
+        stale = timezone.now() - timedelta(seconds=settings.SCREENQA_JOB_STALE_SECONDS + 1)
+        ImportJob.objects.filter(pk=job.pk).update(heartbeat_at=stale)
         login(api_client, lead)
         with django_capture_on_commit_callbacks(execute=True):
             assert api_client.post(f"/api/imports/{job.pk}/retry/").status_code == 202
         job.refresh_from_db()
-        assert job.status == "done"
+        assert (job.status, job.attempts) == ("done", 1)
 
     @pytest.mark.parametrize("status", ["done", "running", "queued"])
     def test_done_or_live_jobs_are_a_conflict_and_nothing_is_queued(

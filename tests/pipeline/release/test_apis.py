@@ -106,13 +106,13 @@ def test_lead_of_another_project_cannot_see_a_job(project, api_client):
 
 @pytest.fixture
 def decided_project(project, lead):
-    from pipeline.release.postprocess import postprocess_job_run
+    from pipeline.jobs.runner import job_run
 
     answered_question(project=project, split="validation", answers=[["A"], ["B"], ["C"]])
     answered_question(project=project, split="test", answers=[["A"], ["B"], ["A"]])
     answered_question(project=project, split="train", answers=["invalid"])
     answered_question(project=project, split="train", answers=[["A"]])
-    postprocess_job_run(job_id=ReleaseJob.objects.create(project=project, kind="postprocess").pk)
+    job_run(kind="postprocess", job_id=ReleaseJob.objects.create(project=project, kind="postprocess").pk)
     return project
 
 
@@ -153,11 +153,11 @@ def test_decisions_are_for_leads_only(decided_project, request, api_client, who,
 
 
 def test_decisions_query_count_does_not_grow_with_rows(project, lead, api_client, django_assert_max_num_queries):
-    from pipeline.release.postprocess import postprocess_job_run
+    from pipeline.jobs.runner import job_run
 
     for _ in range(30):
         answered_question(project=project, split="validation", answers=[["A"], ["B"], ["A"]])
-    postprocess_job_run(job_id=ReleaseJob.objects.create(project=project, kind="postprocess").pk)
+    job_run(kind="postprocess", job_id=ReleaseJob.objects.create(project=project, kind="postprocess").pk)
     login(api_client, lead)
     with django_assert_max_num_queries(8):
         body = api_client.get(decisions_url(project), {"kind": "answer"}).json()

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Answer, Question, ReleaseJob
+from pipeline.jobs.runner import job_run
 from pipeline.release.decide import agreement_settings_for
-from pipeline.release.postprocess import postprocess_batch_apply, postprocess_job_run
+from pipeline.release.postprocess import postprocess_batch_apply
 from pipeline.release.selectors import postprocess_summary
 from tests.factories import ProjectFactory, answered_question
 
@@ -17,7 +18,7 @@ NA = "not_answerable"
 
 def run(project) -> dict:
     job = ReleaseJob.objects.create(project=project, kind="postprocess")
-    return postprocess_job_run(job_id=job.pk)
+    return job_run(kind="postprocess", job_id=job.pk).result
 
 
 def decided(question: Question) -> Question:
@@ -354,14 +355,14 @@ def test_job_queries_do_not_grow_with_questions(project, n, django_assert_max_nu
         answered_question(project=project, split="validation", answers=[["A"], ["B"], ["A"]])
     job = ReleaseJob.objects.create(project=project, kind="postprocess")
     with django_assert_max_num_queries(17):
-        postprocess_job_run(job_id=job.pk, batch_size=50)
+        job_run(kind="postprocess", job_id=job.pk, batch_size=50)
 
 
 def test_job_in_small_batches_reports_progress(project):
     for _ in range(7):
         answered_question(project=project, split="train", answers=[["A"]])
     job = ReleaseJob.objects.create(project=project, kind="postprocess")
-    result = postprocess_job_run(job_id=job.pk, batch_size=3)
+    result = job_run(kind="postprocess", job_id=job.pk, batch_size=3).result
     job.refresh_from_db()
     assert (job.status, job.total, job.processed, job.error) == ("done", 7, 7, "")
     assert job.finished_at is not None
@@ -378,7 +379,7 @@ def test_failure_is_recorded_on_the_job(project, monkeypatch):
     monkeypatch.setattr("pipeline.release.decide.agreement_group", broken)
     job = ReleaseJob.objects.create(project=project, kind="postprocess")
     with pytest.raises(RuntimeError):
-        postprocess_job_run(job_id=job.pk)
+        job_run(kind="postprocess", job_id=job.pk)
     job.refresh_from_db()
     assert job.status == "failed"
     assert "agreement exploded" in job.error
@@ -387,7 +388,7 @@ def test_failure_is_recorded_on_the_job(project, monkeypatch):
 def test_a_finished_job_redelivered_does_nothing(project):
     answered_question(project=project, split="train", answers=[["A"]])
     job = ReleaseJob.objects.create(project=project, kind="postprocess")
-    first = postprocess_job_run(job_id=job.pk)
+    first = job_run(kind="postprocess", job_id=job.pk).result
     Question.objects.update(state="answered")
-    assert postprocess_job_run(job_id=job.pk) == first
+    assert job_run(kind="postprocess", job_id=job.pk).result == first
     assert Question.objects.get().state == "answered"

@@ -8,9 +8,8 @@ import pytest
 from django.core.files.base import ContentFile
 
 from annotation.models import Answer, Question, ReleaseJob
+from pipeline.jobs.runner import job_run
 from pipeline.release.agreement import AgreementSettings, AnswerView, ElementView, agreement_group, answers_agree
-from pipeline.release.postprocess import postprocess_job_run
-from pipeline.release.short_answers.service import short_answers_job_run
 from tests.conftest import login
 from tests.factories import ScreenFactory, answered_question
 
@@ -86,8 +85,8 @@ def test_real_screen_end_to_end(shared_data, project, lead, client):
             ],
         )
     # when post-processing and short answers run
-    postprocess_job_run(job_id=ReleaseJob.objects.create(project=project, kind="postprocess").pk)
-    short_answers_job_run(job_id=ReleaseJob.objects.create(project=project, kind="short-answers").pk)
+    job_run(kind="postprocess", job_id=ReleaseJob.objects.create(project=project, kind="postprocess").pk)
+    job_run(kind="short-answers", job_id=ReleaseJob.objects.create(project=project, kind="short-answers").pk)
     # then every question is kept; one-variant questions agree fully, "7"/"seven" two of three
     by_text = {q.text: q for q in Question.objects.filter(screen=screen)}
     assert {q.state for q in by_text.values()} == {"kept"}

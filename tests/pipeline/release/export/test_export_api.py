@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import ReleaseJob
-from pipeline.release.export.jobs import release_export_job_run
+from pipeline.jobs.runner import job_run
 from tests.conftest import login
 from tests.factories import ScreenFactory, kept_question
 
@@ -119,18 +119,18 @@ def test_download_is_for_leads_of_the_project_once_done(
     assert api_client.get(reverse("api-release-job-download", kwargs={"job_id": other.pk})).status_code == 404
 
 
-def test_a_failing_export_is_recorded_and_a_finished_job_is_not_rerun(data):
+def test_a_failing_export_is_recorded_and_a_failed_job_is_not_rerun_by_a_delivery(data):
     # Given a job whose format no writer knows (e.g. written by an older version)
     job = ReleaseJob.objects.create(project=data, kind="export", format="parquet")
     # When it runs, the failure is recorded on the job and raised
     with pytest.raises(Exception, match="Unknown export format"):
-        release_export_job_run(job_id=job.pk)
+        job_run(kind="export", job_id=job.pk)
     job.refresh_from_db()
     assert job.status == "failed"
     assert "Unknown export format" in job.error
     assert not job.artifact
-    # And a finished job is left alone when its task is delivered again
-    assert release_export_job_run(job_id=job.pk) is False
+    # And a failed job is left alone when its task is delivered again (a lead's re-run runs it)
+    assert job_run(kind="export", job_id=job.pk).status == "failed"
 
 
 def test_status_url_serves_the_export_job(data, lead, api_client, django_capture_on_commit_callbacks):
@@ -140,19 +140,3 @@ def test_status_url_serves_the_export_job(data, lead, api_client, django_capture
     assert status.status_code == 200
     assert status.data["id"] == started["id"]
     assert status.data["status"] == "done"
-
-
-@pytest.mark.django_db(transaction=True)
-def test_progress_is_recorded_and_visible_while_the_export_holds_its_read_only_snapshot(project):
-    from django.db import connection, transaction
-
-    from pipeline.release.export.jobs import _progress_report
-
-    job = ReleaseJob.objects.create(project=project, kind="export", format="screenqa", status="running", total=9)
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        assert ReleaseJob.objects.get(pk=job.pk).processed == 0
-        _progress_report(job_id=job.pk, done=5)
-    # Committed by its own connection, so a polling page sees it before the export ends
-    assert ReleaseJob.objects.get(pk=job.pk).processed == 5

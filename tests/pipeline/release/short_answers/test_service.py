@@ -6,10 +6,9 @@ import pytest
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import Question, ReleaseJob
-from pipeline.release.postprocess import postprocess_job_run
+from pipeline.jobs.runner import job_run
 from pipeline.release.short_answers.service import (
     question_short_answers_update,
-    short_answers_job_run,
     short_answers_sample,
 )
 from tests.factories import ProjectFactory, answered_question
@@ -18,11 +17,12 @@ pytestmark = pytest.mark.django_db
 
 
 def postprocess(project) -> None:
-    postprocess_job_run(job_id=ReleaseJob.objects.create(project=project, kind="postprocess").pk)
+    job_run(kind="postprocess", job_id=ReleaseJob.objects.create(project=project, kind="postprocess").pk)
 
 
 def short_answers(project, **kwargs) -> dict:
-    return short_answers_job_run(job_id=ReleaseJob.objects.create(project=project, kind="short-answers").pk, **kwargs)
+    job = ReleaseJob.objects.create(project=project, kind="short-answers")
+    return job_run(kind="short-answers", job_id=job.pk, **kwargs).result
 
 
 def test_kept_answered_question_gets_rule_short_answers(project):
@@ -89,7 +89,7 @@ def test_failure_is_recorded(project):
     postprocess(project)
     job = ReleaseJob.objects.create(project=project, kind="short-answers")
     with pytest.raises(ValueError):
-        short_answers_job_run(job_id=job.pk, backend="no-such-backend")
+        job_run(kind="short-answers", job_id=job.pk, backend="no-such-backend")
     job.refresh_from_db()
     assert job.status == "failed" and "no-such-backend" in job.error
 

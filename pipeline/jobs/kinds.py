@@ -1,0 +1,54 @@
+"""Every kind of background job: its table and its work function. A new kind is one line here.
+
+A work function is called as ``work(job=..., progress=..., **options)`` by ``pipeline.jobs.runner``
+once the job is claimed, and returns an ``Outcome``. Its contract:
+
+* it is idempotent: a re-run (after a failure, or after its worker died at any point) does only the
+  missing work, or redoes all of it, and never leaves duplicate rows or a partial file behind;
+* it reports progress through ``progress(processed, total)`` (cheap; the runner writes it);
+* it never writes the job's row: finishing and failing are the lifecycle's (``pipeline.jobs.lifecycle``);
+* it raises on failure; the runner records the reason on the job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotation.exceptions import ApplicationError
+from annotation.models import ImportJob, Job, ReleaseJob
+from pipeline.ingest.jobs import import_job_work
+from pipeline.release.export.jobs import export_job_work
+from pipeline.release.postprocess import postprocess_job_work
+from pipeline.release.short_answers.service import short_answers_job_work
+
+from .lifecycle import Outcome
+
+
+@dataclass(frozen=True)
+class JobKind:
+    name: str
+    model: type[Job]
+    work: Callable[..., Outcome]
+    fields: dict[str, Any] = field(default_factory=dict)  # the columns that make a row of ``model`` this kind
+
+
+KINDS: dict[str, JobKind] = {
+    kind.name: kind
+    for kind in (
+        JobKind(ImportJob.kind, ImportJob, import_job_work),
+        JobKind(ReleaseJob.Kind.POSTPROCESS, ReleaseJob, postprocess_job_work, {"kind": ReleaseJob.Kind.POSTPROCESS}),
+        JobKind(
+            ReleaseJob.Kind.SHORT_ANSWERS, ReleaseJob, short_answers_job_work, {"kind": ReleaseJob.Kind.SHORT_ANSWERS}
+        ),
+        JobKind(ReleaseJob.Kind.EXPORT, ReleaseJob, export_job_work, {"kind": ReleaseJob.Kind.EXPORT}),
+    )
+}
+
+
+def job_kind_get(name: str) -> JobKind:
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise ApplicationError(f"Unknown job kind {name!r}.", field="kind") from None
