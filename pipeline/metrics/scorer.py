@@ -154,8 +154,21 @@ def _key(item: Any, where: str) -> Key:
     return item["image_id"], item["question"]
 
 
+def _file_kind(data: list[Any]) -> str | None:
+    """``"short"`` or ``"raters"`` when every non-empty ``ground_truth`` of the file is of that kind, else None."""
+    kinds = {
+        "short" if all(isinstance(g, str) for g in item["ground_truth"]) else "raters"
+        for item in data
+        if isinstance(item, dict) and isinstance(item.get("ground_truth"), list) and item["ground_truth"]
+    }
+    return kinds.pop() if len(kinds) == 1 else None
+
+
 def _load_screenqa_gold(data: list[Any], path: Path, gold: dict[Key, GoldExample]) -> None:
     seen: set[Key] = set()
+    # An empty ground_truth has no kind of its own: it takes the file's (a short-answer file or a file
+    # of raters) and is then scored as the release's code scores it, 0 on every figure.
+    file_kind = _file_kind(data)
     for i, item in enumerate(data):
         where = f"gold file {path}, item {i}"
         key = _key(item, where)
@@ -166,13 +179,11 @@ def _load_screenqa_gold(data: list[Any], path: Path, gold: dict[Key, GoldExample
         if not isinstance(ground_truth, list):
             raise ScoringInputError(f"{where}: 'ground_truth' must be a list")
         example = gold.setdefault(key, GoldExample(image_id=key[0], question=key[1]))
-        if not ground_truth:
-            continue  # no rater and no short answer: nothing to score this example against
-        if all(isinstance(g, str) for g in ground_truth):
+        if all(isinstance(g, str) for g in ground_truth) and (ground_truth or file_kind == "short"):
             if example.short_answers is not None:
                 raise ScoringInputError(f"{where}: {key!r} has short answers in two gold files")
             example.short_answers = list(ground_truth)
-        elif all(isinstance(g, dict) for g in ground_truth):
+        elif all(isinstance(g, dict) for g in ground_truth) and (ground_truth or file_kind == "raters"):
             if example.raters is not None:
                 raise ScoringInputError(f"{where}: {key!r} has rater answers in two gold files")
             raters = []
@@ -183,8 +194,9 @@ def _load_screenqa_gold(data: list[Any], path: Path, gold: dict[Key, GoldExample
                 elements = _elements(rater.get("ui_elements", []), here, bounds_required=False)
                 raters.append(Rater(rater.get("full_answer", ""), elements))
             example.raters = raters
-        else:
+        elif ground_truth:
             raise ScoringInputError(f"{where}: 'ground_truth' must hold only strings or only objects")
+        # else: empty, in a file of no single kind: nothing says which task it belongs to; not scored
 
 
 def load_gold(paths: Sequence[Path | str]) -> tuple[str, Any]:

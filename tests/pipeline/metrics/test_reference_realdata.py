@@ -9,8 +9,9 @@ spellings, texts that normalise to nothing; boxes shifted, swapped for other can
 VH boxes that are inverted, zero-area or off-screen; elements dropped, added, reordered), and ~5%
 of the questions left without a prediction.
 
-Every per-example figure of SQA-S, SQA-UIC and SQA-UIC-BB in ``score_screenqa``'s per-example rows
-must equal the reference's within 1e-12, and both averages must be the reference's averages.
+Written as release-format gold files and a prediction file and scored end to end (``scoring_run``,
+what the ``score`` command runs), every per-example figure of SQA-S, SQA-UIC and SQA-UIC-BB must
+equal the reference's within 1e-12, and both averages must be the reference's averages.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pytest
 from PIL import Image
 
 from annotation.vh import iter_nodes, node_bounds, parse_vh, vh_candidates, vh_root
-from pipeline.metrics.scorer import GoldExample, Key, Prediction, Rater, score_screenqa
+from pipeline.metrics.scorer import GoldExample, Key, Prediction, Rater, scoring_run
 from pipeline.metrics.uic import Element
 from tests.pipeline.metrics.reference import TOLERANCE, ref_elements
 
@@ -49,9 +50,7 @@ def rico_screens(shared_data: Path) -> list[tuple[list[Element], list[tuple[int,
             width, height = image.size
         vh = parse_vh(path.read_bytes(), max_depth=200)
         candidates = vh_candidates(vh, image_width=width, image_height=height, device_width=1440)
-        elements = [
-            Element(c.text or c.content_desc or c.type, (c.left, c.top, c.right, c.bottom)) for c in candidates
-        ]
+        elements = [Element(c.text or c.content_desc or c.type, (c.left, c.top, c.right, c.bottom)) for c in candidates]
         raw = []
         for index, _, node in iter_nodes(vh_root(vh)):
             bounds = node_bounds(node, index)
@@ -162,16 +161,50 @@ def reference_scores(reference: ModuleType, example: GoldExample, pred: Predicti
     }
 
 
-def test_every_example_and_both_averages_equal_the_reference(shared_data, reference):
+def write_files(folder: Path, gold: dict[Key, GoldExample], preds: dict[Key, Prediction]) -> tuple[list[Path], Path]:
+    """The examples as the release's two gold files and a prediction file."""
+
+    def elements(items: tuple[Element, ...]) -> list[dict[str, Any]]:
+        return [{"text": e.text, "bounds": list(e.bounds or ())} for e in items]
+
+    aab = [
+        {
+            "image_id": g.image_id,
+            "question": g.question,
+            "ground_truth": [
+                {"full_answer": r.full_answer, "ui_elements": elements(r.elements)} for r in g.raters or []
+            ],
+        }
+        for g in gold.values()
+    ]
+    short = [{"image_id": g.image_id, "question": g.question, "ground_truth": g.short_answers} for g in gold.values()]
+    predictions = [
+        {
+            "image_id": p.image_id,
+            "question": p.question,
+            "short_answer": p.short_answer,
+            "ui_elements": elements(p.elements or ()),
+        }
+        for p in preds.values()
+    ]
+    paths = []
+    for name, data in (("aab.json", aab), ("short.json", short), ("pred.json", predictions)):
+        paths.append(folder / name)
+        paths[-1].write_text(json.dumps(data))
+    return paths[:2], paths[2]
+
+
+def test_every_example_and_both_averages_equal_the_reference(shared_data, reference, tmp_path):
     # given thousands of real questions, with raters and predictions made from real answers and real screens
     gold, preds, records = real_examples(shared_data)
     assert len(gold) == len(records) == 8614
-    # when the product scores them
-    report = score_screenqa(gold, preds, per_example=True)
+    # when the product scores them from files, as the score command does
+    gold_paths, pred_path = write_files(tmp_path, gold, preds)
+    report = scoring_run(gold_paths=gold_paths, prediction_path=pred_path, per_example=True)
     # then every per-example figure is the reference's
     sums = {task: [0.0] * len(names) for task, names in TASKS.items()}
     mismatches = []
-    partial = {task: 0 for task in TASKS}
+    partial = dict.fromkeys(TASKS, 0)
     for row in report.examples:
         key = (row["image_id"], row["question"])
         if key not in preds:

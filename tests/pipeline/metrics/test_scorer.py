@@ -342,15 +342,34 @@ def test_scorer_benchmark_runs_at_ci_size():
     json.dumps(figures)
 
 
-def test_gold_example_without_any_ground_truth_is_not_scored(tmp_path):
+def test_gold_example_without_any_ground_truth_scores_zero_as_in_the_release_code(tmp_path):
+    # given a short-answer file with one question that has no acceptable answer at all (our exporter
+    # writes such a question when it has no short answers), predicted by the only prediction
     gold = [write(tmp_path, "g.json", [*SHORT, {"image_id": 5, "question": "Empty?", "ground_truth": []}])]
     preds = [{"image_id": 5, "question": "Empty?", "short_answer": "x"}]
-    summary, _ = run_json(gold, write(tmp_path, "p.json", preds))
+    summary, rows = run_json(gold, write(tmp_path, "p.json", preds), "--per-example")
+    # then it is scored as the release's sqa_s_metrics(prediction, []) scores it: 0
     assert summary["gold_examples"] == 4
+    assert rows[3] == {"image_id": 5, "question": "Empty?", "sqa_s": {"em": 0.0, "f1": 0.0}}
     assert summary["sqa_s"] == {
         "over_gold": {"em": 0.0, "f1": 0.0},
-        "over_predicted": {"em": None, "f1": None},
-        "n_gold": 3,
-        "n_predicted": 0,
+        "over_predicted": {"em": 0.0, "f1": 0.0},
+        "n_gold": 4,
+        "n_predicted": 1,
         "missing": 3,
     }
+
+
+def test_empty_rater_list_in_a_file_of_raters_scores_zero(tmp_path):
+    gold = [write(tmp_path, "g.json", [*AAB, {"image_id": 5, "question": "Empty?", "ground_truth": []}])]
+    preds = [{"image_id": 5, "question": "Empty?", "ui_elements": []}]
+    _, rows = run_json(gold, write(tmp_path, "p.json", preds), "--per-example")
+    assert rows[3]["sqa_uic"] == {"em": 0.0, "f1": 0.0}
+    assert rows[3]["sqa_uic_bb"] == {"bbox_f1": 0.0, "em": 0.0, "f1": 0.0}
+
+
+def test_empty_ground_truth_in_a_file_of_no_single_kind_is_not_scored(tmp_path):
+    gold = [write(tmp_path, "g.json", [{"image_id": 5, "question": "Empty?", "ground_truth": []}])]
+    preds = [{"image_id": 5, "question": "Empty?", "short_answer": "x"}]
+    summary, _ = run_json(gold, write(tmp_path, "p.json", preds))
+    assert summary == {"gold_examples": 1, "unmatched": 0}
