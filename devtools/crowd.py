@@ -12,7 +12,10 @@ The scripted annotators behave like a plausible crowd, deterministically from a 
 * answers: find the quoted text among the candidates, then select the candidate (half the
   time) or draw a box around it (the other half), sometimes add a neighbour; questions
   that quote nothing are marked not answerable; ~3% invalid; ~20% of questions get their
-  grammar fixed.
+  grammar fixed. About 15% of questions are about two elements read together (the quoted
+  one and the next text on the screen, like "C Max" and "2014"): each answerer includes the
+  second one 70% of the time, so answers whose elements are a subset of another's are
+  common, as in the release. ~2% of answers select the wrong element.
 
 ``crowd_simulate`` talks to the engine through the services (fast, default) or over HTTP
 (``EngineHttpClient``, token auth, keep-alive), the same calls a crowd platform makes.
@@ -100,6 +103,16 @@ def _share(key: str) -> float:
     return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
 
 
+def _second_element(question: str, first: dict[str, Any], screen: dict[str, Any]) -> dict[str, Any] | None:
+    """For ~15% of questions (the same for every answerer), the text read together with ``first``:
+    the next candidate with a different text, in VH order; else None."""
+    if _share(f"pair:{screen['rico_id']}:{question}") >= 0.15:
+        return None
+    candidates = screen["candidates"]
+    after = candidates[candidates.index(first) + 1 :]
+    return next((c for c in after if c["text"].strip() and c["text"] != first["text"]), None)
+
+
 @dataclass
 class ScriptedAnnotator:
     username: str
@@ -155,6 +168,12 @@ class ScriptedAnnotator:
         if not matches or self.rng.random() < 0.02:
             return {"question": fixed, "verdict": "not_answerable", "elements": [], "full_answer": ""}
         chosen = [matches[0]]
+        if self.rng.random() < 0.02:  # a mistake: another element than the one asked about
+            wrong = [c for c in screen["candidates"] if c["text"] and c["text"] != matches[0]["text"]]
+            chosen = [self.rng.choice(wrong)] if wrong else chosen
+        second = _second_element(question, matches[0], screen)
+        if second is not None and second not in chosen and self.rng.random() < 0.7:
+            chosen.append(second)
         others = [c for c in screen["candidates"] if c not in chosen and c["text"]]
         if others and self.rng.random() < 0.1:
             chosen.append(self.rng.choice(others))
