@@ -5,7 +5,8 @@ from . import models
 
 @admin.register(models.Project)
 class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "created_at"]
+    list_display = ["slug", "name", "agreement_rule", "created_at"]
+    list_filter = ["agreement_rule"]
     search_fields = ["slug", "name"]
     prepopulated_fields = {"slug": ["name"]}
 

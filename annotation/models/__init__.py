@@ -1,5 +1,5 @@
 from .jobs import ImportJob, Job, JobStatus, ReleaseJob
-from .projects import App, Membership, Project, Role
+from .projects import AgreementRule, App, Membership, Project, Role
 from .screens import Candidate, ElementType, Screen, ScreenState, Split
 from .work import (
     Answer,
@@ -15,6 +15,7 @@ from .work import (
 )
 
 __all__ = [
+    "AgreementRule",
     "Answer",
     "AnswerElement",
     "App",

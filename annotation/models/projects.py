@@ -7,6 +7,15 @@ from django.db import models
 from django.db.models import F, Q
 
 
+class AgreementRule(models.TextChoices):
+    """When two answers of one question agree (docs/postprocessing.md, pipeline/release/agreement.py)."""
+
+    # A shared element is enough; a not-answerable vote agrees with an answer.
+    RELEASE = "release", "As the ScreenQA release (calibrated)"
+    # The same elements (any segmentation); a verdict agrees only with the same verdict.
+    STRICT = "strict", "Strict: the same elements"
+
+
 class Project(models.Model):
     """A dataset under construction, with its pipeline settings.
 
@@ -38,7 +47,13 @@ class Project(models.Model):
     monitoring_threshold = models.FloatField(default=0.95)
     not_answerable_target = models.FloatField(default=0.10)
     lease_minutes = models.PositiveSmallIntegerField(default=30)
-    # Agreement between the answers of one question (see docs/formats.md).
+    # Agreement between the answers of one question (docs/postprocessing.md).
+    agreement_rule = models.CharField(
+        max_length=16,
+        choices=AgreementRule.choices,
+        default=AgreementRule.RELEASE,
+        help_text="when two answers of a question agree; the default is calibrated on the public release",
+    )
     agreement_use_boxes = models.BooleanField(default=False)
     agreement_iou_threshold = models.FloatField(default=0.5)
 
@@ -65,6 +80,9 @@ class Project(models.Model):
             models.CheckConstraint(
                 condition=Q(answers_train__gte=1) & Q(answers_validation__gte=1) & Q(answers_test__gte=1),
                 name="project_answers_min",
+            ),
+            models.CheckConstraint(
+                condition=Q(agreement_rule__in=AgreementRule.values), name="project_agreement_rule_valid"
             ),
         ]
 

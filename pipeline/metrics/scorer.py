@@ -16,16 +16,19 @@ the gold has what it needs):
 | ``sqa_l`` | ``full_answer`` | answers_and_bboxes file |
 | ``answer_matching`` | ``ui_elements`` (texts) | answers_and_bboxes file |
 
-Policy for partial files: a gold example with no prediction for a reported task is *missing* and
-scores 0 on it (so a file cannot raise its average by leaving out hard questions); ``n`` counts the
-scored and the missing examples, ``missing`` the latter. A prediction whose ``(image_id, question)``
-is not in the gold is *unmatched*: counted, never scored. Malformed input raises
-``ScoringInputError`` with the file, the item index and what is wrong.
+Per-example figures are the release's (``pipeline.metrics.squad`` / ``uic``). Two averages per task,
+each named for what it divides by: ``over_gold`` averages over every gold example of the task, a
+gold example with no prediction for it (*missing*) scoring 0, so a file cannot raise its average by
+leaving out hard questions; ``over_predicted`` averages over the examples that have a prediction only.
+``n_gold`` = ``n_predicted`` + ``missing``. A prediction whose ``(image_id, question)`` is not in the
+gold is *unmatched*: counted, never scored. Malformed input raises ``ScoringInputError`` with the
+file, the item index and what is wrong.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,7 +118,12 @@ def _bounds(value: Any, where: str) -> tuple[float, float, float, float]:
         or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
     ):
         raise ScoringInputError(f"{where}: bounds must be a list of 4 numbers [left, top, right, bottom]")
-    left, top, right, bottom = (float(v) for v in value)
+    # Python's JSON reader accepts NaN and Infinity; no IoU can be computed from them.
+    if not all(math.isfinite(v) for v in value):
+        raise ScoringInputError(f"{where}: bounds must be finite numbers")
+    # The numbers are kept as read (int or float): the IoU is then computed from the same values,
+    # with the same arithmetic, as the release's code would use.
+    left, top, right, bottom = value
     return left, top, right, bottom
 
 
@@ -146,8 +154,21 @@ def _key(item: Any, where: str) -> Key:
     return item["image_id"], item["question"]
 
 
+def _file_kind(data: list[Any]) -> str | None:
+    """``"short"`` or ``"raters"`` when every non-empty ``ground_truth`` of the file is of that kind, else None."""
+    kinds = {
+        "short" if all(isinstance(g, str) for g in item["ground_truth"]) else "raters"
+        for item in data
+        if isinstance(item, dict) and isinstance(item.get("ground_truth"), list) and item["ground_truth"]
+    }
+    return kinds.pop() if len(kinds) == 1 else None
+
+
 def _load_screenqa_gold(data: list[Any], path: Path, gold: dict[Key, GoldExample]) -> None:
     seen: set[Key] = set()
+    # An empty ground_truth has no kind of its own: it takes the file's (a short-answer file or a file
+    # of raters) and is then scored as the release's code scores it, 0 on every figure.
+    file_kind = _file_kind(data)
     for i, item in enumerate(data):
         where = f"gold file {path}, item {i}"
         key = _key(item, where)
@@ -158,13 +179,11 @@ def _load_screenqa_gold(data: list[Any], path: Path, gold: dict[Key, GoldExample
         if not isinstance(ground_truth, list):
             raise ScoringInputError(f"{where}: 'ground_truth' must be a list")
         example = gold.setdefault(key, GoldExample(image_id=key[0], question=key[1]))
-        if not ground_truth:
-            continue  # no rater and no short answer: nothing to score this example against
-        if all(isinstance(g, str) for g in ground_truth):
+        if all(isinstance(g, str) for g in ground_truth) and (ground_truth or file_kind == "short"):
             if example.short_answers is not None:
                 raise ScoringInputError(f"{where}: {key!r} has short answers in two gold files")
             example.short_answers = list(ground_truth)
-        elif all(isinstance(g, dict) for g in ground_truth):
+        elif all(isinstance(g, dict) for g in ground_truth) and (ground_truth or file_kind == "raters"):
             if example.raters is not None:
                 raise ScoringInputError(f"{where}: {key!r} has rater answers in two gold files")
             raters = []
@@ -175,8 +194,9 @@ def _load_screenqa_gold(data: list[Any], path: Path, gold: dict[Key, GoldExample
                 elements = _elements(rater.get("ui_elements", []), here, bounds_required=False)
                 raters.append(Rater(rater.get("full_answer", ""), elements))
             example.raters = raters
-        else:
+        elif ground_truth:
             raise ScoringInputError(f"{where}: 'ground_truth' must hold only strings or only objects")
+        # else: empty, in a file of no single kind: nothing says which task it belongs to; not scored
 
 
 def load_gold(paths: Sequence[Path | str]) -> tuple[str, Any]:
@@ -262,27 +282,38 @@ def _load_docvqa_predictions(path: Path | str) -> dict[Any, str]:
 
 
 class _Totals:
+    """Per task: the sums of the scored examples' figures, how many were scored, how many were missing."""
+
     def __init__(self) -> None:
         self.sums: dict[str, dict[str, float]] = {}
-        self.n: dict[str, int] = {}
+        self.scored: dict[str, int] = {}
         self.missing: dict[str, int] = {}
 
     def add(self, task: str, scores: dict[str, float] | None) -> None:
         sums = self.sums.setdefault(task, dict.fromkeys(TASK_METRICS[task], 0.0))
-        self.n[task] = self.n.get(task, 0) + 1
         if scores is None:
             self.missing[task] = self.missing.get(task, 0) + 1
             return
+        self.scored[task] = self.scored.get(task, 0) + 1
         for name, value in scores.items():
             sums[name] += value
 
     def summary(self) -> dict[str, Any]:
+        """Both means of every task, named for what they divide by (docs/scoring.md, "Two averages")."""
         out: dict[str, Any] = {}
         for task, sums in self.sums.items():
-            n = self.n[task]
-            out[task] = {name: value / n for name, value in sums.items()} | {
-                "n": n,
-                "missing": self.missing.get(task, 0),
+            scored = self.scored.get(task, 0)
+            missing = self.missing.get(task, 0)
+            n_gold = scored + missing
+            out[task] = {
+                # every gold example of the task, a missing prediction scoring 0 (the official figure
+                # when the file predicts every example)
+                "over_gold": {name: value / n_gold for name, value in sums.items()},
+                # only the examples that have a prediction (None when there is none)
+                "over_predicted": {name: (value / scored if scored else None) for name, value in sums.items()},
+                "n_gold": n_gold,
+                "n_predicted": scored,
+                "missing": missing,
             }
         return out
 
@@ -351,7 +382,7 @@ def score_screenqa(
     per_example: bool = False,
     only: Collection[str] | None = None,
 ) -> ScoreReport:
-    """Average every reported task over the gold examples (missing = 0); see the module docstring.
+    """Score every reported task; both averages (over the gold, missing = 0; over the predicted) per task.
 
     ``only`` restricts the tasks (the benchmark times one task at a time).
     """

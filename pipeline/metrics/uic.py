@@ -1,21 +1,27 @@
 """SQA-UIC (element texts) and SQA-UIC-BB (element texts with boxes).
 
-SQA-UIC, no normalisation (texts compared exactly):
-- EM: the predicted list equals one rater's list, in order;
-- F1: multiset F1 with items as tokens (``Counter`` intersection), best over raters;
-- an empty prediction scores 1 iff some rater's list is empty (and a non-empty one scores 0 against
-  an empty list).
+The contract is the release's own scoring code (``sqa_uic_metrics`` / ``sqa_uic_bb_metrics`` in
+google-research-datasets/screen_qa ``code/metrics.py``); tests/pipeline/metrics/test_reference.py
+checks every per-example figure against it. Both metrics start the same way:
 
-SQA-UIC-BB, boxes ``[left, top, right, bottom]`` in screenshot pixels:
-- box F1: one-to-one matching of predicted and rater boxes (Hungarian, ``linear_sum_assignment``);
-  a pair can match only at IoU >= threshold (0.1, FORMATS.md; PIPELINE.md says "> 0.1", the formats
-  page is the scoring contract). The assignment maximises the number of matched pairs first and their
-  total IoU second; precision = matches / predicted, recall = matches / rater;
-- EM: same length, and pair by pair in order: equal text and IoU >= threshold;
-- F1: a second one-to-one matching where a pair is worth its IoU if the texts are equal (and the IoU
-  reaches the threshold), else 0; soft true positives = the sum of the matched worths, then
-  precision / recall / F1 as above;
-- each of the three is the best over raters, independently; empty lists as for SQA-UIC.
+- an empty prediction scores 1 on every figure iff some rater's list is empty, else 0;
+- for a non-empty prediction the empty rater lists are dropped (none left: 0);
+- every figure is then the best over the remaining raters, each figure independently.
+
+SQA-UIC, texts compared exactly (no normalisation): EM = the predicted list equals one rater's list,
+in order; F1 = multiset F1 with whole items as tokens (``Counter`` intersection).
+
+SQA-UIC-BB, boxes ``[left, top, right, bottom]`` in screenshot pixels (the reference's docstring says
+``(ymin, xmin, ymax, xmax)``; IoU is the same number in either order, see ``iou``):
+
+- box F1: a pair's score is its IoU, kept when >= the threshold (0.1) and 0 otherwise; one-to-one
+  pairs are chosen by a *maximum total score* assignment (``scipy.optimize.linear_sum_assignment`` on
+  the negated matrix, exactly as the reference, so ties are broken the same way); the assigned pairs
+  whose score reaches the threshold are the matches; precision = matches / predicted, recall =
+  matches / rater. A larger total IoU wins over more pairs: this is the release's choice, kept.
+- EM: same length and, pair by pair in order, equal text and IoU >= the threshold;
+- F1: box F1 again, with a pair's score its IoU when the texts are equal and 0 otherwise. It counts
+  matched pairs; it does not sum IoUs.
 """
 
 from __future__ import annotations
@@ -35,22 +41,26 @@ class Element:
     bounds: tuple[float, float, float, float] | None = None
 
 
-def _f1(true_positives: float, n_pred: int, n_gold: int) -> float:
-    if n_pred == 0 or n_gold == 0:
-        return float(n_pred == n_gold)
-    if true_positives <= 0:
+def _f1(matches: float, n_pred: int, n_gold: int) -> float:
+    """F1 from a match count; both lengths positive. Operation for operation the reference's."""
+    if matches <= 0:
         return 0.0
-    precision = true_positives / n_pred
-    recall = true_positives / n_gold
+    precision = matches / n_pred
+    recall = matches / n_gold
     return 2 * precision * recall / (precision + recall)
 
 
 def uic_scores(predicted: Sequence[str], raters: Sequence[Sequence[str]]) -> tuple[float, float]:
-    """``(em, f1)`` of predicted element texts against the raters' lists (best over raters)."""
+    """``(em, f1)`` of predicted element texts against the raters' lists (the module docstring's rules)."""
     pred = list(predicted)
+    if not pred:
+        hit = float(any(not rater for rater in raters))
+        return hit, hit
     pred_counts = Counter(pred)
     best_em = best_f1 = 0.0
     for rater in raters:
+        if not rater:
+            continue
         gold = list(rater)
         if pred == gold:
             return 1.0, 1.0
@@ -60,36 +70,48 @@ def uic_scores(predicted: Sequence[str], raters: Sequence[Sequence[str]]) -> tup
 
 
 def iou(a: Box, b: Box) -> float:
-    """Intersection over union of two ``[l, t, r, b]`` boxes; degenerate boxes have area 0."""
-    iw = min(a[2], b[2]) - max(a[0], b[0])
-    ih = min(a[3], b[3]) - max(a[1], b[1])
-    if iw <= 0 or ih <= 0:
+    """Intersection over union of two ``[l, t, r, b]`` boxes; 0 when they do not overlap.
+
+    The expression is the reference's (width x height of the intersection, area = width x height,
+    union = area_a + area_b - intersection), so the value is the same float for the same input
+    numbers, and ties in the assignment are broken as there. An inverted or zero-area box never
+    overlaps anything (its intersection with any box has no positive extent), so its area is never
+    needed and the result is 0, as in the reference.
+    """
+    inter = max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(0, min(a[3], b[3]) - max(a[1], b[1]))
+    if inter == 0:
         return 0.0
-    inter = iw * ih
-    area_a = max(0.0, a[2] - a[0]) * max(0.0, a[3] - a[1])
-    area_b = max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
-    union = area_a + area_b - inter
-    return inter / union if union > 0 else 0.0
+    area_a = (a[2] - a[0]) * (a[3] - a[1])
+    area_b = (b[2] - b[0]) * (b[3] - b[1])
+    return inter / (area_a + area_b - inter)
 
 
-def _assign(weights: list[list[float]]) -> list[tuple[int, int]]:
-    """Maximum-weight one-to-one pairs with positive weight (Hungarian)."""
-    if not weights or not weights[0]:
-        return []
-    # Small inputs (the usual one or two boxes) need no solver; larger go to scipy.
-    if len(weights) == 1:
-        row = weights[0]
-        j = max(range(len(row)), key=row.__getitem__)
-        return [(0, j)] if row[j] > 0 else []
-    if len(weights[0]) == 1:
-        i = max(range(len(weights)), key=lambda r: weights[r][0])
-        return [(i, 0)] if weights[i][0] > 0 else []
+def matched_pairs(scores: Sequence[Sequence[float]], threshold: float) -> int:
+    """Matches of the release's ``uic_bb_f1_score``: pairs scoring >= ``threshold`` in a maximum-total assignment.
+
+    ``scores`` is a non-empty predicted x rater matrix of pair scores (IoUs, or 0). Scores under the
+    threshold count 0 in the assignment. When the result cannot depend on which optimal assignment is
+    found (one row, one column, or valid pairs that share no row and no column) it is counted
+    directly; otherwise scipy solves the same matrix the reference solves.
+    """
+    valid = [[s if s >= threshold else 0.0 for s in row] for row in scores]
+    if threshold > 0:
+        cells = [(i, j) for i, row in enumerate(valid) for j, s in enumerate(row) if s > 0]
+        if not cells:
+            return 0
+        if len(valid) == 1 or len(valid[0]) == 1:
+            return 1
+        rows = {i for i, _ in cells}
+        cols = {j for _, j in cells}
+        if len(rows) == len(cols) == len(cells):
+            # Every valid pair is alone in its row and column: any maximum assignment takes them all.
+            return len(cells)
     import numpy as np
     from scipy.optimize import linear_sum_assignment
 
-    matrix = np.asarray(weights, dtype=float)
-    rows, cols = linear_sum_assignment(matrix, maximize=True)
-    return [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if matrix[r, c] > 0]
+    matrix = np.asarray(valid, dtype=float)
+    row_index, col_index = linear_sum_assignment(-matrix)
+    return int((matrix[row_index, col_index] >= threshold).sum())
 
 
 def uic_bb_scores(
@@ -97,29 +119,25 @@ def uic_bb_scores(
 ) -> tuple[float, float, float]:
     """``(bbox_f1, em, f1)`` of predicted elements with boxes, each the best over raters.
 
-    Every element must have ``bounds`` (the caller checks); see the module docstring for the rules.
+    Every element must have ``bounds`` (the caller checks); the module docstring states the rules.
     """
+    if not predicted:
+        hit = float(any(not rater for rater in raters))
+        return hit, hit, hit
     best_box = best_em = best_f1 = 0.0
     n_pred = len(predicted)
     for rater in raters:
         n_gold = len(rater)
-        if n_pred == 0 or n_gold == 0:
-            same = float(n_pred == n_gold)
-            best_box, best_em, best_f1 = max(best_box, same), max(best_em, same), max(best_f1, same)
+        if not n_gold:
             continue
         ious = [[iou(p.bounds, g.bounds) for g in rater] for p in predicted]  # type: ignore[arg-type]
-        valid = [[v if v >= threshold else 0.0 for v in row] for row in ious]
-        # Count first, IoU second: a weight of (k + iou) for k > min(n, m) makes one more pair
-        # always worth more than any gain in total IoU.
-        k = min(n_pred, n_gold) + 1.0
-        box_pairs = _assign([[k + v if v > 0 else 0.0 for v in row] for row in valid])
-        best_box = max(best_box, _f1(len(box_pairs), n_pred, n_gold))
-        text_weights = [
-            [v if v > 0 and p.text == g.text else 0.0 for v, g in zip(row, rater, strict=True)]
-            for row, p in zip(valid, predicted, strict=True)
+        best_box = max(best_box, _f1(matched_pairs(ious, threshold), n_pred, n_gold))
+        same_text = [[p.text == g.text for g in rater] for p in predicted]
+        text_scores = [
+            [v if same else 0.0 for v, same in zip(row, flags, strict=True)]
+            for row, flags in zip(ious, same_text, strict=True)
         ]
-        soft = sum(text_weights[i][j] for i, j in _assign(text_weights))
-        best_f1 = max(best_f1, _f1(soft, n_pred, n_gold))
-        if n_pred == n_gold and all(text_weights[i][i] > 0 for i in range(n_pred)):
+        best_f1 = max(best_f1, _f1(matched_pairs(text_scores, threshold), n_pred, n_gold))
+        if n_pred == n_gold and all(same_text[i][i] and ious[i][i] >= threshold for i in range(n_pred)):
             best_em = 1.0
     return best_box, best_em, best_f1

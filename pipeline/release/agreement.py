@@ -3,16 +3,34 @@
 Pure functions over plain values: no database, so the rules are testable case by case
 and the post-processing service feeds them from prefetched rows.
 
-Two answers **agree** when
+Two rules (``Project.agreement_rule``); both compare element texts under the paper's answer
+matching (v1 2.3.3, ``pipeline.metrics.matching.answer_match``) over normalised texts
+(``agreement_tokens``), so case, punctuation and a different segmentation of the same words
+never make two answers differ.
 
-1. their verdicts are equal (``answered``, ``invalid`` or ``not_answerable``); and
-2. for ``answered``: both list at least one element, and under the paper's answer
-   matching (v1 2.3.3, ``pipeline.metrics.matching.answer_match``) over normalised
-   element texts (``agreement_tokens``) every element is a hit, with each answer taken
-   once as the prediction and once as the ground truth (so a different segmentation of
-   the same words still agrees, but a missing or extra word does not); and
-3. only when the project sets ``agreement_use_boxes``: every element box of each answer
-   overlaps some element box of the other at IoU >= ``agreement_iou_threshold``.
+``release`` (the default, calibrated on the public release; the evidence is in the docs):
+
+1. ``invalid`` agrees only with ``invalid``;
+2. ``not_answerable`` agrees with ``not_answerable`` and with an ``answered`` answer that has
+   elements (the release keeps a not-answerable vote beside text answers: an empty element
+   list, and ``<no answer>`` among the short answers);
+3. two ``answered`` answers agree when they **share an element**: the elements of one that
+   are found in the other, and the elements of the other they land on, agree as in the strict
+   rule (so ``["C Max", "2014"]`` and ``["C Max"]`` agree, as do ``["Facebook", "HERE"]`` and
+   ``["Facebook", "Email"]``; ``["Lunge"]`` and ``["Lunge 3 sets"]``, or ``["★★"]`` and
+   ``["★★★"]``, share no whole element and do not).
+
+``strict``:
+
+1. the verdicts are equal (``answered``, ``invalid`` or ``not_answerable``); and
+2. for ``answered``: every element of each answer is a hit with each answer taken once as the
+   prediction and once as the ground truth (the same words; a missing or extra element or
+   word disagrees).
+
+In both, an ``answered`` answer without any element agrees with nothing, and only when the
+project sets ``agreement_use_boxes``, the compared elements' boxes must also agree: every box
+of each side overlaps some box of the other at IoU >= ``agreement_iou_threshold`` (under
+``release``, the shared elements' boxes).
 
 The agreement of a question is the largest group of its answers that agree pairwise:
 ``all`` when every answer is in it, ``two`` when at least two but not all are (the
@@ -34,13 +52,27 @@ ALL = "all"
 TWO = "two"
 NONE = "none"
 
+# The values of ``annotation.models.AgreementRule`` (a test keeps the two in step).
+RULE_RELEASE = "release"
+RULE_STRICT = "strict"
+RULES = (RULE_RELEASE, RULE_STRICT)
+
+ANSWERED = "answered"
+NOT_ANSWERABLE = "not_answerable"
+
 
 @dataclass(frozen=True)
 class AgreementSettings:
-    """The project's agreement settings (``Project.agreement_use_boxes`` / ``agreement_iou_threshold``)."""
+    """The project's agreement settings (``Project.agreement_rule`` / ``agreement_use_boxes`` /
+    ``agreement_iou_threshold``)."""
 
     use_boxes: bool = False
     iou_threshold: float = 0.5
+    rule: str = RULE_RELEASE
+
+    def __post_init__(self) -> None:
+        if self.rule not in RULES:
+            raise ValueError(f"unknown agreement rule {self.rule!r}; one of {', '.join(RULES)}")
 
 
 @dataclass(frozen=True)
@@ -112,17 +144,50 @@ def _boxes_agree(a: Sequence[ElementView], b: Sequence[ElementView], threshold: 
     return covered(a, b) and covered(b, a)
 
 
+def _shared_elements(
+    a: Sequence[ElementView], b: Sequence[ElementView]
+) -> tuple[list[ElementView], list[ElementView]] | None:
+    """The elements of ``b`` found in ``a``'s text, and the elements of ``a`` they land on, when
+    those two parts agree under the strict text rule; else None.
+
+    One answer matching (``a`` as the prediction, ``b`` as the ground truth) finds the shared
+    part; the strict check on it refuses a part of one element ("Lunge" inside "Lunge 3 sets").
+    """
+    hits_a, hits_b = answer_match([e.text for e in a], [e.text for e in b], tokenize=agreement_tokens)
+    part_b = [e for e, hit in zip(b, hits_b, strict=True) if hit]
+    if not part_b:
+        return None
+    part_a = [e for e, hit in zip(a, hits_a, strict=True) if hit]
+    return (part_a, part_b) if _texts_agree(part_a, part_b) else None
+
+
+def _share_an_element(a: Sequence[ElementView], b: Sequence[ElementView], settings: AgreementSettings) -> bool:
+    for x, y in ((a, b), (b, a)):
+        shared = _shared_elements(x, y)
+        if shared is not None and (not settings.use_boxes or _boxes_agree(*shared, settings.iou_threshold)):
+            return True
+    return False
+
+
 def answers_agree(a: AnswerView, b: AnswerView, *, settings: AgreementSettings) -> bool:
-    """Whether two answers of one question agree (the module docstring states the rule)."""
-    if a.verdict != b.verdict:
+    """Whether two answers of one question agree under the project's rule (the module docstring)."""
+    if settings.rule == RULE_STRICT:
+        if a.verdict != b.verdict:
+            return False
+        if a.verdict != ANSWERED:
+            return True
+        if not a.elements or not b.elements:
+            return False
+        if not _texts_agree(a.elements, b.elements):
+            return False
+        return not settings.use_boxes or _boxes_agree(a.elements, b.elements, settings.iou_threshold)
+    # RULE_RELEASE
+    if (a.verdict == ANSWERED and not a.elements) or (b.verdict == ANSWERED and not b.elements):
         return False
-    if a.verdict != "answered":
-        return True
-    if not a.elements or not b.elements:
-        return False
-    if not _texts_agree(a.elements, b.elements):
-        return False
-    return not settings.use_boxes or _boxes_agree(a.elements, b.elements, settings.iou_threshold)
+    if a.verdict != ANSWERED or b.verdict != ANSWERED:
+        verdicts = {a.verdict, b.verdict}
+        return len(verdicts) == 1 or verdicts == {ANSWERED, NOT_ANSWERABLE}
+    return _share_an_element(a.elements, b.elements, settings)
 
 
 def agreement_group(answers: Sequence[AnswerView], *, settings: AgreementSettings) -> AgreementResult:

@@ -54,7 +54,11 @@ class QuestionDecision:
 
 
 def agreement_settings_for(project: Project) -> AgreementSettings:
-    return AgreementSettings(use_boxes=project.agreement_use_boxes, iou_threshold=project.agreement_iou_threshold)
+    return AgreementSettings(
+        use_boxes=project.agreement_use_boxes,
+        iou_threshold=project.agreement_iou_threshold,
+        rule=project.agreement_rule,
+    )
 
 
 def clean_text(text: str) -> str:
@@ -130,6 +134,9 @@ def question_decide(*, text: str, answers: Sequence[AnswerRecord], settings: Agr
         a.pk: (True, "") if a.pk in in_group else (False, REASON_DISAGREES if a.usable else REASON_NO_ELEMENTS)
         for a in answers
     }
+    # ``invalid`` agrees only with ``invalid`` under every rule, so a group is all invalid or none is.
+    # A group may mix ``answered`` and ``not_answerable`` (the release rule): the question is kept with
+    # both, as the release keeps an empty element list beside the answers.
     if group[0].verdict == Verdict.INVALID:
         return QuestionDecision(QuestionState.DROPPED, "", REASON_INVALID, result.label, answer_decisions)
     return QuestionDecision(QuestionState.KEPT, _majority_text(text, group), "", result.label, answer_decisions)

@@ -20,7 +20,8 @@ def _shares(counts: dict[str, int]) -> dict[str, float]:
 def postprocess_summary(*, project: Project) -> dict[str, Any]:
     """Counts and agreement shares of the project's decisions, per split and overall. Two queries.
 
-    ``agreement`` counts only questions with several answers (the ones agreement applies to);
+    ``agreement`` counts only questions with several answers (the ones agreement applies to), decided
+    under ``agreement_rule`` (the project's rule now; a run after a change of rule re-decides);
     ``pending`` are answered questions no run has decided yet.
     """
     rows = (
@@ -67,6 +68,7 @@ def postprocess_summary(*, project: Project) -> dict[str, Any]:
         "dropped": sum(sum(e["dropped"].values()) for e in splits.values()),
         "pending": sum(e["pending"] for e in splits.values()),
         "answers_dropped": answers_dropped,
+        "agreement_rule": project.agreement_rule,
     }
 
 

@@ -38,7 +38,7 @@ from annotation.models import (
 )
 from annotation.permissions import require_answer_pool
 
-from .base import StageDefinition, form_refuse, form_text, live_q, question_brief, taken_by_user_q
+from .base import StageDefinition, crowd_share, form_refuse, form_text, live_q, question_brief, taken_by_user_q
 from .units import QUESTION
 from .wire import (
     FULL_ANSWER_MAX,
@@ -318,7 +318,9 @@ class Answers(StageDefinition):
     def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
         """Find the quoted text among the candidates, then select the candidate (half the time)
         or draw a box around it, sometimes add a neighbour; a question that quotes nothing is
-        not answerable; ~3% invalid; ~20% get their first letter capitalised."""
+        not answerable; ~3% invalid; ~2% pick a wrong element; for ~15% of questions (the same for
+        every answerer) the text read together with the quoted one belongs to the answer, and
+        each answerer adds it 70% of the time; ~20% get their first letter capitalised."""
         screen, question = payload["screen"], payload["question"]["text"]
         fixed = question[0].upper() + question[1:] if actor.rng.random() < 0.2 else question
         if actor.rng.random() < 0.03:
@@ -328,6 +330,12 @@ class Answers(StageDefinition):
         if not matches or actor.rng.random() < 0.02:
             return {"question": fixed, "verdict": "not_answerable", "elements": [], "full_answer": ""}
         chosen = [matches[0]]
+        if actor.rng.random() < 0.02:  # a mistake: another element than the one asked about
+            wrong = [c for c in screen["candidates"] if c["text"] and c["text"] != matches[0]["text"]]
+            chosen = [actor.rng.choice(wrong)] if wrong else chosen
+        second = _second_element(question, matches[0], screen)
+        if second is not None and second not in chosen and actor.rng.random() < 0.7:
+            chosen.append(second)
         others = [c for c in screen["candidates"] if c not in chosen and c["text"]]
         if others and actor.rng.random() < 0.1:
             chosen.append(actor.rng.choice(others))
@@ -338,6 +346,16 @@ class Answers(StageDefinition):
             "elements": elements,
             "full_answer": f"It says {', '.join(e['text'] for e in elements)}.",
         }
+
+
+def _second_element(question: str, first: dict[str, Any], screen: dict[str, Any]) -> dict[str, Any] | None:
+    """For ~15% of questions (the same for every answerer), the text read together with ``first``:
+    the next candidate with a different text, in VH order; else None."""
+    if crowd_share(f"pair:{screen['rico_id']}:{question}") >= 0.15:
+        return None
+    candidates = screen["candidates"]
+    after = candidates[candidates.index(first) + 1 :]
+    return next((c for c in after if c["text"].strip() and c["text"] != first["text"]), None)
 
 
 def _posted_element(element: Any) -> Any:

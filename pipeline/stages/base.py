@@ -26,6 +26,7 @@ A definition declares:
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -195,6 +196,15 @@ def screen_questions(screen: Screen, *, not_from: Assignment | None = None) -> l
 
 def question_brief(question: Question) -> dict[str, Any]:
     return {"id": question.pk, "text": question.text}
+
+
+# --- crowd helpers --------------------------------------------------------------------------
+
+
+def crowd_share(key: str) -> float:
+    """A number in [0, 1] fixed by ``key``: a scripted crowd's shared "truth" (the same for every
+    scripted annotator, e.g. whether an app is non-English)."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
 
 
 # --- form helpers ---------------------------------------------------------------------------

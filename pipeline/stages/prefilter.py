@@ -15,7 +15,6 @@ lead decides) and reported by state.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
 from typing import Any
 
@@ -37,7 +36,7 @@ from annotation.models import (
     Stage,
 )
 
-from .base import StageDefinition, form_flag, form_text, live_q, taken_by_user_q
+from .base import StageDefinition, crowd_share, form_flag, form_text, live_q, taken_by_user_q
 from .units import SCREEN
 from .wire import NOTE_MAX, FlagField, StrictSerializer, TextField
 
@@ -60,10 +59,6 @@ class PrefilterSubmitSerializer(StrictSerializer):
     non_english_app = FlagField(help_text="the app is not in English (a property of the app)")
     vh_out_of_sync = FlagField(help_text="VH out of sync with the pixels in the main content")
     note = TextField(max_length=NOTE_MAX, required=False, allow_blank=True, default="")
-
-
-def _share(key: str) -> float:
-    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
 
 
 class Prefilter(StageDefinition):
@@ -184,8 +179,8 @@ class Prefilter(StageDefinition):
         """~17% of apps non-English (the paper: 11k of 66k screens), ~20% of the other screens
         out of sync (13k of 55k); each judge errs with the actor's noise."""
         screen = payload["screen"]
-        non_english = _share(f"lang:{screen['app']}") < 0.17
-        out_of_sync = _share(f"sync:{screen['rico_id']}") < 0.20
+        non_english = crowd_share(f"lang:{screen['app']}") < 0.17
+        out_of_sync = crowd_share(f"sync:{screen['rico_id']}") < 0.20
         note = "menu over the content" if out_of_sync and actor.rng.random() < 0.3 else ""
         return {
             "non_english_app": actor.noisy(non_english),

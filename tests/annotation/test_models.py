@@ -23,6 +23,13 @@ def test_project_defaults_are_the_papers():
     assert project.answers_needed("validation") == 3
 
 
+def test_agreement_rule_defaults_to_the_release_calibration_and_is_one_of_the_choices():
+    assert ProjectFactory().agreement_rule == "release"
+    Project.objects.create(slug="strict", name="strict", agreement_rule="strict")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Project.objects.create(slug="bad", name="bad", agreement_rule="lenient")
+
+
 def test_split_must_sum_to_100():
     with pytest.raises(IntegrityError), transaction.atomic():
         Project.objects.create(slug="bad", name="bad", split_train=90)

@@ -1,8 +1,9 @@
 """python manage.py score --gold FILE [--gold FILE] --pred FILE [--json] [--per-example]
 
 Scores model predictions against ScreenQA release files (or a DocVQA file, with ANLS). The rules
-are in ``pipeline.metrics`` and docs/scoring.md. Malformed input: a one-line error on stderr and
-exit code 2, nothing scored.
+are in ``pipeline.metrics`` and docs/scoring.md; each task prints two averages, one line each: over
+the gold examples (a missing prediction scores 0) and over the predicted examples only. Malformed
+input: a one-line error on stderr and exit code 2, nothing scored.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ _TITLES = {
     "answer_matching": "answer matching",
     "anls": "ANLS",
 }
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
 
 
 class Command(BaseCommand):
@@ -52,8 +57,13 @@ class Command(BaseCommand):
             if task not in report.summary:
                 continue
             figures = report.summary[task]
-            values = "  ".join(f"{name} {figures[name]:.4f}" for name in metrics)
-            self.stdout.write(f"{_TITLES[task]:<16} {values}  n {figures['n']} (missing {figures['missing']})")
+            over_gold = "  ".join(f"{name} {figures['over_gold'][name]:.4f}" for name in metrics)
+            self.stdout.write(
+                f"{_TITLES[task]:<16} {'over gold (missing = 0)':<24} {over_gold}"
+                f"  n {figures['n_gold']} (missing {figures['missing']})"
+            )
+            over_predicted = "  ".join(f"{name} {_figure(figures['over_predicted'][name])}" for name in metrics)
+            self.stdout.write(f"{'':<16} {'over predicted':<24} {over_predicted}  n {figures['n_predicted']}")
         self.stdout.write(
             f"gold examples {report.summary['gold_examples']}, unmatched predictions {report.summary['unmatched']}"
         )

@@ -35,6 +35,7 @@ PROJECT_SETTINGS = (
     "split_test",
     "split_seed",
     "not_answerable_target",
+    "agreement_rule",
     "agreement_use_boxes",
     "agreement_iou_threshold",
 )

@@ -87,6 +87,11 @@ def gold(tmp_path) -> list[Path]:
     return [write(tmp_path, "aab.json", AAB), write(tmp_path, "short.json", SHORT)]
 
 
+def complete(n: int, **figures: float) -> dict:
+    """A task's summary when every one of its ``n`` gold examples has a prediction: both means equal."""
+    return {"over_gold": figures, "over_predicted": figures, "n_gold": n, "n_predicted": n, "missing": 0}
+
+
 def run_json(gold: list[Path], pred: Path, *extra: str) -> tuple[dict, list[dict]]:
     out = io.StringIO()
     args = [a for g in gold for a in ("--gold", str(g))]
@@ -111,11 +116,11 @@ def test_perfect_predictions_score_one_on_every_task(gold, tmp_path):
     summary, _ = run_json(gold, write(tmp_path, "pred.json", preds))
     # then every figure is 1, over the 3 examples, none missing
     assert summary == {
-        "sqa_s": {"em": 1.0, "f1": 1.0, "n": 3, "missing": 0},
-        "sqa_uic": {"em": 1.0, "f1": 1.0, "n": 3, "missing": 0},
-        "sqa_uic_bb": {"bbox_f1": 1.0, "em": 1.0, "f1": 1.0, "n": 3, "missing": 0},
-        "sqa_l": {"rouge1": 1.0, "rouge2": 1.0, "rougeL": 1.0, "n": 3, "missing": 0},
-        "answer_matching": {"ndcg_v": 1.0, "f1": 1.0, "n": 3, "missing": 0},
+        "sqa_s": complete(3, em=1.0, f1=1.0),
+        "sqa_uic": complete(3, em=1.0, f1=1.0),
+        "sqa_uic_bb": complete(3, bbox_f1=1.0, em=1.0, f1=1.0),
+        "sqa_l": complete(3, rouge1=1.0, rouge2=1.0, rougeL=1.0),
+        "answer_matching": complete(3, ndcg_v=1.0, f1=1.0),
         "gold_examples": 3,
         "unmatched": 0,
     }
@@ -135,14 +140,26 @@ def test_each_task_only_where_its_field_is_present_missing_scores_zero_unmatched
         {"image_id": 99, "question": "Not in gold?", "short_answer": "x"},
     ]
     summary, rows = run_json(gold, write(tmp_path, "pred.json", preds), "--per-example")
-    # then SQA-S averages (1 + 0 + missing 0) over 3
-    assert summary["sqa_s"] == {"em": pytest.approx(1 / 3), "f1": pytest.approx(1 / 3), "n": 3, "missing": 1}
+    # then SQA-S averages (1 + 0 + missing 0) over the 3 gold examples, and (1 + 0) over the 2 predicted
+    assert summary["sqa_s"] == {
+        "over_gold": {"em": pytest.approx(1 / 3), "f1": pytest.approx(1 / 3)},
+        "over_predicted": {"em": 0.5, "f1": 0.5},
+        "n_gold": 3,
+        "n_predicted": 2,
+        "missing": 1,
+    }
     # SQA-UIC and answer matching are scored, SQA-UIC-BB and SQA-L are absent (no boxes, no full answers)
     assert set(summary) == {"sqa_s", "sqa_uic", "answer_matching", "gold_examples", "unmatched"}
-    assert summary["sqa_uic"] == {"em": 0.0, "f1": 0.0, "n": 3, "missing": 2}
+    assert summary["sqa_uic"] == {
+        "over_gold": {"em": 0.0, "f1": 0.0},
+        "over_predicted": {"em": 0.0, "f1": 0.0},
+        "n_gold": 3,
+        "n_predicted": 1,
+        "missing": 2,
+    }
     # answer matching forgives the segmentation: "C Max 2014" holds both of rater 1's items
-    assert summary["answer_matching"]["f1"] == pytest.approx(1 / 3)
-    assert summary["answer_matching"]["ndcg_v"] == pytest.approx(1 / 3)
+    assert summary["answer_matching"]["over_gold"] == {"ndcg_v": pytest.approx(1 / 3), "f1": pytest.approx(1 / 3)}
+    assert summary["answer_matching"]["over_predicted"] == {"ndcg_v": 1.0, "f1": 1.0}
     assert summary["unmatched"] == 1
     # and --per-example prints one line per gold example and per unmatched prediction
     assert len(rows) == 4
@@ -165,9 +182,10 @@ def test_empty_element_list_and_no_answer(gold, tmp_path):
     summary, _ = run_json(gold, write(tmp_path, "pred.json", preds))
     # then only the not-answerable question scores, on every task
     for task in ("sqa_s", "sqa_uic", "sqa_uic_bb", "answer_matching"):
-        for metric, value in summary[task].items():
-            if metric not in ("n", "missing"):
-                assert value == pytest.approx(1 / 3), (task, metric)
+        assert summary[task]["n_predicted"] == 3
+        for mean in ("over_gold", "over_predicted"):
+            for metric, value in summary[task][mean].items():
+                assert value == pytest.approx(1 / 3), (task, mean, metric)
 
 
 def test_gold_of_one_kind_limits_the_tasks(tmp_path):
@@ -186,7 +204,8 @@ def test_text_output(gold, tmp_path):
         stdout=out,
     )  # fmt: skip
     text = out.getvalue()
-    assert "SQA-S            em 0.3333  f1 0.3333  n 3 (missing 2)" in text
+    assert "SQA-S            over gold (missing = 0)  em 0.3333  f1 0.3333  n 3 (missing 2)" in text
+    assert "                 over predicted           em 1.0000  f1 1.0000  n 1" in text
     assert "gold examples 3, unmatched predictions 0" in text
 
 
@@ -275,7 +294,13 @@ def test_docvqa_anls(tmp_path):
     ]
     summary, rows = run_json([gold], write(tmp_path, "p.json", preds), "--per-example")
     assert summary == {
-        "anls": {"anls": pytest.approx((1 + 7 / 8 + 0) / 3), "n": 3, "missing": 1},
+        "anls": {
+            "over_gold": {"anls": pytest.approx((1 + 7 / 8 + 0) / 3)},
+            "over_predicted": {"anls": pytest.approx((1 + 7 / 8) / 2)},
+            "n_gold": 3,
+            "n_predicted": 2,
+            "missing": 1,
+        },
         "gold_examples": 3,
         "unmatched": 1,
     }
@@ -295,13 +320,13 @@ def test_real_short_answers_perfect_prediction_scores_one(shared_data, tmp_path,
     # when scored
     summary, _ = run_json([gold], write(tmp_path, "pred.json", preds))
     # then EM and F1 are 1.0 over every question, and "<no answer>" only where a rater gave it
-    assert summary["sqa_s"] == {"em": 1.0, "f1": 1.0, "n": len(records), "missing": 0}
+    assert summary["sqa_s"] == complete(len(records), em=1.0, f1=1.0)
     assert summary["unmatched"] == 0
     # and predicting "<no answer>" everywhere scores exactly the share of questions that allow it
     nothing = [{**p, "short_answer": "<no answer>"} for p in preds]
     summary, _ = run_json([gold], write(tmp_path, "nothing.json", nothing))
     allowed = sum("<no answer>" in r["ground_truth"] for r in records)
-    assert summary["sqa_s"]["em"] == pytest.approx(allowed / len(records))
+    assert summary["sqa_s"]["over_gold"]["em"] == pytest.approx(allowed / len(records))
 
 
 def test_scorer_benchmark_runs_at_ci_size():
@@ -313,12 +338,38 @@ def test_scorer_benchmark_runs_at_ci_size():
     for task in TASK_FIELDS:
         assert figures[task]["examples_per_s"] > 0
     assert 0 < figures["sqa_s"]["f1"] < 1  # the predictions are deliberately imperfect
+    assert 0 < figures["sqa_uic_bb"]["f1"] < 1
     json.dumps(figures)
 
 
-def test_gold_example_without_any_ground_truth_is_not_scored(tmp_path):
+def test_gold_example_without_any_ground_truth_scores_zero_as_in_the_release_code(tmp_path):
+    # given a short-answer file with one question that has no acceptable answer at all (our exporter
+    # writes such a question when it has no short answers), predicted by the only prediction
     gold = [write(tmp_path, "g.json", [*SHORT, {"image_id": 5, "question": "Empty?", "ground_truth": []}])]
     preds = [{"image_id": 5, "question": "Empty?", "short_answer": "x"}]
-    summary, _ = run_json(gold, write(tmp_path, "p.json", preds))
+    summary, rows = run_json(gold, write(tmp_path, "p.json", preds), "--per-example")
+    # then it is scored as the release's sqa_s_metrics(prediction, []) scores it: 0
     assert summary["gold_examples"] == 4
-    assert summary["sqa_s"] == {"em": 0.0, "f1": 0.0, "n": 3, "missing": 3}
+    assert rows[3] == {"image_id": 5, "question": "Empty?", "sqa_s": {"em": 0.0, "f1": 0.0}}
+    assert summary["sqa_s"] == {
+        "over_gold": {"em": 0.0, "f1": 0.0},
+        "over_predicted": {"em": 0.0, "f1": 0.0},
+        "n_gold": 4,
+        "n_predicted": 1,
+        "missing": 3,
+    }
+
+
+def test_empty_rater_list_in_a_file_of_raters_scores_zero(tmp_path):
+    gold = [write(tmp_path, "g.json", [*AAB, {"image_id": 5, "question": "Empty?", "ground_truth": []}])]
+    preds = [{"image_id": 5, "question": "Empty?", "ui_elements": []}]
+    _, rows = run_json(gold, write(tmp_path, "p.json", preds), "--per-example")
+    assert rows[3]["sqa_uic"] == {"em": 0.0, "f1": 0.0}
+    assert rows[3]["sqa_uic_bb"] == {"bbox_f1": 0.0, "em": 0.0, "f1": 0.0}
+
+
+def test_empty_ground_truth_in_a_file_of_no_single_kind_is_not_scored(tmp_path):
+    gold = [write(tmp_path, "g.json", [{"image_id": 5, "question": "Empty?", "ground_truth": []}])]
+    preds = [{"image_id": 5, "question": "Empty?", "short_answer": "x"}]
+    summary, _ = run_json(gold, write(tmp_path, "p.json", preds))
+    assert summary == {"gold_examples": 1, "unmatched": 0}

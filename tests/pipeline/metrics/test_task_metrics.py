@@ -1,4 +1,7 @@
-"""The per-example rules of each official metric (FORMATS.md section 3), one hand-made case each."""
+"""The per-example rules of each official metric (FORMATS.md section 3), one hand-made case each.
+
+The contract is the release's code; test_reference.py compares with it on generated input.
+"""
 
 from __future__ import annotations
 
@@ -32,8 +35,16 @@ def test_squad_f1_is_best_token_bag_f1():
 
 def test_no_answer_prediction_scores_one_iff_some_ground_truth_is_no_answer():
     assert squad_scores("<no answer>", ["off", "<no answer>"]) == (1.0, 1.0)
-    assert squad_scores("<<<no answer>>>", ["<no answer>"]) == (1.0, 1.0)
     assert squad_scores("<no answer>", ["off", "disabled"]) == (0.0, 0.0)
+
+
+def test_only_the_exact_literal_is_a_no_answer():
+    # given other spellings of "no answer" (the v2 prompt's, capitalised, padded)
+    for spelling in ("<<<no answer>>>", "<No Answer>", " <no answer>", "<no answer> "):
+        # then they are text: against a not-answerable question they score 0 ...
+        assert squad_scores(spelling, ["<no answer>"]) == (0.0, 0.0)
+        # ... and against an answer "no answer" they are a match after normalisation
+        assert squad_scores(spelling, ["no answer"]) == (1.0, 1.0)
 
 
 def test_no_answer_ground_truths_are_ignored_for_other_predictions():
@@ -48,6 +59,13 @@ def test_no_answer_ground_truths_are_ignored_for_other_predictions():
 def test_empty_prediction_is_not_a_no_answer():
     assert squad_scores("", ["<no answer>"]) == (0.0, 0.0)
     assert squad_scores("", ["x"]) == (0.0, 0.0)
+
+
+def test_texts_that_normalise_to_nothing_match_exactly_but_have_no_f1():
+    # "$" and "The" both normalise to "": equal strings (EM 1), but no token in common (F1 0)
+    assert squad_scores("$", ["The"]) == (1.0, 0.0)
+    assert squad_scores("the +", ["x", "$"]) == (1.0, 0.0)
+    assert squad_scores("", ["a"]) == (1.0, 0.0)
 
 
 # --- SQA-UIC --------------------------------------------------------------------------------------
@@ -94,7 +112,8 @@ def el(text, *bounds):
 def test_bb_threshold_is_inclusive_at_one_tenth():
     # given boxes with IoU exactly 0.1: [0,0,10,10] and [0,0,100,10] (inter 100, union 1000)
     gold = [[el("a", 0, 0, 100, 10)]]
-    assert uic_bb_scores([el("a", 0, 0, 10, 10)], gold) == (1.0, 1.0, pytest.approx(0.1))
+    # then they match, and F1 counts the match (it does not weigh it by its IoU)
+    assert uic_bb_scores([el("a", 0, 0, 10, 10)], gold) == (1.0, 1.0, 1.0)
     # and just below it nothing matches
     assert uic_bb_scores([el("a", 0, 0, 9, 10)], gold) == (0.0, 0.0, 0.0)
 
@@ -109,31 +128,46 @@ def test_bb_hungarian_matching_is_one_to_one_and_maximises_matches():
     assert box_f1 == 1.0
     # EM needs the pairs in order: predicted[0] ("y") vs rater[0] ("x") differs
     assert em == 0.0
-    # F1: pairs worth their IoU when the texts match: y-y (5/25 = 0.2) and x-x (0.9)
-    soft = 0.2 + 0.9
-    assert f1 == pytest.approx(soft / 2)
+    # F1: pairs with equal texts and IoU >= 0.1 count, y-y (IoU 0.2) and x-x (0.9): two matches of two
+    assert f1 == 1.0
 
 
-def test_bb_more_pairs_beat_more_iou():
+def test_bb_the_largest_total_iou_wins_over_more_pairs():
     # given p0 that fits r0 perfectly (IoU 1) and just touches r1 (IoU 1/9), and p1 that overlaps
-    # only r0 (IoU 0.2): the largest total IoU (p0-r0 alone) leaves p1 unmatched
+    # only r0 (IoU 0.2): the largest total IoU (p0-r0 alone, 1.0 > 1/9 + 0.2) leaves p1 unmatched
     rater = [el("a", 0, 0, 100, 10), el("b", 80, 0, 180, 10)]
     predicted = [el("a", 0, 0, 100, 10), el("c", 0, 0, 20, 10)]
     # when matched one to one
     box_f1, em, f1 = uic_bb_scores(predicted, [rater])
-    # then the number of pairs comes first: p0-r1 and p1-r0, box F1 = 1
-    assert box_f1 == 1.0
+    # then, as the release's code does, one match: P = R = 1/2 (two pairs were possible)
+    assert box_f1 == pytest.approx(0.5)
     assert em == 0.0  # texts differ in order
-    # and the text-aware F1 uses its own assignment: only "a"-"a" can score, IoU 1 -> P = R = 1/2
+    # and the text-aware F1: only "a"-"a" can score -> P = R = 1/2
     assert f1 == pytest.approx(0.5)
+
+
+def test_bb_a_tie_between_assignments_is_broken_as_scipy_breaks_it():
+    # given IoUs [[1/2, 2/3], [0, 1/6]]: p0-r0 + p1-r1 = 2/3 = p0-r1 alone, two optimal assignments
+    predicted = [el("a", 4, 0, 7, 1), el("a", 0, 0, 5, 1)]
+    rater = [el("a", 5, 0, 8, 1), el("a", 4, 0, 6, 1)]
+    assert 0.5 + 1 / 6 == 2 / 3
+    # then the count is the one linear_sum_assignment's choice gives (one pair), as in the release
+    assert uic_bb_scores(predicted, [rater]) == (0.5, 1.0, 0.5)
 
 
 def test_bb_exact_match_and_best_over_raters():
     predicted = [el("Sale", 0, 0, 100, 40)]
     raters = [[el("Sale", 500, 500, 600, 540)], [el("Sale", 2, 1, 100, 41)]]
     box_f1, em, f1 = uic_bb_scores(predicted, raters)
-    assert (box_f1, em) == (1.0, 1.0)
-    assert f1 == pytest.approx(iou([0, 0, 100, 40], [2, 1, 100, 41]))
+    assert (box_f1, em, f1) == (1.0, 1.0, 1.0)
+    assert iou([0, 0, 100, 40], [2, 1, 100, 41]) < 1
+
+
+def test_bb_inverted_and_zero_area_boxes_match_nothing():
+    inverted, flat = el("a", 10, 10, 0, 0), el("a", 0, 0, 0, 10)
+    assert iou(inverted.bounds, inverted.bounds) == 0.0
+    assert uic_bb_scores([inverted], [[inverted]]) == (0.0, 0.0, 0.0)
+    assert uic_bb_scores([flat], [[flat]]) == (0.0, 0.0, 0.0)
 
 
 def test_bb_empty_lists():

@@ -1,12 +1,18 @@
-"""Agreement rules, one case each (pipeline/release/agreement.py; docs/postprocessing.md)."""
+"""Agreement rules, one case each (pipeline/release/agreement.py; docs/postprocessing.md).
+
+``TEXT_ONLY`` is the default (the ``release`` rule); ``STRICT`` the strict one. Cases that hold under
+both rules are parametrised over them; real records of the release are in test_real_data.py and at
+the end of this file."""
 
 from __future__ import annotations
 
 import pytest
 
+from annotation.models import AgreementRule, Project
 from pipeline.release.agreement import (
     ALL,
     NONE,
+    RULES,
     TWO,
     AgreementSettings,
     AnswerView,
@@ -18,8 +24,12 @@ from pipeline.release.agreement import (
 )
 
 TEXT_ONLY = AgreementSettings()
+STRICT = AgreementSettings(rule="strict")
 WITH_BOXES = AgreementSettings(use_boxes=True, iou_threshold=0.5)
 BOX = (10, 10, 200, 60)
+BOTH_RULES = pytest.mark.parametrize("rule", RULES)
+NOT_ANSWERABLE = AnswerView(verdict="not_answerable")
+INVALID = AnswerView(verdict="invalid")
 
 
 def answered(*elements: str | tuple[str, tuple[int, int, int, int]]) -> AnswerView:
@@ -29,64 +39,136 @@ def answered(*elements: str | tuple[str, tuple[int, int, int, int]]) -> AnswerVi
     return AnswerView(verdict="answered", elements=tuple(views))
 
 
+def test_the_rules_are_the_models_choices():
+    assert set(RULES) == set(AgreementRule.values)
+    assert Project._meta.get_field("agreement_rule").default == AgreementSettings().rule == "release"
+    with pytest.raises(ValueError, match="unknown agreement rule"):
+        AgreementSettings(rule="lenient")
+
+
+@BOTH_RULES
 @pytest.mark.parametrize("verdict", ["invalid", "not_answerable"])
-def test_same_non_answer_verdicts_agree(verdict):
+def test_same_non_answer_verdicts_agree(verdict, rule):
     # given two answers with the same non-answer verdict
     a, b = AnswerView(verdict=verdict), AnswerView(verdict=verdict)
     # then they agree
-    assert answers_agree(a, b, settings=TEXT_ONLY)
+    assert answers_agree(a, b, settings=AgreementSettings(rule=rule))
 
 
-def test_different_verdicts_disagree():
-    assert not answers_agree(AnswerView(verdict="not_answerable"), AnswerView(verdict="invalid"), settings=TEXT_ONLY)
-    assert not answers_agree(answered("Male"), AnswerView(verdict="not_answerable"), settings=TEXT_ONLY)
+@BOTH_RULES
+def test_invalid_agrees_only_with_invalid(rule):
+    settings = AgreementSettings(rule=rule)
+    assert not answers_agree(NOT_ANSWERABLE, INVALID, settings=settings)
+    assert not answers_agree(answered("Male"), INVALID, settings=settings)
 
 
-def test_same_elements_up_to_case_and_punctuation_agree():
+def test_strict_not_answerable_disagrees_with_an_answer():
+    assert not answers_agree(answered("Male"), NOT_ANSWERABLE, settings=STRICT)
+
+
+def test_release_not_answerable_agrees_with_an_answer():
+    # the release keeps a not-answerable vote (an empty element list, "<no answer>") beside text answers
+    assert answers_agree(answered("Male"), NOT_ANSWERABLE, settings=TEXT_ONLY)
+    assert answers_agree(NOT_ANSWERABLE, answered("Male"), settings=TEXT_ONLY)
+    # but not with an answer that has no element (no usable answer)
+    assert not answers_agree(answered(), NOT_ANSWERABLE, settings=TEXT_ONLY)
+
+
+@BOTH_RULES
+def test_same_elements_up_to_case_and_punctuation_agree(rule):
     assert answers_agree(
-        answered("Unauthorized transactions."), answered("unauthorized  TRANSACTIONS"), settings=TEXT_ONLY
+        answered("Unauthorized transactions."),
+        answered("unauthorized  TRANSACTIONS"),
+        settings=AgreementSettings(rule=rule),
     )
 
 
-def test_different_segmentation_of_the_same_words_agrees():
+@BOTH_RULES
+def test_different_segmentation_of_the_same_words_agrees(rule):
     # given the paper's figure 1c answer, segmented differently by two answerers
     a = answered("Deep Squat, 3 sets, 15x", "Lunge, 3 sets, 10x")
     b = answered("Deep Squat", "3 sets", "15x", "Lunge", "3 sets", "10x")
     # then every element of each is a hit against the other
+    assert answers_agree(a, b, settings=AgreementSettings(rule=rule))
+    assert answers_agree(b, a, settings=AgreementSettings(rule=rule))
+
+
+def test_strict_an_extra_element_disagrees():
+    # the extra "2014" is a miss in one direction: strict agreement needs both
+    assert not answers_agree(answered("C Max", "2014"), answered("C Max"), settings=STRICT)
+    assert not answers_agree(answered("C Max"), answered("C Max", "2014"), settings=STRICT)
+
+
+def test_release_an_extra_element_agrees():
+    # the real validation record 37374 keeps both raters (FORMATS.md)
+    assert answers_agree(answered("C Max", "2014"), answered("C Max"), settings=TEXT_ONLY)
+    assert answers_agree(answered("C Max"), answered("C Max", "2014"), settings=TEXT_ONLY)
+
+
+def test_release_partial_overlap_of_elements_agrees():
+    # each answer has an element the other lacks, and one in common
+    assert answers_agree(answered("Facebook", "HERE"), answered("Email", "facebook"), settings=TEXT_ONLY)
+    assert not answers_agree(answered("Facebook", "HERE"), answered("Facebook", "Email"), settings=STRICT)
+
+
+def test_release_a_shared_element_in_another_segmentation_agrees():
+    # the shared part is found across a different segmentation: "Deep Squat, 3 sets, 15x" = three elements
+    a = answered("Deep Squat, 3 sets, 15x", "Lunge, 3 sets, 10x")
+    b = answered("Deep Squat", "3 sets", "15x", "Plank")
     assert answers_agree(a, b, settings=TEXT_ONLY)
     assert answers_agree(b, a, settings=TEXT_ONLY)
+    assert not answers_agree(a, b, settings=STRICT)
 
 
-def test_an_extra_element_disagrees():
-    # the extra "2014" is a miss in one direction: agreement needs both
-    assert not answers_agree(answered("C Max", "2014"), answered("C Max"), settings=TEXT_ONLY)
-    assert not answers_agree(answered("C Max"), answered("C Max", "2014"), settings=TEXT_ONLY)
+@BOTH_RULES
+def test_different_texts_disagree(rule):
+    assert not answers_agree(answered("3 reviews"), answered("4.5 stars"), settings=AgreementSettings(rule=rule))
+    assert not answers_agree(answered("Male", "Other"), answered("Female"), settings=AgreementSettings(rule=rule))
 
 
-def test_different_texts_disagree():
-    assert not answers_agree(answered("3 reviews"), answered("4.5 stars"), settings=TEXT_ONLY)
+@BOTH_RULES
+def test_part_of_one_element_disagrees(rule):
+    # "Lunge" is inside "Lunge 3 sets" but is not the whole element, under either rule
+    settings = AgreementSettings(rule=rule)
+    assert not answers_agree(answered("Lunge 3 sets"), answered("Lunge"), settings=settings)
+    assert not answers_agree(answered("Lunge"), answered("Lunge 3 sets"), settings=settings)
+    # nor with an element beside it: "Sign in" shares no whole element with "Sign in with Google", "Help"
+    assert not answers_agree(answered("Sign in with Google", "Help"), answered("Sign in"), settings=settings)
 
 
-def test_partial_overlap_of_one_element_disagrees():
-    # "Lunge" is inside "Lunge 3 sets" but "3 sets" is not in the other answer
-    assert not answers_agree(answered("Lunge 3 sets"), answered("Lunge"), settings=TEXT_ONLY)
+@BOTH_RULES
+def test_answered_without_elements_agrees_with_nothing(rule):
+    settings = AgreementSettings(rule=rule)
+    assert not answers_agree(answered(), answered(), settings=settings)
+    assert not answers_agree(answered(), answered("Male"), settings=settings)
 
 
-def test_answered_without_elements_agrees_with_nothing():
-    assert not answers_agree(answered(), answered(), settings=TEXT_ONLY)
-    assert not answers_agree(answered(), answered("Male"), settings=TEXT_ONLY)
-
-
-def test_symbol_only_texts_still_match_themselves():
+@BOTH_RULES
+def test_symbol_only_texts_still_match_themselves(rule):
+    settings = AgreementSettings(rule=rule)
     assert agreement_tokens("★★★") == ["★", "★", "★"]
-    assert answers_agree(answered("★★★"), answered("★★★"), settings=TEXT_ONLY)
-    assert not answers_agree(answered("★★★"), answered("★★"), settings=TEXT_ONLY)
+    assert answers_agree(answered("★★★"), answered("★★★"), settings=settings)
+    assert not answers_agree(answered("★★★"), answered("★★"), settings=settings)
+    assert not answers_agree(answered("★★", "Good"), answered("★★★", "Good "), settings=STRICT)
+    # under the release rule "Good" is the shared element; the ratings still differ, and are left out
+    assert answers_agree(answered("★★", "Good"), answered("★★★", "Good "), settings=TEXT_ONLY)
 
 
-def test_boxes_are_ignored_unless_the_project_asks():
+@BOTH_RULES
+def test_boxes_are_ignored_unless_the_project_asks(rule):
     far_apart = answered(("Male", (0, 0, 100, 50))), answered(("Male", (500, 500, 600, 550)))
-    assert answers_agree(*far_apart, settings=TEXT_ONLY)
-    assert not answers_agree(*far_apart, settings=WITH_BOXES)
+    assert answers_agree(*far_apart, settings=AgreementSettings(rule=rule))
+    assert not answers_agree(*far_apart, settings=AgreementSettings(rule=rule, use_boxes=True))
+
+
+def test_release_with_boxes_compares_the_shared_elements_boxes():
+    # given the shared "C Max" in the same place, and an extra element far away
+    a = answered(("C Max", (33, 319, 939, 376)), ("2014", (33, 483, 939, 540)))
+    b = answered(("C Max", (33, 319, 939, 376)))
+    moved = answered(("C Max", (33, 1000, 939, 1057)))
+    # then the extra element's box does not matter; the shared element's does
+    assert answers_agree(a, b, settings=WITH_BOXES)
+    assert not answers_agree(a, moved, settings=WITH_BOXES)
 
 
 def test_boxes_agree_at_or_above_the_threshold():
@@ -120,16 +202,33 @@ def test_group_two_agree_names_the_two():
     assert (result.label, result.group) == (TWO, (0, 2))
 
 
-def test_group_two_not_answerable_against_one_answer():
-    result = agreement_group(
-        [AnswerView(verdict="not_answerable"), answered("Male"), AnswerView(verdict="not_answerable")],
-        settings=TEXT_ONLY,
-    )
+def test_strict_group_two_not_answerable_against_one_answer():
+    result = agreement_group([NOT_ANSWERABLE, answered("Male"), NOT_ANSWERABLE], settings=STRICT)
     assert (result.label, result.group) == (TWO, (0, 2))
 
 
-def test_group_none_when_no_two_agree():
-    result = agreement_group([answered("A"), answered("B"), AnswerView(verdict="invalid")], settings=TEXT_ONLY)
+def test_release_group_not_answerable_beside_an_answer_is_all():
+    result = agreement_group([NOT_ANSWERABLE, answered("Male"), NOT_ANSWERABLE], settings=TEXT_ONLY)
+    assert (result.label, result.group) == (ALL, (0, 1, 2))
+
+
+def test_release_group_not_answerable_between_two_different_answers_is_a_tie():
+    # it agrees with each, and they disagree with each other: two groups of two, nothing to keep
+    result = agreement_group([answered("Male"), NOT_ANSWERABLE, answered("Female")], settings=TEXT_ONLY)
+    assert (result.label, result.group, result.tie) == (NONE, (), True)
+
+
+def test_release_group_partial_overlaps_are_not_transitive():
+    # a~b and b~c share an element, a and c share none: the largest group is one of two pairs (a tie)
+    a, b, c = answered("A", "B"), answered("B", "C"), answered("C", "D")
+    assert answers_agree(a, b, settings=TEXT_ONLY) and answers_agree(b, c, settings=TEXT_ONLY)
+    assert not answers_agree(a, c, settings=TEXT_ONLY)
+    assert agreement_group([a, b, c], settings=TEXT_ONLY).tie
+
+
+@BOTH_RULES
+def test_group_none_when_no_two_agree(rule):
+    result = agreement_group([answered("A"), answered("B"), INVALID], settings=AgreementSettings(rule=rule))
     assert (result.label, result.group, result.tie) == (NONE, (), False)
 
 

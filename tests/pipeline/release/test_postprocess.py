@@ -109,12 +109,41 @@ def test_no_agreement_is_dropped(project):
     assert (q.state, q.drop_reason, q.agreement) == ("dropped", "no-agreement", "none")
 
 
-def test_two_not_answerable_are_kept_as_not_answerable(project):
+def test_strict_two_not_answerable_are_kept_as_not_answerable(project):
+    project.agreement_rule = "strict"
+    project.save()
     q = answered_question(project=project, split="test", answers=[NA, ["Male"], NA])
     run(project)
     q = decided(q)
     assert (q.state, q.agreement) == ("kept", "two")
     assert answers_of(q) == [(True, ""), (False, "disagrees"), (True, "")]
+
+
+def test_release_not_answerable_beside_an_answer_keeps_both(project):
+    # as the release keeps "<no answer>" beside text answers (460 real validation/test questions)
+    q = answered_question(project=project, split="test", answers=[NA, ["Male"], NA])
+    run(project)
+    q = decided(q)
+    assert (q.state, q.agreement) == ("kept", "all")
+    assert answers_of(q) == [(True, "")] * 3
+
+
+def test_release_keeps_the_real_record_37374_and_drops_the_odd_one(project):
+    # given the two raters of validation record 37374 (FORMATS.md) and a third who chose another car
+    c_max, year = ("C Max", (33, 319, 939, 376)), ("2014", (33, 483, 939, 540))
+    q = answered_question(
+        project=project, split="validation", answers=[[c_max, year], [c_max], [("Focus", (33, 600, 939, 657))]]
+    )
+    run(project)
+    q = decided(q)
+    # then the two release raters agree and are kept together, as in the release
+    assert (q.state, q.agreement) == ("kept", "two")
+    assert answers_of(q) == [(True, ""), (True, ""), (False, "disagrees")]
+    # and under the strict rule no two agree: the question would not be in the release
+    project.agreement_rule = "strict"
+    project.save()
+    run(project)
+    assert (decided(q).state, decided(q).drop_reason) == ("dropped", "no-agreement")
 
 
 def test_one_invalid_of_three_is_the_disagreeing_answer(project):

@@ -160,6 +160,7 @@ def test_manifest_counts_settings_agreement_drops_and_hashes(release, tmp_path):
     assert manifest["agreement"]["counts"] == {"all": 0, "two": 1, "none": 1}
     assert manifest["agreement"]["shares"]["two"] == 0.5
     assert manifest["settings"]["answers_validation"] == 3
+    assert manifest["settings"]["agreement_rule"] == "release"  # which rule decided the agreement figures
     assert manifest["code_version"]
     assert set(manifest["files"]) == {
         f"{k}/{s}.json" for k in ("answers_and_bboxes", "short_answers") for s in ("train", "validation", "test")
