@@ -191,8 +191,9 @@ def run(full: bool) -> dict:
         figures[split] = score(records)
     figures["targets"] = {"recall": TARGET_RECALL, "primary_outside_list": TARGET_PRIMARY_OUTSIDE}
     figures["targets_met"] = all(
-        (figures[s]["recall"] or 0) >= TARGET_RECALL
-        and (figures[s]["primary_outside_list"] or 1) < TARGET_PRIMARY_OUTSIDE
+        figures[s]["recall"] is not None
+        and figures[s]["recall"] >= TARGET_RECALL
+        and figures[s]["primary_outside_list"] < TARGET_PRIMARY_OUTSIDE
         for s in SPLITS
     )
     return figures
