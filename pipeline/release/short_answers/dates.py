@@ -100,7 +100,7 @@ def date_variants(text: str) -> list[str]:
             value.isoformat(),
         ]
         if d < 10:
-            out.append(f"{month} {d:02d}, {y}")
+            out += [f"{month} {d:02d}, {y}", f"{mon} {d:02d}, {y}"]
         if has_weekday:
             out += [f"{weekday}, {month} {d}", f"{weekday}, {month} {dth}", weekday]
     else:
@@ -258,6 +258,8 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
     def name(unit: str, value: int) -> str:
         return _UNITS[unit][0] if value == 1 else unit
 
+    if not was_clock and len(present) > 1 and any(v == 0 for _, v in present):
+        present = [(u, v) for u, v in present if v] or present[-1:]  # "0 minutes 25 seconds" -> "25 seconds"
     spelled = [f"{v} {name(u, v)}" for u, v in present]
     words = [f"{int_to_words(v)} {name(u, v)}" for u, v in present]
     short = {"hours": ("hr", "hrs", "h"), "minutes": ("min", "mins", "m"), "seconds": ("sec", "secs", "s")}
@@ -276,13 +278,17 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
     h = max(hours, 0)
     m = max(minutes, 0)
     s = max(seconds, 0)
-    if s or was_clock or (seconds >= 0):
+    if not (was_clock or duration_context):
+        pass  # "12 hours ago" is no stopwatch reading
+    elif seconds >= 0:
         if h:
             out += [f"{h}:{m:02d}:{s:02d}", f"{h:02d}:{m:02d}:{s:02d}"]
         else:
             out += [f"{m}:{s:02d}", f"{m:02d}:{s:02d}", f"00:{m:02d}:{s:02d}"]
-    elif h or m:
-        out += [f"{h}:{m:02d}", f"{h:02d}:{m:02d}"] if h else [f"0:{m:02d}:00"]
+    elif h:
+        out += [f"{h}:{m:02d}", f"{h:02d}:{m:02d}"]
+    elif m:
+        out += [f"{m}:00", f"{m:02d}:00"]
     if hours <= 0 and seconds <= 0 and minutes > 0 and not was_clock and minutes % 60 == 0:
         out.append(f"{minutes // 60} {name('hours', minutes // 60)}")
     if hours > 0 and minutes <= 0 and seconds <= 0 and not was_clock:

@@ -13,7 +13,7 @@ import phonenumbers
 
 _QUOTED_ITEM = re.compile(r'"([^"]+)"')
 _QUOTED_LIST = re.compile(r'^"[^"]+"(?:\s*(?:,\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+)"[^"]+")+$')
-_LAST_JOIN = re.compile(r"(?:,\s*|\s+)(and|or)\s+(?=[^,]+$)")
+_LAST_JOIN = re.compile(r"(?:,\s+|\s+)(and|or)\s+(?=(?:[^,]|,(?!\s))+$)")
 
 
 def split_list(text: str) -> tuple[list[str], str] | None:
@@ -35,7 +35,7 @@ def split_list(text: str) -> tuple[list[str], str] | None:
     if match is not None:
         conjunction = match[1].lower()
         head, last = stripped[: match.start()], stripped[match.end() :]
-    items = [i.strip() for i in head.split(",")] + ([last.strip()] if last else [])
+    items = [i.strip() for i in re.split(r",\s+", head)] + ([last.strip()] if last else [])
     if len(items) < 2 or any(not i or len(i.split()) > 6 for i in items):
         return None
     return items, conjunction

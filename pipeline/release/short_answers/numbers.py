@@ -317,9 +317,15 @@ def unit_forms(unit: str, value: Decimal) -> list[str]:
 # --- quantities -------------------------------------------------------------------------------
 
 _QUANTITY = re.compile(
-    rf"^(?P<cur>[^\w\s\d.,]|[A-Za-z]{{3}}(?=\s?\d))?\s?(?P<n>{DIGITS})(?P<suffix>[kKmMbB](?![a-zA-Z]))?"
-    rf"\s?(?P<after>[^\w\s\d]|[A-Z]{{3}}\b)?\s*(?P<unit>.*?)$"
+    rf"^(?P<cur>US\$|[^\w\s\d.,°+-]|[A-Za-z]{{3}}(?=\s?\d))?\s?(?P<n>{DIGITS})(?P<suffix>[kKmMbB](?![a-zA-Z]))?"
+    rf"\s?(?P<after>[^\w\s\d°+]|[A-Z]{{3}}\b)?\s*(?P<unit>.*?)$"
 )
+_DEGREES = re.compile(r"^(?:°\s*|degrees?\s*)(?P<scale>fahrenheit|celsius|[fc])?$", re.IGNORECASE)
+_MONEY_WORDS = re.compile(
+    r"^(?P<whole>.+?)\s+(?P<name>dollars?|euros?)\s+(?:and\s+)?(?P<cents>.+?)\s+cents?$", re.IGNORECASE
+)
+# "Free" is how the release says a price of nothing.
+_FREE = ("free", "no charge", "free of charge", "no cost")
 
 
 def comparator_variants(text: str) -> tuple[list[str], str]:
@@ -330,6 +336,15 @@ def comparator_variants(text: str) -> tuple[list[str], str]:
     said = match["cmp"].lower()
     group = next(g for g in _COMPARATORS if said in g)
     return [c for c in group if c != said], match["rest"]
+
+
+def _or_more(said: str) -> str | None:
+    """The postfix form of a comparator ("at least 5" -> "5 or more"), if it has one."""
+    if said in _COMPARATORS[0] or said in _COMPARATORS[1]:
+        return "or more"
+    if said in _COMPARATORS[2] or said in _COMPARATORS[3]:
+        return "or less"
+    return None
 
 
 def _leading_words_number(text: str) -> tuple[Decimal, str, str] | None:
@@ -367,6 +382,11 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
     text has none, and a count of nothing gets its "no <noun>" / "none" / "zero" forms.
     """
     stripped = text.strip()
+    if stripped.endswith("+") and stripped[:-1].strip()[-1:].isdigit():
+        core = _quantity_core(stripped[:-1].strip(), counted=counted)
+        return [f"{c}+" for c in core[:2]] + [f"{w} {c}" for w in ("over", "more than", "at least") for c in core[:2]] + [
+            f"{c} or more" for c in core[:2]
+        ]
     others, rest = comparator_variants(stripped)
     core = _quantity_core(rest, counted=counted)
     if not core:
@@ -377,10 +397,29 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
     out = [f"{said} {c}" for c in core]
     for comparator in others:
         out += [f"{comparator} {c}" for c in core[:3]]
+    postfix = _or_more(said.lower())
+    if postfix:
+        out += [f"{c} {postfix}" for c in core[:2]]
     return out
 
 
+def free_variants(text: str) -> list[str]:
+    """ "no charge" <-> "free" <-> "free of charge" <-> "no cost"."""
+    lowered = text.strip().rstrip(".").lower()
+    return [f for f in _FREE if f != lowered] if lowered in _FREE else []
+
+
 def _quantity_core(text: str, *, counted: str | None) -> list[str]:
+    money = _MONEY_WORDS.match(text)
+    if money is not None:
+        whole, cents = words_to_number(money["whole"]), words_to_number(money["cents"])
+        whole = whole if whole is not None else parse_number(money["whole"])
+        cents = cents if cents is not None else parse_number(money["cents"])
+        if whole is None or cents is None or not 0 <= cents < 100:
+            return []
+        value = whole + cents / 100
+        code = currency_from_word(money["name"]) or "USD"
+        return _money_variants(value, code, number_digits(value), number_words(value), "", text)
     match = _QUANTITY.match(text)
     value: Decimal | None
     if match is not None:
@@ -392,6 +431,8 @@ def _quantity_core(text: str, *, counted: str | None) -> list[str]:
         before, after, unit = match["cur"] or "", match["after"] or "", match["unit"].strip()
         if match["suffix"] and unit.lower().startswith(("illion", "ile")):  # "1m" of "1 mile" is not a suffix
             return []
+        if re.search(r"\d", unit):
+            return []  # "11 am to 4 pm", "4 - 1": more than one value, left to the range and list rules
         digits = number_digits(value, written)
     else:
         parsed = _leading_words_number(text)
@@ -439,7 +480,7 @@ def _money_variants(
         if symbol != "$":
             out += [f"{a}{symbol}{tail}" for a in amounts[:2]]
     out += [f"{a} {name}{tail}" for a in amounts]
-    out += [f"{w} {name}{tail}" for w in words_forms[:1]]
+    out += [f"{w} {name}{tail}" for w in words_forms]
     out += [f"{m}{tail}" for m in _money_words(value, code)]
     out += [f"{a}{tail}" for a in amounts]
     if code != "USD" or symbol is None:
@@ -452,27 +493,27 @@ def _unit_variants(value: Decimal, digits: list[str], words_forms: list[str], un
     out: list[str] = []
     if unit:
         first, _, tail = unit.partition(" ")
-        degree = unit.startswith("°")
+        degree = _DEGREES.match(unit)
         units = [unit]
-        if degree:
-            scale = unit[1:].strip()
-            units += [f"°{scale}" if scale else "°", f"° {scale}" if scale else "°"]
-            if scale:
-                full = {"f": "Fahrenheit", "c": "Celsius"}.get(scale.lower())
-                units += [f"degrees {full}" if full else f"degrees {scale}", "degrees"]
-            else:
-                units.append("degrees")
+        if degree is not None:
+            scale = (degree["scale"] or "").strip()
+            full = {"f": "Fahrenheit", "c": "Celsius"}.get(scale.lower(), scale.capitalize())
+            letter = full[:1]
+            units += [f"°{letter}", f"° {letter}", f"degrees {full}", "°", "degrees"] if scale else ["°", "degrees"]
         else:
             agreeing = with_count(value, first)
             if agreeing != first:
                 units.append(f"{agreeing} {tail}".strip())
-            units += [f"{u} {tail}".strip() for u in unit_forms(first, value)]
-            if not tail:
-                units += unit_forms(unit, value)
+            symbols = unit_forms(first, value) or (unit_forms(unit, value) if tail else [])
+            units += [f"{u} {tail}".strip() if u in unit_forms(first, value) else u for u in symbols]
+            if value != 1 and first.isalpha() and not tail and singular(first) != first:
+                units.append(singular(first))  # "4.0 stars" -> "4.0 star" (as in "4.0 star rating")
         units = list(dict.fromkeys(u for u in units if u))
         for u in units:
             sep = "" if u.startswith("°") and not u.startswith("° ") else " "
             out += [f"{n}{sep}{u}".replace("  ", " ") for n in numbers[:2]]
+            if len(u) <= 3 and u.isalpha() and u != unit:
+                out.append(f"{digits[0]}{u}")  # "102 kilograms" -> "102kg" style symbols stick
         out += [f"{w} {u}" for w in words_forms[:1] for u in units[:2] if not u.startswith("°")]
         out += numbers
         if not tail and first.isalpha() and value == value.to_integral_value():

@@ -30,6 +30,7 @@ from pipeline.release.short_answers.lists import list_variants, phone_variants, 
 from pipeline.release.short_answers.numbers import (
     DIGITS,
     int_to_words,
+    free_variants,
     nothing_variants,
     ordinal_forms,
     parse_number,
@@ -66,7 +67,7 @@ _VALUE = re.compile(rf"^[$€£₹¥]?\s?(?:{DIGITS})%?$")
 _ON_OFF = {"on": "enabled", "off": "disabled", "enabled": "on", "disabled": "off"}
 _STOP_WORDS = (
     "are is do does did have has had on in of for can will were was there the a an to at by from with "
-    "i you we they he she it my your their his her its this that these those total"
+    "i you we they he she it my your their his her its this that these those"
 )
 _STOP = frozenset(_STOP_WORDS.split())
 _COUNTED = re.compile(
@@ -74,7 +75,8 @@ _COUNTED = re.compile(
 )
 # "Which tab is selected?", "What option has been chosen?" -> tab, option.
 _WHICH_NOUN = re.compile(
-    r"^(?:which|what)\s+(?:\w+\s+){0,2}?(?P<noun>[a-z]+)\s+(?:is|are|was|were|has|have|had|does|do|did|can|will|should)\b",
+    r"^(?:\w+\s+)?(?:which|what)\s+(?:\w+\s+){0,2}?(?P<noun>[a-z]+)\s+"
+    r"(?:is|are|was|were|has|have|had|does|do|did|can|will|should|am)\b",
     re.IGNORECASE,
 )
 # "What is the selected tab?", "What is the version?" -> tab, version.
@@ -89,6 +91,14 @@ _ATTRIBUTE_NOUNS = frozenset(
     "length distance weight height speed answer message description reason purpose way kind sort unit currency "
     "limit range period timing word phrase term one".split()
 )
+# Of those, the ones the release still writes before a number: "the year 2017", "version 3.2".
+_NUMBERING_NOUNS = frozenset("year version number code id".split())
+_MONEY_QUESTION = re.compile(
+    r"\b(?:price|prices|cost|costs|fee|fees|pay|paid|balance|dollars?|usd|spent|spend|bid|budget|earn|earned|fare)\b",
+    re.IGNORECASE,
+)
+_PERCENT_QUESTION = re.compile(r"\b(?:percent|percentage)\b|%", re.IGNORECASE)
+_DATETIME_SPLIT = re.compile(r"\s*,\s*|\s+at\s+|\s+on\s+|\s+")
 
 
 def words_to_int(text: str) -> int | None:
@@ -201,7 +211,10 @@ def counted_noun(question: str) -> str | None:
     if match is None:
         return None
     nouns: list[str] = []
-    for word in match["rest"].split()[:3]:
+    rest = match["rest"].split()
+    if rest and rest[0].lower() == "total":
+        rest = rest[1:]
+    for word in rest[:3]:
         word = word.strip(_EDGE_PUNCT + _QUOTES + "?.!").lower()
         if not word or word in _STOP or word.endswith(("ed", "ing")) or not word.isalpha():
             break
@@ -212,13 +225,14 @@ def counted_noun(question: str) -> str | None:
 
 
 def head_noun(question: str) -> str | None:
-    """The kind of thing a "Which tab is selected?" / "What is the version?" question asks for."""
+    """The kind of thing a "Which tab is selected?" / "What is the version?" question asks for
+    (attribute nouns such as "name" or "price" included: the callers choose)."""
     text = question.strip()
     for pattern in (_WHICH_NOUN, _THE_NOUN):
         match = pattern.match(text)
         if match is not None:
             noun = match["noun"].lower()
-            if noun not in _ATTRIBUTE_NOUNS and noun not in _STOP and len(noun) > 2:
+            if noun not in _STOP and len(noun) > 1:
                 return singular(noun)
     return None
 
@@ -227,8 +241,12 @@ def head_noun(question: str) -> str | None:
 class _Context:
     question: str
     counted: str | None
-    noun: str | None
+    noun: str | None  # the question's head noun, when it names a kind of thing (not "name", "price")
+    numbering: str | None  # the head noun when the release writes it before a number ("page 3")
     duration: bool
+    money: bool
+    percent: bool
+    ago: bool
 
 
 def _range_variants(text: str, ctx: _Context) -> list[str]:
@@ -271,18 +289,25 @@ def _ordinal_variants(text: str, ctx: _Context) -> list[str]:
     if not words or len(words) > 2:
         return []
     n = parse_ordinal(words[0])
-    noun = " ".join(words[1:]) or ctx.noun or ""
+    noun = " ".join(words[1:]) or ctx.numbering or ""
     if n is None:
-        if len(words) == 1 and ctx.noun and re.fullmatch(r"\d+(?:\.\d+)*", words[0]):
-            value = words[0]
-            forms = [f"{ctx.noun} {value}", f"{ctx.noun.capitalize()} {value}"]
-            if value.isdigit() and int(value) <= 100:
-                forms += ordinal_forms(int(value)) + [f"{ctx.noun} {int_to_words(int(value))}"]
+        if len(words) != 1 or not ctx.numbering:
+            return []
+        value = words[0]
+        number = words_to_int(value)
+        if re.fullmatch(r"\d+(?:\.\d+)*", value):
+            forms = [f"{ctx.numbering} {value}", f"{ctx.numbering.capitalize()} {value}"]
+            if value.isdigit() and int(value) <= 100 and ctx.numbering not in _NUMBERING_NOUNS:
+                first, spelled = ordinal_forms(int(value))
+                forms += [first, spelled, f"the {first} {ctx.numbering}", f"{ctx.numbering} {int_to_words(int(value))}"]
             return forms
+        if number is not None:
+            return [f"{ctx.numbering} {number}", f"{ctx.numbering} {value}"]
         return []
-    out = [str(n), *ordinal_forms(n)]
+    first, spelled = ordinal_forms(n)
+    out = [str(n), first, spelled]
     if noun:
-        out += [f"{noun} {n}", f"the {ordinal_forms(n)[1]} {noun}", f"{ordinal_forms(n)[1]} {noun}", f"{ordinal_forms(n)[0]} {noun}"]
+        out += [f"{noun} {n}", f"the {spelled} {noun}", f"{spelled} {noun}", f"{first} {noun}", f"{noun} {int_to_words(n)}"]
     return out
 
 
@@ -291,9 +316,29 @@ def _noun_variants(text: str, ctx: _Context) -> list[str]:
     if ctx.noun is None or len(text.split()) > 5 or text.lower().endswith(ctx.noun):
         return []
     bare = text.strip(_QUOTES)
-    if not bare or parse_number(bare) is not None:
+    if not bare or parse_number(bare) is not None or split_list(bare) is not None:
         return []
-    return [f'"{bare}" {ctx.noun}', f"{bare} {ctx.noun}"]
+    return [f'"{bare}" {ctx.noun}', f"{bare} {ctx.noun}", f'the {ctx.noun} "{bare}"']
+
+
+def _datetime_variants(text: str, ctx: _Context) -> list[str]:
+    """ "April 6, 2017, at 8:19 PM" <-> "April 6, 2017 8:19 PM" <-> "8:19 PM, April 6, 2017"."""
+    for match in _DATETIME_SPLIT.finditer(text):
+        first, second = text[: match.start()].strip(), text[match.end() :].strip()
+        if not first or not second:
+            continue
+        for date_text, time_text, time_first in ((first, second, False), (second, first, True)):
+            dates = date_variants(date_text)
+            times = time_variants(time_text) or ([time_text] if re.fullmatch(r"\d{1,2}:\d{2}", time_text) else [])
+            if dates and times:
+                date_forms = [date_text, *dates[:3]]
+                time_forms = [time_text, *times[:2]]
+                out: list[str] = []
+                for d in date_forms:
+                    for t in time_forms:
+                        out += [f"{d}, {t}", f"{d} at {t}", f"{t}, {d}", f"{t} on {d}"]
+                return out if not time_first else out
+    return []
 
 
 def _decorations(text: str) -> list[str]:
@@ -323,13 +368,18 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
     out += duration_variants(text, duration_context=ctx.duration)
     out += phone_variants(text)
     quantities = quantity_variants(text, counted=ctx.counted)
+    bare = _VALUE.match(text.strip()) and text.strip()[:1].isdigit() and not text.strip().endswith("%")
+    if bare and ctx.percent:
+        quantities += quantity_variants(f"{text.strip()}%")
+    elif bare and ctx.money:
+        quantities += quantity_variants(f"${text.strip()}")
     out += quantities
-    out += nothing_variants(text, ctx.counted)
+    out += nothing_variants(text, ctx.counted) + free_variants(text)
     out += _ordinal_variants(text, ctx)
     if not quantities and not out:
-        out += _range_variants(text, ctx)
+        out += _range_variants(text, ctx) or _datetime_variants(text, ctx)
     listed = split_list(text)
-    if listed is not None and (listed[1] or '"' in text or _plural_question(ctx.question)):
+    if listed is not None and (listed[1] or '"' in text or len(listed[0]) > 2 or _plural_question(ctx.question)):
         out += list_variants(*listed)
     out += _noun_variants(text, ctx)
     out += _decorations(text)
@@ -337,7 +387,7 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
 
 
 def _plural_question(question: str) -> bool:
-    return bool(re.search(r"\b(?:are|were)\b|\boptions\b|\bwhich\s+\w+s\b", question, re.IGNORECASE))
+    return bool(re.search(r"\b(?:are|were)\b|\b(?:which|what)\s+(?:\w+\s+)?\w+s\b", question, re.IGNORECASE))
 
 
 def short_answers_from_rules(
@@ -350,15 +400,23 @@ def short_answers_from_rules(
     raw = joined[0]
     primary = primary_answer(raw, question)
     trimmed = strip_question_words(raw, question)
+    noun = head_noun(question)
     ctx = _Context(
         question=question,
         counted=counted_noun(question),
-        noun=head_noun(question),
+        noun=noun if noun not in _ATTRIBUTE_NOUNS else None,
+        numbering=noun if noun is not None and (noun not in _ATTRIBUTE_NOUNS or noun in _NUMBERING_NOUNS) else None,
         duration=bool(DURATION_CUES.search(question)),
+        money=bool(_MONEY_QUESTION.search(question)),
+        percent=bool(_PERCENT_QUESTION.search(question)),
+        ago=bool(re.search(r"\bago\b", question, re.IGNORECASE)),
     )
     candidates = [primary, raw]
     for text in dict.fromkeys([primary, raw, trimmed]):
-        candidates += value_variants(text, ctx)
+        variants = value_variants(text, ctx)
+        if ctx.ago and not text.lower().endswith("ago"):
+            variants += [f"{v} ago" for v in [text, *variants][:6] if re.search(r"[a-z]$", v, re.IGNORECASE)]
+        candidates += variants
     if trimmed not in (primary, raw) and ctx.counted is None:
         candidates.append(trimmed)
     candidates += joined[1:]
