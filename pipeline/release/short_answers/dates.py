@@ -186,13 +186,21 @@ def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
 # --- durations ----------------------------------------------------------------------------------
 
 _UNITS = {
+    "years": ("year", ("y", "yr", "yrs", "year", "years")),
+    "months": ("month", ("mo", "mos", "month", "months")),
+    "weeks": ("week", ("w", "wk", "wks", "week", "weeks")),
+    "days": ("day", ("d", "day", "days")),
     "hours": ("hour", ("h", "hr", "hrs", "hour", "hours")),
     "minutes": ("minute", ("m", "min", "mins", "minute", "minutes")),
     "seconds": ("second", ("s", "sec", "secs", "second", "seconds")),
 }
+_CLOCK_UNITS = ("hours", "minutes", "seconds")
+_SHORT = {"hours": ("hr", "hrs", "h"), "minutes": ("min", "mins", "m"), "seconds": ("sec", "secs", "s")}
 _UNIT_OF = {alias: name for name, (_, aliases) in _UNITS.items() for alias in aliases}
 _PART = re.compile(
-    r"(?P<n>\d+(?:\.\d+)?|[a-z]+(?:[\s-][a-z]+)*?)\s*(?P<unit>hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b\.?",
+    r"(?P<n>\d+(?:\.\d+)?|[a-z]+(?:[\s-][a-z]+)*?)\s*(?P<unit>"
+    + "|".join(sorted(_UNIT_OF, key=len, reverse=True))
+    + r")\b\.?",
     re.IGNORECASE,
 )
 _SUFFIXES = ("ago", "left", "remaining", "long", "elapsed")
@@ -204,8 +212,8 @@ DURATION_CUES = re.compile(
 )
 
 
-def _parse_duration(text: str, *, duration_context: bool) -> tuple[int, int, int, str, bool] | None:
-    """(hours, minutes, seconds, suffix, was_clock) of a duration text, else None."""
+def _parse_duration(text: str, *, duration_context: bool) -> tuple[dict[str, int], str, bool] | None:
+    """({unit: amount}, suffix, was_clock) of a duration text, else None."""
     stripped = text.strip().rstrip(".")
     suffix = ""
     for word in _SUFFIXES:
@@ -217,10 +225,12 @@ def _parse_duration(text: str, *, duration_context: bool) -> tuple[int, int, int
     if clock is not None:
         if not duration_context and not stripped.startswith(("0:", "00:")):
             return None
-        a, b, c = int(clock[1]), int(clock[2]), int(clock[3]) if clock[3] else None
-        if b > 59 or (c is not None and c > 59):
+        a, b = int(clock[1]), int(clock[2])
+        if b > 59 or (clock[3] is not None and int(clock[3]) > 59):
             return None
-        return (a, b, c, suffix, True) if c is not None else (0, a, b, suffix, True)
+        if clock[3] is not None:
+            return {"hours": a, "minutes": b, "seconds": int(clock[3])}, suffix, True
+        return {"minutes": a, "seconds": b}, suffix, True
     parts: dict[str, int] = {}
     position = 0
     for match in _PART.finditer(stripped):
@@ -238,61 +248,58 @@ def _parse_duration(text: str, *, duration_context: bool) -> tuple[int, int, int
         position = match.end()
     if not parts or stripped[position:].strip():
         return None
-    return parts.get("hours", -1), parts.get("minutes", -1), parts.get("seconds", -1), suffix, False
+    if len(parts) == 1 and next(iter(parts)) not in _CLOCK_UNITS:
+        return None  # "30 days" alone is a quantity (numbers.py), not a duration to spell out
+    return parts, suffix, False
+
+
+def _joined(parts: list[str]) -> list[str]:
+    if len(parts) == 1:
+        return parts
+    return [" ".join(parts[:-1]) + f" and {parts[-1]}", " ".join(parts), ", ".join(parts[:-1]) + f", and {parts[-1]}"]
 
 
 def duration_variants(text: str, *, duration_context: bool = False) -> list[str]:
-    """ "1:56" <-> "1 minute and 56 seconds" <-> "1 minute 56 seconds"; "45 min" <-> "45 minutes"."""
+    """ "1:56" <-> "1 minute and 56 seconds" <-> "1 minute 56 seconds"; "45 min" <-> "45 minutes";
+    "7 months 30 days" <-> "7 months and 30 days"."""
     parsed = _parse_duration(text, duration_context=duration_context)
     if parsed is None:
         return []
-    hours, minutes, seconds, suffix, was_clock = parsed
-    if was_clock:
-        present = [(n, v) for n, v in (("hours", hours), ("minutes", minutes), ("seconds", seconds)) if v > 0]
-        if not present:
-            present = [("seconds", 0)]
-    else:
-        present = [(n, v) for n, v in (("hours", hours), ("minutes", minutes), ("seconds", seconds)) if v >= 0]
+    parts, suffix, was_clock = parsed
+    present = [(u, parts[u]) for u in _UNITS if u in parts]
+    if len(present) > 1 and any(v == 0 for _, v in present):
+        present = [(u, v) for u, v in present if v] or present[-1:]  # "0 minutes 25 seconds" -> "25 seconds"
     tail = f" {suffix}" if suffix else ""
 
     def name(unit: str, value: int) -> str:
         return _UNITS[unit][0] if value == 1 else unit
 
-    if not was_clock and len(present) > 1 and any(v == 0 for _, v in present):
-        present = [(u, v) for u, v in present if v] or present[-1:]  # "0 minutes 25 seconds" -> "25 seconds"
     spelled = [f"{v} {name(u, v)}" for u, v in present]
     words = [f"{int_to_words(v)} {name(u, v)}" for u, v in present]
-    short = {"hours": ("hr", "hrs", "h"), "minutes": ("min", "mins", "m"), "seconds": ("sec", "secs", "s")}
-    abbreviated = [f"{v} {short[u][0] if v == 1 else short[u][1]}" for u, v in present]
-    letters = [f"{v}{short[u][2]}" for u, v in present]
-    out: list[str] = []
-    for parts in (spelled, words):
-        if len(parts) == 1:
-            out.append(parts[0])
-        else:
-            out += [" ".join(parts[:-1]) + f" and {parts[-1]}", " ".join(parts), ", ".join(parts[:-1]) + f", and {parts[-1]}"]
-    out += [" ".join(abbreviated), " ".join(letters)]
-    if len(present) == 1:
-        unit, value = present[0]
-        out.append(f"{value} {short[unit][0]}")
-    h = max(hours, 0)
-    m = max(minutes, 0)
-    s = max(seconds, 0)
-    if not (was_clock or duration_context):
-        pass  # "12 hours ago" is no stopwatch reading
-    elif seconds >= 0:
-        if h:
-            out += [f"{h}:{m:02d}:{s:02d}", f"{h:02d}:{m:02d}:{s:02d}"]
-        else:
-            out += [f"{m}:{s:02d}", f"{m:02d}:{s:02d}", f"00:{m:02d}:{s:02d}"]
-    elif h:
-        out += [f"{h}:{m:02d}", f"{h:02d}:{m:02d}"]
-    elif m:
-        out += [f"{m}:00", f"{m:02d}:00"]
-    if hours <= 0 and seconds <= 0 and minutes > 0 and not was_clock and minutes % 60 == 0:
-        out.append(f"{minutes // 60} {name('hours', minutes // 60)}")
-    if hours > 0 and minutes <= 0 and seconds <= 0 and not was_clock:
-        out.append(f"{hours * 60} minutes")
-        if hours == 1:
+    out = _joined(spelled) + _joined(words)
+    clock_only = all(u in _CLOCK_UNITS for u, _ in present)
+    if clock_only:
+        out.append(" ".join(f"{v} {_SHORT[u][0] if v == 1 else _SHORT[u][1]}" for u, v in present))
+        out.append(" ".join(f"{v}{_SHORT[u][2]}" for u, v in present))
+        if len(present) == 1:
+            unit, value = present[0]
+            out.append(f"{value} {_SHORT[unit][0]}")
+    h, m, sec = parts.get("hours", 0), parts.get("minutes", 0), parts.get("seconds", 0)
+    if clock_only and (was_clock or duration_context):
+        if "seconds" in parts:
+            out += [f"{h}:{m:02d}:{sec:02d}", f"{h:02d}:{m:02d}:{sec:02d}"] if h else [
+                f"{m}:{sec:02d}",
+                f"{m:02d}:{sec:02d}",
+                f"00:{m:02d}:{sec:02d}",
+            ]
+        elif h:
+            out += [f"{h}:{m:02d}", f"{h:02d}:{m:02d}"]
+        elif m:
+            out += [f"{m}:00", f"{m:02d}:00"]
+    if present == [("minutes", m)] and m and m % 60 == 0:
+        out.append(f"{m // 60} {name('hours', m // 60)}")
+    if present == [("hours", h)] and h:
+        out.append(f"{h * 60} minutes")
+        if h == 1:
             out.append("an hour")
     return [f"{o}{tail}" for o in dict.fromkeys(out)]

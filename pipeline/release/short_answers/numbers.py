@@ -134,7 +134,10 @@ def number_words(value: Decimal) -> list[str]:
         return []
     if value == value.to_integral_value():
         n = int(value)
-        return list(dict.fromkeys([int_to_words(n), int_to_words(n, andword="")]))
+        forms = [int_to_words(n), int_to_words(n, andword="")]
+        # SQuAD's normalisation deletes the hyphen: "thirty-nine" reads "thirtynine", not "thirty nine".
+        forms += [f.replace("-", " ") for f in forms]
+        return list(dict.fromkeys(forms))
     plain = _plain(value)
     return [str(_INFLECT.number_to_words(plain, comma=""))]
 
@@ -369,6 +372,7 @@ def _money_words(value: Decimal, code: str) -> list[str]:
         cent = "cent" if cents == 1 else "cents"
         out.append(f"{whole} {unit} and {cents} {cent}")
         out.append(f"{int_to_words(whole)} {unit} and {int_to_words(cents)} {cent}")
+        out.append(f"{int_to_words(whole, andword='')} {unit} and {int_to_words(cents)} {cent}".replace("-", " "))
         if not whole:
             out += [f"{cents} {cent}", f"{int_to_words(cents)} {cent}"]
     return out

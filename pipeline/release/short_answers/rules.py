@@ -64,7 +64,12 @@ _ARTICLE_PREFIX = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _WRAPPERS = {"(": ")", "[": "]", "|": "|", "{": "}"}
 _QUOTED = re.compile(r'^"[^"]+"$')
 _VALUE = re.compile(rf"^[$€£₹¥]?\s?(?:{DIGITS})%?$")
-_ON_OFF = {"on": "enabled", "off": "disabled", "enabled": "on", "disabled": "off"}
+# A checkbox or switch: the release writes its state with any of these (first ones most often).
+_STATES = (
+    ("on", "enabled", "checked", "selected", "active", "ON"),
+    ("off", "disabled", "unchecked", "not selected", "not checked", "unselected", "inactive", "not enabled", "OFF"),
+)
+_AGE_QUESTION = re.compile(r"\b(?:age|how old)\b", re.IGNORECASE)
 _STOP_WORDS = (
     "are is do does did have has had on in of for can will were was there the a an to at by from with "
     "i you we they he she it my your their his her its this that these those"
@@ -361,14 +366,17 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
     """Every variant family for one answer text, most plausible first."""
     lowered = text.strip().lower()
     out: list[str] = []
-    if lowered in _ON_OFF:
-        out += [lowered, _ON_OFF[lowered]]
+    for state in _STATES:
+        if lowered in (w.lower() for w in state):
+            out += list(state)
     out += date_variants(text) or weekday_variants(text)
     out += time_variants(text, duration_context=ctx.duration)
     out += duration_variants(text, duration_context=ctx.duration)
     out += phone_variants(text)
     quantities = quantity_variants(text, counted=ctx.counted)
     bare = _VALUE.match(text.strip()) and text.strip()[:1].isdigit() and not text.strip().endswith("%")
+    if bare and _AGE_QUESTION.search(ctx.question):
+        quantities += [f"{text.strip()} years old", f"{text.strip()} years", f"{text.strip()}-year-old"]
     if bare and ctx.percent:
         quantities += quantity_variants(f"{text.strip()}%")
     elif bare and ctx.money:
