@@ -128,7 +128,7 @@ def weekday_variants(text: str) -> list[str]:
 # --- clock times --------------------------------------------------------------------------------
 
 _CLOCK = re.compile(
-    r"^(?P<h>\d{1,2})[:.](?P<m>\d{2})(?::(?P<s>\d{2}))?\s*(?P<half>[ap]\.?\s?m\.?)?(?P<rest>(?:\s+\S.*)?)$",
+    r"^(?P<h>\d{1,2})[:.](?P<m>\d{2})(?::(?P<s>\d{2}))?\s*(?P<half>[ap]\.?\s?m\.?)?(?P<rest>(?:\s+[^\d\s][^\d]*)?)$",
     re.IGNORECASE,
 )
 _O_CLOCK = re.compile(r"^(?P<h>\d{1,2})\s*(?P<half>[ap]\.?\s?m\.?)$", re.IGNORECASE)

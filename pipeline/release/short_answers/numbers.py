@@ -303,6 +303,8 @@ def unit_forms(unit: str, value: Decimal) -> list[str]:
         return []
     if len(parsed._units) != 1 and "per" not in str(parsed):
         return []
+    if parsed.dimensionality == registry.second.dimensionality:
+        return []  # time units are durations (dates.py)
     name = str(parsed).replace("_", " ")
     symbol = f"{parsed:~}".replace(" ", "")
     if "/" in symbol and "per" not in stripped:
@@ -444,8 +446,8 @@ def _quantity_core(text: str, *, counted: str | None) -> list[str]:
             return []
         value, words, unit = parsed
         before = after = ""
-        if unit.lower().startswith(("point", "and")):
-            return []
+        if unit.lower().startswith(("point", "and")) or (unit and words_to_number(unit.split()[0]) is not None):
+            return []  # "one fifty" is a price said aloud, not one "fifty"
         digits = number_digits(value)
         written = words
     words_forms = number_words(value)
@@ -505,22 +507,24 @@ def _unit_variants(value: Decimal, digits: list[str], words_forms: list[str], un
             letter = full[:1]
             units += [f"°{letter}", f"° {letter}", f"degrees {full}", "°", "degrees"] if scale else ["°", "degrees"]
         else:
-            agreeing = with_count(value, first)
-            if agreeing != first:
-                units.append(f"{agreeing} {tail}".strip())
             symbols = unit_forms(first, value) or (unit_forms(unit, value) if tail else [])
+            if len(first) > 3 or singular(first) != first:  # a word, not a symbol such as "mi" or "GB"
+                agreeing = with_count(value, first)
+                if agreeing != first:
+                    units.append(f"{agreeing} {tail}".strip())
             units += [f"{u} {tail}".strip() if u in unit_forms(first, value) else u for u in symbols]
-            if value != 1 and first.isalpha() and not tail and singular(first) != first:
-                units.append(singular(first))  # "4.0 stars" -> "4.0 star" (as in "4.0 star rating")
+            if value != value.to_integral_value() and not tail and singular(first) != first:
+                units.append(singular(first))  # "4.5 stars" -> "4.5 star" (as in "4.5 star rating")
         units = list(dict.fromkeys(u for u in units if u))
         for u in units:
             sep = "" if u.startswith("°") and not u.startswith("° ") else " "
-            out += [f"{n}{sep}{u}".replace("  ", " ") for n in numbers[:2]]
+            out += [f"{n}{sep}{u}".replace("  ", " ") for n in (numbers[:1] if u.startswith("°") else numbers[:2])]
             if len(u) <= 3 and u.isalpha() and u != unit:
                 out.append(f"{digits[0]}{u}")  # "102 kilograms" -> "102kg" style symbols stick
         out += [f"{w} {u}" for w in words_forms[:1] for u in units[:2] if not u.startswith("°")]
         out += numbers
-        if not tail and first.isalpha() and value == value.to_integral_value():
+        own = counted is not None and singular(first.lower()) == singular(counted.split()[-1])
+        if not tail and first.isalpha() and value == value.to_integral_value() and not own and singular(first) != first:
             # "5 stars" -> "5-star" (the adjective the release writes for ratings, trials, codes).
             out.append(f"{digits[0]}-{singular(first)}")
     else:

@@ -86,7 +86,7 @@ _WHICH_NOUN = re.compile(
 )
 # "What is the selected tab?", "What is the version?" -> tab, version.
 _THE_NOUN = re.compile(
-    r"^(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the|this|that)\s+(?:[a-z-]+\s+){0,2}?(?P<noun>[a-z]+)\s*\??$",
+    r"^(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the|this|that)\s+(?:(?!of\b)[a-z-]+\s+){0,2}?(?P<noun>[a-z]+)\s*\??$",
     re.IGNORECASE,
 )
 # Nouns that name an attribute, not a kind of thing: "17 dollars" is an answer, "17 price" is not.
@@ -318,8 +318,11 @@ def _ordinal_variants(text: str, ctx: _Context) -> list[str]:
 
 def _noun_variants(text: str, ctx: _Context) -> list[str]:
     """ "History" for "Which option is selected?" -> '"History" option', "History option"."""
-    if ctx.noun is None or len(text.split()) > 5 or text.lower().endswith(ctx.noun):
+    if ctx.noun is None or len(text.split()) > 5:
         return []
+    asked = _question_words(ctx.question) - _ARTICLES
+    if any(w.strip(_EDGE_PUNCT + _QUOTES).lower() in asked for w in text.split()):
+        return []  # "the sacral chakra" for "Which chakra healing ...?" already says what it is
     bare = text.strip(_QUOTES)
     if not bare or parse_number(bare) is not None or split_list(bare) is not None:
         return []
@@ -328,8 +331,8 @@ def _noun_variants(text: str, ctx: _Context) -> list[str]:
 
 def _datetime_variants(text: str, ctx: _Context) -> list[str]:
     """ "April 6, 2017, at 8:19 PM" <-> "April 6, 2017 8:19 PM" <-> "8:19 PM, April 6, 2017"."""
-    for match in _DATETIME_SPLIT.finditer(text):
-        first, second = text[: match.start()].strip(), text[match.end() :].strip()
+    for match in sorted(_DATETIME_SPLIT.finditer(text), key=lambda m: -m.start()):
+        first, second = text[: match.start()].strip(" ,"), text[match.end() :].strip(" ,")
         if not first or not second:
             continue
         for date_text, time_text, time_first in ((first, second, False), (second, first, True)):
@@ -357,8 +360,6 @@ def _decorations(text: str) -> list[str]:
     unquoted = stripped.strip(_QUOTES).strip()
     if unquoted and unquoted != stripped:
         out.append(unquoted)
-    elif _QUOTED.match(f'"{stripped}"') and len(stripped.split()) <= 6:
-        out.append(f'"{stripped}"')
     return out
 
 
@@ -384,18 +385,32 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
     out += quantities
     out += nothing_variants(text, ctx.counted) + free_variants(text)
     out += _ordinal_variants(text, ctx)
-    if not quantities and not out:
-        out += _range_variants(text, ctx) or _datetime_variants(text, ctx)
-    listed = split_list(text)
-    if listed is not None and (listed[1] or '"' in text or len(listed[0]) > 2 or _plural_question(ctx.question)):
-        out += list_variants(*listed)
-    out += _noun_variants(text, ctx)
+    if not out:
+        out += _datetime_variants(text, ctx) or _range_variants(text, ctx)
+    if not out:
+        listed = split_list(text)
+        if listed is not None and (listed[1] or '"' in text or len(listed[0]) > 2 or _plural_question(ctx.question)):
+            out += list_variants(*listed)
+        else:
+            out += _noun_variants(text, ctx)
     out += _decorations(text)
     return out
 
 
 def _plural_question(question: str) -> bool:
     return bool(re.search(r"\b(?:are|were)\b|\b(?:which|what)\s+(?:\w+\s+)?\w+s\b", question, re.IGNORECASE))
+
+
+def _names_something(raw: str, trimmed: str) -> bool:
+    """Whether trimming left a name and cut only lower-case words ("English language" -> "English",
+    '"WEEKLY ADS" tab' -> '"WEEKLY ADS"'), not part of a name ("Rapid City") or of a phrase ("the sacral chakra")."""
+    if trimmed == raw or not trimmed:
+        return False
+    cut = raw.replace(trimmed, " ", 1).split()
+    if not all(w.islower() for w in cut):
+        return False
+    first = trimmed.lstrip(_QUOTES)[:1]
+    return first.isupper() or first.isdigit()
 
 
 def short_answers_from_rules(
@@ -420,13 +435,14 @@ def short_answers_from_rules(
         ago=bool(re.search(r"\bago\b", question, re.IGNORECASE)),
     )
     candidates = [primary, raw]
-    for text in dict.fromkeys([primary, raw, trimmed]):
+    texts = [primary, raw]
+    if _is_value(trimmed) or _value_family(trimmed, ctx) or _names_something(raw, trimmed):
+        texts.append(trimmed)  # "English language" -> "English"; never a cut phrase ("the sacral")
+    for text in dict.fromkeys(texts):
         variants = value_variants(text, ctx)
         if ctx.ago and not text.lower().endswith("ago"):
             variants += [f"{v} ago" for v in [text, *variants][:6] if re.search(r"[a-z]$", v, re.IGNORECASE)]
         candidates += variants
-    if trimmed not in (primary, raw) and ctx.counted is None:
-        candidates.append(trimmed)
     candidates += joined[1:]
     return _dedupe(candidates)[:MAX_ANSWERS]
 
