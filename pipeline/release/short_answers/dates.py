@@ -60,7 +60,7 @@ def parse_date(text: str) -> tuple[date, bool, bool, bool] | None:
     if not has_year and not has_day:
         return None  # a month name alone
     has_weekday = bool(_HAS_WEEKDAY.search(cleaned))
-    value = first.date() if has_year else date(2000 if first.month != 2 or first.day != 29 else 2000, first.month, first.day)
+    value = first.date() if has_year else date(2000, first.month, first.day)
     return value, has_year, has_day, has_weekday
 
 
@@ -106,11 +106,9 @@ def date_variants(text: str) -> list[str]:
     else:
         out += [f"{month} {d}", f"{month} {dth}", f"{d} {month}", f"{mon} {d}", f"{dth} {month}", f"{dth} of {month}"]
         if has_weekday:
-            weekday = next(
-                (w for w in _WEEKDAYS if re.search(rf"\b{w[:3]}", text, re.IGNORECASE)),
-                None,
-            )
-            if weekday:
+            said = next((w for w in _WEEKDAYS if re.search(rf"\b{w[:3]}", text, re.IGNORECASE)), None)
+            if said is not None:
+                weekday = said
                 out += [f"{weekday}, {month} {d}", f"{weekday}, {month} {dth}", f"{weekday[:3]}, {mon} {d}", weekday]
         out += [f"{value.month}/{d}"]
     return out
@@ -149,7 +147,7 @@ def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
     h, m = int(match["h"]), match["m"]
     sec = f":{match['s']}" if match["s"] else ""
     rest = match["rest"] or ""
-    if m and int(m) > 59 or h > 24:
+    if (m and int(m) > 59) or h > 24:
         return []
     if match["half"]:
         half = match["half"].lower().replace(".", "").replace(" ", "")[0]
@@ -287,11 +285,15 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
     h, m, sec = parts.get("hours", 0), parts.get("minutes", 0), parts.get("seconds", 0)
     if clock_only and (was_clock or duration_context):
         if "seconds" in parts:
-            out += [f"{h}:{m:02d}:{sec:02d}", f"{h:02d}:{m:02d}:{sec:02d}"] if h else [
-                f"{m}:{sec:02d}",
-                f"{m:02d}:{sec:02d}",
-                f"00:{m:02d}:{sec:02d}",
-            ]
+            out += (
+                [f"{h}:{m:02d}:{sec:02d}", f"{h:02d}:{m:02d}:{sec:02d}"]
+                if h
+                else [
+                    f"{m}:{sec:02d}",
+                    f"{m:02d}:{sec:02d}",
+                    f"00:{m:02d}:{sec:02d}",
+                ]
+            )
         elif h:
             out += [f"{h}:{m:02d}", f"{h:02d}:{m:02d}"]
         elif m:

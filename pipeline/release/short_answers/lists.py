@@ -25,7 +25,13 @@ def split_list(text: str) -> tuple[list[str], str] | None:
     stripped = text.strip()
     if _QUOTED_LIST.match(stripped):
         items = _QUOTED_ITEM.findall(stripped)
-        conjunction = "and" if re.search(r'"\s*,?\s+and\s+"', stripped) else "or" if re.search(r'"\s*,?\s+or\s+"', stripped) else ""
+        conjunction = (
+            "and"
+            if re.search(r'"\s*,?\s+and\s+"', stripped)
+            else "or"
+            if re.search(r'"\s*,?\s+or\s+"', stripped)
+            else ""
+        )
         return items, conjunction
     if '"' in stripped or len(stripped) > 300:
         return None

@@ -27,9 +27,40 @@ _DIGITS_RE = re.compile(rf"^(?P<n>{DIGITS})(?P<suffix>[kmb])?$", re.IGNORECASE)
 _SUFFIX = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000}
 _SCALE_WORDS = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 _NUMBER_VOCAB = frozenset(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
-    "million billion".split()
+    [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "sixty",
+        "seventy",
+        "eighty",
+        "ninety",
+        "hundred",
+        "thousand",
+        "million",
+        "billion",
+    ]
 )
 _MAX_WORDS = 10**12
 # Comparators the release rewrites into one another ("over 200" / "more than 200").
@@ -41,7 +72,8 @@ _COMPARATORS: tuple[tuple[str, ...], ...] = (
     ("about", "around", "approximately"),
 )
 _COMPARATOR_RE = re.compile(
-    r"^(?P<cmp>" + "|".join(sorted((re.escape(c) for group in _COMPARATORS for c in group), key=len, reverse=True))
+    r"^(?P<cmp>"
+    + "|".join(sorted((re.escape(c) for group in _COMPARATORS for c in group), key=len, reverse=True))
     + r")\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
@@ -120,7 +152,7 @@ def parse_number(text: str) -> Decimal | None:
 
 def int_to_words(n: int, *, andword: str = "and") -> str:
     """English words for a whole number ("twenty-two", "one hundred and ten"), no commas."""
-    return str(_INFLECT.number_to_words(n, andword=andword, comma=""))
+    return str(_INFLECT.number_to_words(str(n), andword=andword, comma=""))
 
 
 def _plain(value: Decimal) -> str:
@@ -163,7 +195,11 @@ def number_digits(value: Decimal, source: str | None = None) -> list[str]:
             out.append(f"{plain}0")
     if whole and value >= 1000:
         n = int(value)
-        for scale, word, letter in ((1_000_000_000, "billion", "B"), (1_000_000, "million", "M"), (1_000, "thousand", "K")):
+        for scale, word, letter in (
+            (1_000_000_000, "billion", "B"),
+            (1_000_000, "million", "M"),
+            (1_000, "thousand", "K"),
+        ):
             if n >= scale and n % (scale // 10) == 0:
                 short = _plain(Decimal(n) / scale)
                 out += [f"{short} {word}", f"{short}{letter}"]
@@ -196,7 +232,7 @@ def parse_ordinal(text: str) -> int | None:
 
 
 def ordinal_forms(n: int) -> list[str]:
-    return [str(_INFLECT.ordinal(n)), str(_INFLECT.ordinal(int_to_words(n)))]
+    return [str(_INFLECT.ordinal(str(n))), str(_INFLECT.ordinal(int_to_words(n)))]
 
 
 # --- plurals ----------------------------------------------------------------------------------
@@ -224,7 +260,7 @@ def with_count(value: Decimal, noun: str) -> str:
         return noun
     new = singular(head) if value == 1 else plural(singular(head))
     index = words.index(head)
-    return " ".join(words[:index] + [new] + words[index + 1 :])
+    return " ".join([*words[:index], new, *words[index + 1 :]])
 
 
 # --- currency (babel) -------------------------------------------------------------------------
@@ -287,7 +323,9 @@ def _units() -> Any:
 
 
 # Time units are handled as durations (dates.py); single letters are too ambiguous in free text.
-_UNIT_SKIP = frozenset("s m h d in g t am pm min sec hr day days week year".split())
+_UNIT_SKIP = frozenset(
+    ["s", "m", "h", "d", "in", "g", "t", "am", "pm", "min", "sec", "hr", "day", "days", "week", "year"]
+)
 
 
 def unit_forms(unit: str, value: Decimal) -> list[str]:
@@ -299,7 +337,7 @@ def unit_forms(unit: str, value: Decimal) -> list[str]:
     registry = _units()
     try:
         parsed = registry.parse_units(stripped)
-    except Exception:  # noqa: BLE001 - pint raises many kinds for free text; any of them means "not a unit"
+    except Exception:
         return []
     if len(parsed._units) != 1 and "per" not in str(parsed):
         return []
@@ -390,9 +428,11 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
     stripped = text.strip()
     if stripped.endswith("+") and stripped[:-1].strip()[-1:].isdigit():
         core = _quantity_core(stripped[:-1].strip(), counted=counted)
-        return [f"{c}+" for c in core[:2]] + [f"{w} {c}" for w in ("over", "more than", "at least") for c in core[:2]] + [
-            f"{c} or more" for c in core[:2]
-        ]
+        return (
+            [f"{c}+" for c in core[:2]]
+            + [f"{w} {c}" for w in ("over", "more than", "at least") for c in core[:2]]
+            + [f"{c} or more" for c in core[:2]]
+        )
     others, rest = comparator_variants(stripped)
     core = _quantity_core(rest, counted=counted)
     if not core:
@@ -423,16 +463,17 @@ def _quantity_core(text: str, *, counted: str | None) -> list[str]:
         cents = cents if cents is not None else parse_number(money["cents"])
         if whole is None or cents is None or not 0 <= cents < 100:
             return []
-        value = whole + cents / 100
-        code = currency_from_word(money["name"]) or "USD"
-        return _money_variants(value, code, number_digits(value), number_words(value), "", text)
+        amount = whole + cents / 100
+        spoken = currency_from_word(money["name"]) or "USD"
+        return _money_variants(amount, spoken, number_digits(amount), number_words(amount), "", text)
     match = _QUANTITY.match(text)
-    value: Decimal | None
+    value: Decimal
     if match is not None:
         number = match["n"]
-        value = parse_number(number + (match["suffix"] or ""))
-        if value is None:
+        read = parse_number(number + (match["suffix"] or ""))
+        if read is None:
             return []
+        value = read
         written = number + (match["suffix"] or "")
         before, after, unit = match["cur"] or "", match["after"] or "", match["unit"].strip()
         if match["suffix"] and unit.lower().startswith(("illion", "ile")):  # "1m" of "1 mile" is not a suffix
@@ -453,8 +494,9 @@ def _quantity_core(text: str, *, counted: str | None) -> list[str]:
     words_forms = number_words(value)
     code = currency_code(before) if before else (currency_code(after) if after and after != "%" else None)
     unit_words = unit.split()
-    if code is None and unit_words and currency_from_word(unit_words[0]):
-        code = currency_from_word(unit_words[0])
+    named = currency_from_word(unit_words[0]) if code is None and unit_words else None
+    if named is not None:
+        code = named
         unit = " ".join(unit_words[1:])
     if code is not None:
         return _money_variants(value, code, digits, words_forms, unit, written)
@@ -494,7 +536,9 @@ def _money_variants(
     return out
 
 
-def _unit_variants(value: Decimal, digits: list[str], words_forms: list[str], unit: str, counted: str | None) -> list[str]:
+def _unit_variants(
+    value: Decimal, digits: list[str], words_forms: list[str], unit: str, counted: str | None
+) -> list[str]:
     numbers = digits + words_forms
     out: list[str] = []
     if unit:

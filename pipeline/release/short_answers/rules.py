@@ -29,8 +29,8 @@ from pipeline.release.short_answers.dates import (
 from pipeline.release.short_answers.lists import list_variants, phone_variants, split_list
 from pipeline.release.short_answers.numbers import (
     DIGITS,
-    int_to_words,
     free_variants,
+    int_to_words,
     nothing_variants,
     ordinal_forms,
     parse_number,
@@ -91,13 +91,66 @@ _THE_NOUN = re.compile(
 )
 # Nouns that name an attribute, not a kind of thing: "17 dollars" is an answer, "17 price" is not.
 _ATTRIBUTE_NOUNS = frozenset(
-    "name title status state setting settings value number count total amount price cost date time day year "
-    "text type label rating score percentage temperature address location email username id code size duration "
-    "length distance weight height speed answer message description reason purpose way kind sort unit currency "
-    "limit range period timing word phrase term one".split()
+    [
+        "name",
+        "title",
+        "status",
+        "state",
+        "setting",
+        "settings",
+        "value",
+        "number",
+        "count",
+        "total",
+        "amount",
+        "price",
+        "cost",
+        "date",
+        "time",
+        "day",
+        "year",
+        "text",
+        "type",
+        "label",
+        "rating",
+        "score",
+        "percentage",
+        "temperature",
+        "address",
+        "location",
+        "email",
+        "username",
+        "id",
+        "code",
+        "size",
+        "duration",
+        "length",
+        "distance",
+        "weight",
+        "height",
+        "speed",
+        "answer",
+        "message",
+        "description",
+        "reason",
+        "purpose",
+        "way",
+        "kind",
+        "sort",
+        "unit",
+        "currency",
+        "limit",
+        "range",
+        "period",
+        "timing",
+        "word",
+        "phrase",
+        "term",
+        "one",
+    ]
 )
 # Of those, the ones the release still writes before a number: "the year 2017", "version 3.2".
-_NUMBERING_NOUNS = frozenset("year version number code id".split())
+_NUMBERING_NOUNS = frozenset(["year", "version", "number", "code", "id"])
 _MONEY_QUESTION = re.compile(
     r"\b(?:price|prices|cost|costs|fee|fees|pay|paid|balance|dollars?|usd|spent|spend|bid|budget|earn|earned|fare)\b",
     re.IGNORECASE,
@@ -268,7 +321,7 @@ def _range_variants(text: str, ctx: _Context) -> list[str]:
     forms_b = _value_family(b, ctx)
     if not forms_a or not forms_b:
         return []
-    pairs = [(a, b)] + list(zip(forms_a[:3], forms_b[:3], strict=False))
+    pairs = [(a, b), *zip(forms_a[:3], forms_b[:3], strict=False)]
     out: list[str] = []
     for x, y in pairs:
         out += [f"{x} to {y}", f"{x} - {y}", f"between {x} and {y}", f"from {x} to {y}", f"{x}-{y}"]
@@ -312,7 +365,13 @@ def _ordinal_variants(text: str, ctx: _Context) -> list[str]:
     first, spelled = ordinal_forms(n)
     out = [str(n), first, spelled]
     if noun:
-        out += [f"{noun} {n}", f"the {spelled} {noun}", f"{spelled} {noun}", f"{first} {noun}", f"{noun} {int_to_words(n)}"]
+        out += [
+            f"{noun} {n}",
+            f"the {spelled} {noun}",
+            f"{spelled} {noun}",
+            f"{first} {noun}",
+            f"{noun} {int_to_words(n)}",
+        ]
     return out
 
 
@@ -335,7 +394,7 @@ def _datetime_variants(text: str, ctx: _Context) -> list[str]:
         first, second = text[: match.start()].strip(" ,"), text[match.end() :].strip(" ,")
         if not first or not second:
             continue
-        for date_text, time_text, time_first in ((first, second, False), (second, first, True)):
+        for date_text, time_text in ((first, second), (second, first)):
             dates = date_variants(date_text)
             times = time_variants(time_text) or ([time_text] if re.fullmatch(r"\d{1,2}:\d{2}", time_text) else [])
             if dates and times:
@@ -345,7 +404,7 @@ def _datetime_variants(text: str, ctx: _Context) -> list[str]:
                 for d in date_forms:
                     for t in time_forms:
                         out += [f"{d}, {t}", f"{d} at {t}", f"{t}, {d}", f"{t} on {d}"]
-                return out if not time_first else out
+                return out
     return []
 
 
@@ -445,4 +504,3 @@ def short_answers_from_rules(
         candidates += variants
     candidates += joined[1:]
     return _dedupe(candidates)[:MAX_ANSWERS]
-
