@@ -196,7 +196,7 @@ _CLOCK_UNITS = ("hours", "minutes", "seconds")
 _SHORT = {"hours": ("hr", "hrs", "h"), "minutes": ("min", "mins", "m"), "seconds": ("sec", "secs", "s")}
 _UNIT_OF = {alias: name for name, (_, aliases) in _UNITS.items() for alias in aliases}
 _PART = re.compile(
-    r"(?P<n>\d+(?:\.\d+)?|[a-z]+(?:[\s-][a-z]+)*?)\s*(?P<unit>"
+    r"(?P<n>\d+(?:\.\d+)?\s*|\b[a-z]+(?:[\s-][a-z]+)*?\s+)(?P<unit>"
     + "|".join(sorted(_UNIT_OF, key=len, reverse=True))
     + r")\b\.?",
     re.IGNORECASE,

@@ -466,6 +466,10 @@ def _quantity_core(text: str, *, counted: str | None) -> list[str]:
         amount = whole + cents / 100
         spoken = currency_from_word(money["name"]) or "USD"
         return _money_variants(amount, spoken, number_digits(amount), number_words(amount), "", text)
+    if re.search(r"\d", text) and re.search(r"[a-z]", text):
+        mixed = words_to_number(text)  # "445 thousand and 733", "4.284835 million"
+        if mixed is not None:
+            return _unit_variants(mixed, number_digits(mixed), number_words(mixed), "", counted)
     match = _QUANTITY.match(text)
     value: Decimal
     if match is not None:

@@ -72,7 +72,7 @@ _STATES = (
 _AGE_QUESTION = re.compile(r"\b(?:age|how old)\b", re.IGNORECASE)
 _STOP_WORDS = (
     "are is do does did have has had on in of for can will were was there the a an to at by from with "
-    "i you we they he she it my your their his her its this that these those"
+    "i you we they he she it my your their his her its this that these those ago"
 )
 _STOP = frozenset(_STOP_WORDS.split())
 _COUNTED = re.compile(
@@ -156,7 +156,7 @@ _MONEY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _PERCENT_QUESTION = re.compile(r"\b(?:percent|percentage)\b|%", re.IGNORECASE)
-_DATETIME_SPLIT = re.compile(r"\s*,\s*|\s+at\s+|\s+on\s+|\s+")
+_DATETIME_SPLIT = re.compile(r"\s*,?\s+at\s+|\s*,?\s+on\s+|\s*,\s*|\s+")
 
 
 def words_to_int(text: str) -> int | None:
@@ -457,7 +457,7 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
 
 
 def _plural_question(question: str) -> bool:
-    return bool(re.search(r"\b(?:are|were)\b|\b(?:which|what)\s+(?:\w+\s+)?\w+s\b", question, re.IGNORECASE))
+    return bool(re.search(r"\b(?:are|were)\b|\b(?:which|what)\s+(?:\w+\s+)?\w{3,}s\b", question, re.IGNORECASE))
 
 
 def _names_something(raw: str, trimmed: str) -> bool:
@@ -498,7 +498,7 @@ def short_answers_from_rules(
     if _is_value(trimmed) or _value_family(trimmed, ctx) or _names_something(raw, trimmed):
         texts.append(trimmed)  # "English language" -> "English"; never a cut phrase ("the sacral")
     for text in dict.fromkeys(texts):
-        variants = value_variants(text, ctx)
+        variants = [text, *value_variants(text, ctx)]
         if ctx.ago and not text.lower().endswith("ago"):
             variants += [f"{v} ago" for v in [text, *variants][:6] if re.search(r"[a-z]$", v, re.IGNORECASE)]
         candidates += variants
