@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pipeline.release.short_answers import ShortAnswers, short_answers_generate
 from devtools.bench.bench_short_answers import SHORT_ANSWERS, SPLITS, score
+from pipeline.release.short_answers import ShortAnswers, short_answers_generate
 from pipeline.release.short_answers.rules import (
     MAX_ANSWERS,
     int_to_words,
