@@ -231,7 +231,7 @@ def primary_answer(raw: str, question: str) -> str:
     text = _unwrap(_SPACES.sub(" ", raw).strip())
     asked = _question_words(question)
     label, colon, rest = text.partition(": ")
-    if colon and rest.strip() and label.split() and all(_copied(w, asked) for w in label.split()):
+    if colon and rest.strip() and '"' not in label and label.split() and all(_copied(w, asked) for w in label.split()):
         return _unwrap(rest.strip())
     words = text.split()
     start, end = 0, len(words)
