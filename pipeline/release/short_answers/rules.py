@@ -1,69 +1,168 @@
 """Rule-based short answers (the offline default of stage 6).
 
 Contract of ``short_answers_from_rules``: the first item is the *primary* short answer (every element
-used, in order, with the words copied from the question trimmed off its ends); the plain joined
-element text follows when it differs; then the variants (numbers as digits and as words, thousands
-separators, currency and percent spellings, units dropped, date formats, on/off as enabled/disabled,
-list conjunctions). No duplicates (exact string comparison), deterministic for the same input.
-``["<no answer>"]`` for a not-answerable question or an empty element list.
+used, in order; a label or unit copied from the question dropped only around a bare value, see
+``primary_answer``); the plain joined element text follows when it differs; then the variants (numbers,
+currency, percent, units, ordinals, counts of nothing, dates, clock times, durations, ranges, phone
+numbers, enumerations, the question's noun, on/off, optional decorations). No duplicates (exact string
+comparison), at most ``MAX_ANSWERS`` items, deterministic for the same input. ``["<no answer>"]`` for a
+not-answerable question or an empty element list.
 
-The rules were written from the variants seen in the real release (short_answers/validation.json):
-see docs/short_answers.md for each rule and the measured coverage.
+The rules were written from the variants seen in the real release (short_answers/validation.json; the
+test split is held out): see docs/short_answers.md for each rule and the measured coverage.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import date, datetime
+from dataclasses import dataclass
+
+from pipeline.release.short_answers.dates import (
+    DURATION_CUES,
+    date_variants,
+    duration_variants,
+    parse_date,
+    time_variants,
+    weekday_variants,
+)
+from pipeline.release.short_answers.lists import list_variants, phone_variants, split_list
+from pipeline.release.short_answers.numbers import (
+    DIGITS,
+    free_variants,
+    int_to_words,
+    nothing_variants,
+    ordinal_forms,
+    parse_number,
+    parse_ordinal,
+    quantity_variants,
+    singular,
+    words_to_number,
+)
+
+__all__ = [
+    "MAX_ANSWERS",
+    "NO_ANSWER",
+    "int_to_words",
+    "primary_answer",
+    "short_answers_from_rules",
+    "strip_question_words",
+    "words_to_int",
+]
 
 NO_ANSWER = "<no answer>"
+# Most real questions have 1 to 4 short answers and none more than 17; a date or an amount has about
+# 20 spellings, so 30 keeps every family's first forms without lists of junk.
+MAX_ANSWERS = 30
 
 _WORD = re.compile(r"[\w']+")
 _SPACES = re.compile(r"\s+")
-# Characters trimmed from the ends of an answer once question words are removed ("Price: $3" -> "$3").
 _EDGE_PUNCT = " \t\n:;,-–—|/()[]"
 _QUOTES = "\"'“”‘’«»"
-
-_SMALL = [
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen",
-]  # fmt: skip
-_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-_WORD_VALUES = {w: i for i, w in enumerate(_SMALL)} | {w: 10 * i for i, w in enumerate(_TENS) if w}
-_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000}
-
-_MONTHS = [
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-]  # fmt: skip
-_MONTH_INDEX = {m.lower(): i + 1 for i, m in enumerate(_MONTHS)} | {m[:3].lower(): i + 1 for i, m in enumerate(_MONTHS)}
-_MONTH_INDEX["sept"] = 9
-_WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-_WEEKDAY_RE = r"(?:(?P<weekday>mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|nesday|urday|sday)?\.?,?\s+)?"
-_MONTH_RE = r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
-_DAY_RE = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
-_YEAR_RE = r"(?P<year>\d{4})"
-_DATE_PATTERNS = [
-    re.compile(rf"^{_WEEKDAY_RE}{_MONTH_RE}\s+{_DAY_RE},?(?:\s+{_YEAR_RE})?$", re.IGNORECASE),  # May 5, 2017
-    re.compile(rf"^{_WEEKDAY_RE}{_DAY_RE}\s+{_MONTH_RE},?(?:\s+{_YEAR_RE})?$", re.IGNORECASE),  # 5 May 2017
-    re.compile(r"^(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})$"),  # 2017-05-05
-    re.compile(r"^(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4})$"),  # 05/05/2017 (US order)
-]
-_NUMBER = re.compile(
-    r"^(?P<currency>[$€£])?\s?(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)\s*(?P<unit>%|°.*|[^\W\d_].*)?$"
+_ARTICLES = frozenset({"the", "a", "an"})
+_ARTICLE_PREFIX = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_WRAPPERS = {"(": ")", "[": "]", "|": "|", "{": "}"}
+_QUOTED = re.compile(r'^"[^"]+"$')
+_VALUE = re.compile(rf"^[$€£₹¥]?\s?(?:{DIGITS})%?$")
+# A checkbox or switch: the release writes its state with any of these (first ones most often).
+_STATES = (
+    ("on", "enabled", "checked", "selected", "active", "ON"),
+    ("off", "disabled", "unchecked", "not selected", "not checked", "unselected", "inactive", "not enabled", "OFF"),
 )
-_TIME = re.compile(r"^(?P<clock>\d{1,2}(?::\d{2}){1,2})\s*(?P<half>[ap])\.?\s*m\.?$", re.IGNORECASE)
-_HOW_MANY = re.compile(r"\bhow many (?P<rest>.+)", re.IGNORECASE)
-# Words that end the noun of a "How many <noun> ..." question.
+_AGE_QUESTION = re.compile(r"\b(?:age|how old)\b", re.IGNORECASE)
 _STOP_WORDS = (
     "are is do does did have has had on in of for can will were was there the a an to at by from with "
-    "i you we they he she it my your their his her its this that these those"
+    "i you we they he she it my your their his her its this that these those ago"
 )
 _STOP = frozenset(_STOP_WORDS.split())
-_ARTICLE_PREFIX = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-_CURRENCY_WORDS = {"$": "dollars", "€": "euros", "£": "pounds"}
-_ON_OFF = {"on": "enabled", "off": "disabled"}
+_COUNTED = re.compile(
+    r"\b(?:how many|(?:total )?number of|count of|total count of|amount of)\s+(?P<rest>.+)", re.IGNORECASE
+)
+# "Which tab is selected?", "What option has been chosen?" -> tab, option.
+_WHICH_NOUN = re.compile(
+    r"^(?:\w+\s+)?(?:which|what)\s+(?:\w+\s+){0,2}?(?P<noun>[a-z]+)\s+"
+    r"(?:is|are|was|were|has|have|had|does|do|did|can|will|should|am)\b",
+    re.IGNORECASE,
+)
+# "What is the selected tab?", "What is the version?" -> tab, version.
+_THE_NOUN = re.compile(
+    r"^(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the|this|that)\s+(?:(?!of\b)[a-z-]+\s+){0,2}?(?P<noun>[a-z]+)\s*\??$",
+    re.IGNORECASE,
+)
+# Nouns that name an attribute, not a kind of thing: "17 dollars" is an answer, "17 price" is not.
+_ATTRIBUTE_NOUNS = frozenset(
+    [
+        "name",
+        "title",
+        "status",
+        "state",
+        "setting",
+        "settings",
+        "value",
+        "number",
+        "count",
+        "total",
+        "amount",
+        "price",
+        "cost",
+        "date",
+        "time",
+        "day",
+        "year",
+        "text",
+        "type",
+        "label",
+        "rating",
+        "score",
+        "percentage",
+        "temperature",
+        "address",
+        "location",
+        "email",
+        "username",
+        "id",
+        "code",
+        "size",
+        "duration",
+        "length",
+        "distance",
+        "weight",
+        "height",
+        "speed",
+        "answer",
+        "message",
+        "description",
+        "reason",
+        "purpose",
+        "way",
+        "kind",
+        "sort",
+        "unit",
+        "currency",
+        "limit",
+        "range",
+        "period",
+        "timing",
+        "word",
+        "phrase",
+        "term",
+        "one",
+    ]
+)
+# Of those, the ones the release still writes before a number: "the year 2017", "version 3.2".
+_NUMBERING_NOUNS = frozenset(["year", "version", "number", "code", "id"])
+_MONEY_QUESTION = re.compile(
+    r"\b(?:price|prices|cost|costs|fee|fees|pay|paid|balance|dollars?|usd|spent|spend|bid|budget|earn|earned|fare)\b",
+    re.IGNORECASE,
+)
+_PERCENT_QUESTION = re.compile(r"\b(?:percent|percentage)\b|%", re.IGNORECASE)
+_DATETIME_SPLIT = re.compile(r"\s*,?\s+at\s+|\s*,?\s+on\s+|\s*,\s*|\s+")
+
+
+def words_to_int(text: str) -> int | None:
+    """The whole value of an English number phrase ("twenty-two", "one hundred and ten"), else None."""
+    value = words_to_number(text)
+    return int(value) if value is not None and value == value.to_integral_value() else None
 
 
 def _dedupe(items: Iterable[str]) -> list[str]:
@@ -77,69 +176,74 @@ def _dedupe(items: Iterable[str]) -> list[str]:
     return out
 
 
-def int_to_words(n: int) -> str:
-    """English words for 0 <= n < 10**9 ("twenty-two", "one hundred and ten")."""
-    if n < 20:
-        return _SMALL[n]
-    if n < 100:
-        tens, rest = divmod(n, 10)
-        return _TENS[tens] + (f"-{_SMALL[rest]}" if rest else "")
-    if n < 1000:
-        hundreds, rest = divmod(n, 100)
-        return f"{_SMALL[hundreds]} hundred" + (f" and {int_to_words(rest)}" if rest else "")
-    for scale, name in ((1_000_000, "million"), (1_000, "thousand")):
-        if n >= scale:
-            high, rest = divmod(n, scale)
-            tail = "" if not rest else (" and " if rest < 100 else " ") + int_to_words(rest)
-            return f"{int_to_words(high)} {name}{tail}"
-    raise ValueError(n)
-
-
-def words_to_int(text: str) -> int | None:
-    """The value of an English number phrase ("twenty-two", "one hundred and ten"), else None."""
-    words = [w for w in re.split(r"[\s-]+", text.lower().strip()) if w and w != "and"]
-    if not words:
-        return None
-    total = current = 0
-    for word in words:
-        if word in _WORD_VALUES:
-            current += _WORD_VALUES[word]
-        elif word == "hundred":
-            current = max(current, 1) * 100
-        elif word in _SCALES:
-            total += max(current, 1) * _SCALES[word]
-            current = 0
-        else:
-            return None
-    return total + current
-
-
 def _question_words(question: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(question)}
 
 
-def strip_question_words(answer: str, question: str) -> str:
-    """Trim words copied from the question off both ends of ``answer`` (never down to nothing).
+def _copied(word: str, asked: set[str]) -> bool:
+    core = word.strip(_EDGE_PUNCT + _QUOTES).lower()
+    return bool(core) and (core in asked or core in _ARTICLES)
 
-    Only the ends: "Price: $3.00" for "What is the price?" becomes "$3.00", "3 reviews" for "How many
-    reviews?" becomes "3", but a question word inside a name ("Bank of America") stays.
+
+def strip_question_words(answer: str, question: str) -> str:
+    """Trim words copied from the question (and articles) off both ends of ``answer``, never down to
+    nothing, never from the middle ("Royal Bank of Canada" stays). A *variant*, not the primary: see
+    ``primary_answer`` for when the trimmed text may lead.
     """
     asked = _question_words(question)
     words = answer.split()
-
-    def copied(word: str) -> bool:
-        core = word.strip(_EDGE_PUNCT + _QUOTES).lower()
-        return bool(core) and core in asked
-
     start, end = 0, len(words)
-    while start < end and copied(words[start]):
+    while start < end and _copied(words[start], asked):
         start += 1
-    while end > start and copied(words[end - 1]):
+    while end > start and _copied(words[end - 1], asked):
         end -= 1
-    if start == end:
+    if start == end or (start, end) == (0, len(words)):
         return answer
     trimmed = " ".join(words[start:end]).strip(_EDGE_PUNCT)
+    if trimmed.count('"') % 2:
+        return answer
     return trimmed or answer
+
+
+def _unwrap(text: str) -> str:
+    """ "(17)" -> "17", "|drama|" -> "drama": brackets or bars around the whole text."""
+    if len(text) > 2 and text[0] in _WRAPPERS and text[-1] == _WRAPPERS[text[0]]:
+        inner = text[1:-1].strip()
+        if inner and not any(c in inner for c in "()[]|{}"):
+            return inner
+    return text
+
+
+def _is_value(text: str) -> bool:
+    """A bare value: a number (with a currency sign or percent), or one quoted string."""
+    return bool(_VALUE.match(text) or _QUOTED.match(text))
+
+
+def primary_answer(raw: str, question: str) -> str:
+    """The primary short answer of the joined element text.
+
+    Words copied from the question are dropped only where they cannot be part of the answer:
+    a label before a colon ("Price: $3.00" -> "$3.00"), or a label or unit around a bare value
+    ("ID 416" -> "416", "3 reviews" for "How many reviews?" -> "3", '"All" tab' for "Which tab?" ->
+    '"All"'). Anything else stays whole: "no points", "the sacral chakra", "Rapid City", a question
+    quoted as a title. Brackets or bars around the whole text go ("(17)" -> "17").
+    """
+    text = _unwrap(_SPACES.sub(" ", raw).strip())
+    asked = _question_words(question)
+    label, colon, rest = text.partition(": ")
+    if colon and rest.strip() and '"' not in label and label.split() and all(_copied(w, asked) for w in label.split()):
+        return _unwrap(rest.strip())
+    words = text.split()
+    start, end = 0, len(words)
+    while start < end - 1 and _copied(words[start], asked):
+        start += 1
+    while end > start + 1 and _copied(words[end - 1], asked):
+        end -= 1
+    if (start, end) != (0, len(words)):
+        core = " ".join(words[start:end])
+        if _is_value(core):
+            return core
+    return text
 
 
 def join_elements(elements: Sequence[str], full_answer: str) -> list[str]:
@@ -156,155 +260,216 @@ def join_elements(elements: Sequence[str], full_answer: str) -> list[str]:
     spaced = " ".join(texts)
     if spaced.lower() in _SPACES.sub(" ", full_answer).lower():
         return [spaced]
-    head = ", ".join(texts[:-1])
-    return [", ".join(texts), f"{head} and {texts[-1]}", f"{head} or {texts[-1]}"]
+    return list_variants(texts)
 
 
-def _number_variants(text: str) -> list[str]:
-    match = _NUMBER.match(text)
-    out: list[str] = []
+def counted_noun(question: str) -> str | None:
+    """The noun a question counts ("How many followers ...", "the number of comments") , else None."""
+    match = _COUNTED.search(question)
     if match is None:
-        value = words_to_int(text)
-        if value is not None:
-            out.append(str(value))
-        return out
-    currency, number, unit = match["currency"], match["number"], (match["unit"] or "").strip()
-    plain = number.replace(",", "")
-    numbers = [number, plain] if plain != number else [number]
-    if "." not in plain and len(plain) <= 9:
-        words = int_to_words(int(plain))
-    elif plain.endswith(".00") or plain.endswith(".0"):
-        words = int_to_words(int(float(plain))) if float(plain) < 1e9 else ""
-        numbers.append(plain.split(".")[0])
-    else:
-        words = ""
-    if currency:
-        name = _CURRENCY_WORDS[currency]
-        out += [f"{n} {name}" for n in numbers] + numbers
-        if words:
-            out.append(f"{words} {name}")
-    elif unit == "%":
-        out += [f"{n} percent" for n in numbers] + numbers + [f"{n} %" for n in numbers]
-        if words:
-            out.append(f"{words} percent")
-    elif unit:
-        sep = "" if unit.startswith("°") else " "
-        out += [f"{n}{sep}{unit}" for n in numbers] + numbers
-        if words:
-            out += [f"{words} {unit}", words] if sep else [words]
-    else:
-        out += numbers
-        if words:
-            out.append(words)
-    return out
+        return None
+    nouns: list[str] = []
+    rest = match["rest"].split()
+    if rest and rest[0].lower() == "total":
+        rest = rest[1:]
+    for word in rest[:3]:
+        word = word.strip(_EDGE_PUNCT + _QUOTES + "?.!").lower()
+        if not word or word in _STOP or word.endswith(("ed", "ing")) or not word.isalpha():
+            break
+        nouns.append(word)
+        if len(nouns) == 2:
+            break
+    return " ".join(nouns) or None
 
 
-def _parse_date(text: str) -> tuple[date, bool, bool] | None:
-    """(date, has_year, has_weekday) for a recognised date text, else None."""
-    cleaned = text.strip().rstrip(".")
-    for pattern in _DATE_PATTERNS:
-        match = pattern.match(cleaned)
-        if match is None:
-            continue
-        month_text = match["month"]
-        month = int(month_text) if month_text.isdigit() else _MONTH_INDEX[month_text.lower()[:3]]
-        has_year = match["year"] is not None
-        try:
-            value = date(int(match["year"]) if has_year else 2000, month, int(match["day"]))
-        except ValueError:
-            return None
-        has_weekday = match.groupdict().get("weekday") is not None
-        return value, has_year, has_weekday
+def head_noun(question: str) -> str | None:
+    """The kind of thing a "Which tab is selected?" / "What is the version?" question asks for
+    (attribute nouns such as "name" or "price" included: the callers choose)."""
+    text = question.strip()
+    for pattern in (_WHICH_NOUN, _THE_NOUN):
+        match = pattern.match(text)
+        if match is not None:
+            noun = match["noun"].lower()
+            if noun not in _STOP and len(noun) > 1:
+                return singular(noun)
     return None
 
 
-def _ordinal(day: int) -> str:
-    suffix = "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
-    return f"{day}{suffix}"
+@dataclass(frozen=True)
+class _Context:
+    question: str
+    counted: str | None
+    noun: str | None  # the question's head noun, when it names a kind of thing (not "name", "price")
+    numbering: str | None  # the head noun when the release writes it before a number ("page 3")
+    duration: bool
+    money: bool
+    percent: bool
+    ago: bool
 
 
-def _date_variants(text: str) -> list[str]:
-    parsed = _parse_date(text)
-    if parsed is None:
+def _range_variants(text: str, ctx: _Context) -> list[str]:
+    """ "9:30 AM - 5:00 PM" <-> "9:30 AM to 5:00 PM" <-> "between 9:30 AM and 5:00 PM" <-> "from ... to ..."."""
+    match = re.match(
+        r"^(?:(?P<lead>from|between)\s+)?(?P<a>.+?)\s*(?:\s(?:to|and|through|until|till)\s|\s?[-–—]\s?)\s*(?P<b>.+)$",
+        text.strip(),
+        re.IGNORECASE,
+    )
+    if match is None:
         return []
-    value, has_year, has_weekday = parsed
-    month = _MONTHS[value.month - 1]
-    d = value.day
-    if not has_year:
-        return [f"{month} {d}", f"{d} {month}", f"{month} {_ordinal(d)}", f"{month[:3]} {d}"]
-    y = value.year
-    out = [
-        f"{month} {d}, {y}",
-        f"{d} {month} {y}",
-        value.isoformat(),
-        f"{month} {_ordinal(d)}, {y}",
-        f"{month[:3]} {d}, {y}",
-        f"{value.month:02d}/{d:02d}/{y}",
-    ]
-    out.append(f"{d} {month[:3]} {y}")
-    if has_weekday:
-        weekday = _WEEKDAYS[datetime(y, value.month, d).weekday()]
-        out[1:1] = [
-            f"{weekday}, {month} {d}, {y}",
-            f"{weekday}, {d} {month} {y}",
-            f"{weekday[:3]}, {month[:3]} {d}, {y}",
+    a, b = match["a"].strip(), match["b"].strip()
+    forms_a = _value_family(a, ctx)
+    forms_b = _value_family(b, ctx)
+    if not forms_a or not forms_b:
+        return []
+    pairs = [(a, b), *zip(forms_a[:3], forms_b[:3], strict=False)]
+    out: list[str] = []
+    for x, y in pairs:
+        out += [f"{x} to {y}", f"{x} - {y}", f"between {x} and {y}", f"from {x} to {y}", f"{x}-{y}"]
+    return out
+
+
+def _value_family(text: str, ctx: _Context) -> list[str]:
+    """Variants from the value rules only (no lists, no ranges): [] when the text is no value."""
+    if parse_date(text):
+        return date_variants(text)
+    return (
+        time_variants(text, duration_context=ctx.duration)
+        or duration_variants(text, duration_context=ctx.duration)
+        or quantity_variants(text)
+    )
+
+
+def _ordinal_variants(text: str, ctx: _Context) -> list[str]:
+    """ "the first page" <-> "page 1" <-> "1st" <-> "first"; "3" for "Which level?" -> "level 3"."""
+    words = text.strip().split()
+    if words and words[0].lower() in _ARTICLES:
+        words = words[1:]
+    if not words or len(words) > 2:
+        return []
+    n = parse_ordinal(words[0])
+    noun = " ".join(words[1:]) or ctx.numbering or ""
+    if n is None:
+        if len(words) != 1 or not ctx.numbering:
+            return []
+        value = words[0]
+        number = words_to_int(value)
+        if re.fullmatch(r"\d+(?:\.\d+)*", value):
+            forms = [f"{ctx.numbering} {value}", f"{ctx.numbering.capitalize()} {value}"]
+            if value.isdigit() and int(value) <= 100 and ctx.numbering not in _NUMBERING_NOUNS:
+                first, spelled = ordinal_forms(int(value))
+                forms += [first, spelled, f"the {first} {ctx.numbering}", f"{ctx.numbering} {int_to_words(int(value))}"]
+            return forms
+        if number is not None:
+            return [f"{ctx.numbering} {number}", f"{ctx.numbering} {value}"]
+        return []
+    first, spelled = ordinal_forms(n)
+    out = [str(n), first, spelled]
+    if noun:
+        out += [
+            f"{noun} {n}",
+            f"the {spelled} {noun}",
+            f"{spelled} {noun}",
+            f"{first} {noun}",
+            f"{noun} {int_to_words(n)}",
         ]
     return out
 
 
-def _time_variants(text: str) -> list[str]:
-    """ "2:24 a.m." <-> "2:24 AM" <-> "2:24 am"."""
-    match = _TIME.match(text.strip())
-    if match is None:
+def _noun_variants(text: str, ctx: _Context) -> list[str]:
+    """ "History" for "Which option is selected?" -> '"History" option', "History option"."""
+    if ctx.noun is None or len(text.split()) > 5:
         return []
-    clock, half = match["clock"], match["half"].lower()
-    return [f"{clock} {half.upper()}M", f"{clock} {half}.m.", f"{clock} {half}m", f"{clock}{half}m"]
+    asked = _question_words(ctx.question) - _ARTICLES
+    if any(w.strip(_EDGE_PUNCT + _QUOTES).lower() in asked for w in text.split()):
+        return []  # "the sacral chakra" for "Which chakra healing ...?" already says what it is
+    bare = text.strip(_QUOTES)
+    if not bare or parse_number(bare) is not None or split_list(bare) is not None:
+        return []
+    return [f'"{bare}" {ctx.noun}', f"{bare} {ctx.noun}", f'the {ctx.noun} "{bare}"']
 
 
-def _word_number_prefix_variants(text: str) -> list[str]:
-    """ "zero minutes" -> "0 minutes", "one hundred fifty dollars" -> "150 dollars"."""
-    words = text.split()
-    for cut in range(len(words) - 1, 0, -1):
-        value = words_to_int(" ".join(words[:cut]))
-        if value is not None:
-            return [f"{value} {' '.join(words[cut:])}"]
+def _datetime_variants(text: str, ctx: _Context) -> list[str]:
+    """ "April 6, 2017, at 8:19 PM" <-> "April 6, 2017 8:19 PM" <-> "8:19 PM, April 6, 2017"."""
+    for match in sorted(_DATETIME_SPLIT.finditer(text), key=lambda m: -m.start()):
+        first, second = text[: match.start()].strip(" ,"), text[match.end() :].strip(" ,")
+        if not first or not second:
+            continue
+        for date_text, time_text in ((first, second), (second, first)):
+            dates = date_variants(date_text)
+            times = time_variants(time_text) or ([time_text] if re.fullmatch(r"\d{1,2}:\d{2}", time_text) else [])
+            if dates and times:
+                date_forms = [date_text, *dates[:3]]
+                time_forms = [time_text, *times[:2]]
+                out: list[str] = []
+                for d in date_forms:
+                    for t in time_forms:
+                        out += [f"{d}, {t}", f"{d} at {t}", f"{t}, {d}", f"{t} on {d}"]
+                return out
     return []
 
 
-def _counted_noun(question: str) -> str | None:
-    """The noun of a "How many <noun> ..." question ("followers", "total rounds"), else None."""
-    match = _HOW_MANY.search(question)
-    if match is None:
-        return None
-    nouns: list[str] = []
-    for word in match["rest"].split()[:2]:
-        word = word.strip(_EDGE_PUNCT + _QUOTES + "?.!").lower()
-        if not word or word in _STOP or word.endswith(("ed", "ing")):
-            break
-        nouns.append(word)
-    return " ".join(nouns) or None
-
-
-def value_variants(text: str) -> list[str]:
-    """Variants of one answer text: numbers, units, currency, percent, dates, on/off."""
+def _decorations(text: str) -> list[str]:
     out: list[str] = []
-    lowered = text.strip().lower()
-    if lowered in _ON_OFF:
-        out += [lowered, _ON_OFF[lowered]]
-    out += _date_variants(text)
-    out += _time_variants(text)
-    out += _number_variants(text)
-    out += _word_number_prefix_variants(text)
     stripped = text.strip()
-    if stripped.endswith(".") and len(stripped) > 4 and not _parse_date(stripped):
+    if stripped.endswith(".") and len(stripped) > 4 and not parse_date(stripped):
         out.append(stripped.rstrip("."))
     without_article = _ARTICLE_PREFIX.sub("", stripped)
     if without_article and without_article != stripped:
         out.append(without_article)
-    unquoted = text.strip().strip(_QUOTES).strip()
-    if unquoted and unquoted != text.strip():
+    unquoted = stripped.strip(_QUOTES).strip()
+    if unquoted and unquoted != stripped:
         out.append(unquoted)
     return out
+
+
+def value_variants(text: str, ctx: _Context) -> list[str]:
+    """Every variant family for one answer text, most plausible first."""
+    lowered = text.strip().lower()
+    out: list[str] = []
+    for state in _STATES:
+        if lowered in (w.lower() for w in state):
+            out += list(state)
+    out += date_variants(text) or weekday_variants(text)
+    out += time_variants(text, duration_context=ctx.duration)
+    out += duration_variants(text, duration_context=ctx.duration)
+    out += phone_variants(text)
+    quantities = quantity_variants(text, counted=ctx.counted)
+    bare = _VALUE.match(text.strip()) and text.strip()[:1].isdigit() and not text.strip().endswith("%")
+    if bare and _AGE_QUESTION.search(ctx.question):
+        quantities += [f"{text.strip()} years old", f"{text.strip()} years", f"{text.strip()}-year-old"]
+    if bare and ctx.percent:
+        quantities += quantity_variants(f"{text.strip()}%")
+    elif bare and ctx.money:
+        quantities += quantity_variants(f"${text.strip()}")
+    out += quantities
+    out += nothing_variants(text, ctx.counted) + free_variants(text)
+    out += _ordinal_variants(text, ctx)
+    if not out:
+        out += _datetime_variants(text, ctx) or _range_variants(text, ctx)
+    if not out:
+        listed = split_list(text)
+        if listed is not None and (listed[1] or '"' in text or len(listed[0]) > 2 or _plural_question(ctx.question)):
+            out += list_variants(*listed)
+        else:
+            out += _noun_variants(text, ctx)
+    out += _decorations(text)
+    return out
+
+
+def _plural_question(question: str) -> bool:
+    return bool(re.search(r"\b(?:are|were)\b|\b(?:which|what)\s+(?:\w+\s+)?\w{3,}s\b", question, re.IGNORECASE))
+
+
+def _names_something(raw: str, trimmed: str) -> bool:
+    """Whether trimming left a name and cut only lower-case words ("English language" -> "English",
+    '"WEEKLY ADS" tab' -> '"WEEKLY ADS"'), not part of a name ("Rapid City") or of a phrase ("the sacral chakra")."""
+    if trimmed == raw or not trimmed:
+        return False
+    cut = raw.replace(trimmed, " ", 1).split()
+    if not all(w.islower() for w in cut):
+        return False
+    first = trimmed.lstrip(_QUOTES)[:1]
+    return first.isupper() or first.isdigit()
 
 
 def short_answers_from_rules(
@@ -315,16 +480,27 @@ def short_answers_from_rules(
     if not_answerable or not joined:
         return [NO_ANSWER]
     raw = joined[0]
-    primary = strip_question_words(raw, question)
+    primary = primary_answer(raw, question)
+    trimmed = strip_question_words(raw, question)
+    noun = head_noun(question)
+    ctx = _Context(
+        question=question,
+        counted=counted_noun(question),
+        noun=noun if noun not in _ATTRIBUTE_NOUNS else None,
+        numbering=noun if noun is not None and (noun not in _ATTRIBUTE_NOUNS or noun in _NUMBERING_NOUNS) else None,
+        duration=bool(DURATION_CUES.search(question)),
+        money=bool(_MONEY_QUESTION.search(question)),
+        percent=bool(_PERCENT_QUESTION.search(question)),
+        ago=bool(re.search(r"\bago\b", question, re.IGNORECASE)),
+    )
     candidates = [primary, raw]
-    candidates += value_variants(primary)
-    if primary != raw:
-        candidates += value_variants(raw)
-    noun = _counted_noun(question)
-    number_match = _NUMBER.match(primary)
-    if noun and number_match is not None and not (number_match["unit"] or "").strip():
-        # "How many followers?" + "88,210" -> also "88,210 followers" (the unit is optional).
-        candidates += [f"{number} {noun}" for number in _number_variants(primary)]
-    for other in joined[1:]:
-        candidates.append(other)
-    return _dedupe(candidates)
+    texts = [primary, raw]
+    if _is_value(trimmed) or _value_family(trimmed, ctx) or _names_something(raw, trimmed):
+        texts.append(trimmed)  # "English language" -> "English"; never a cut phrase ("the sacral")
+    for text in dict.fromkeys(texts):
+        variants = [text, *value_variants(text, ctx)]
+        if ctx.ago and not text.lower().endswith("ago"):
+            variants += [f"{v} ago" for v in [text, *variants][:6] if re.search(r"[a-z]$", v, re.IGNORECASE)]
+        candidates += variants
+    candidates += joined[1:]
+    return _dedupe(candidates)[:MAX_ANSWERS]

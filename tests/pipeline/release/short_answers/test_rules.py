@@ -6,8 +6,15 @@ import json
 
 import pytest
 
+from devtools.bench.bench_short_answers import SHORT_ANSWERS, SPLITS, score
 from pipeline.release.short_answers import ShortAnswers, short_answers_generate
-from pipeline.release.short_answers.rules import int_to_words, strip_question_words, words_to_int
+from pipeline.release.short_answers.rules import (
+    MAX_ANSWERS,
+    int_to_words,
+    primary_answer,
+    strip_question_words,
+    words_to_int,
+)
 
 
 def rules(question: str, elements: list[str], full_answer: str = "", **kwargs) -> list[str]:
@@ -39,30 +46,70 @@ def test_elements_joined_as_a_list_otherwise():
     assert three[:2] == ["Email, Bluetooth, Messaging", "Email, Bluetooth and Messaging"]
 
 
-def test_words_copied_from_the_question_are_trimmed_from_the_ends():
+def test_a_label_or_unit_copied_from_the_question_is_dropped_around_a_bare_value():
     # given an element that repeats the question's label
     answers = rules("What is the price?", ["Price: $3.00"])
     # then the primary drops it, the element text stays as a variant
-    assert answers[0] == "$3.00"
-    assert answers[1] == "Price: $3.00"
-    # and a question word inside the answer stays
-    assert strip_question_words("Bank of America", "What is the name of the bank?") == "America"
+    assert answers[:2] == ["$3.00", "Price: $3.00"]
+    assert primary_answer("3 reviews", "How many reviews does it have?") == "3"
+    assert primary_answer("ID 416", 'What is the ID of "Leather Horse Armor"?') == "416"
+    assert primary_answer('"All" tab', "Which tab is selected?") == '"All"'
+    assert primary_answer("(2,172)", "How many people have rated it?") == "2,172"
+    # and the trimmed text is still offered where it names something
+    assert "English" in rules("Which language is chosen?", ["English language"])
+
+
+@pytest.mark.parametrize(
+    ("question", "element"),
+    [
+        # issue 11: trimming the question's words cut the answer itself
+        ("How many points are there?", "no points"),  # was "no"
+        ("Which chakra healing will be started?", "the sacral chakra"),  # was "the sacral"
+        ("What is the title of the video?", '"What Is Ceaser Going To Do About Ted?" video'),  # a question as title
+        ("What is the headline?", "What could be lurking in your child's lunch bag? Mold, E. coli and fecal bacteria"),
+        ("What is the mentioned city?", "Rapid City"),
+        ("What is the name of the bank?", "Bank of America"),
+        ("Which day comes on February 5?", "February 5th is a Sunday"),
+    ],
+)
+def test_trimming_never_cuts_the_answer(question, element):
+    answers = rules(question, [element])
+    assert answers[0] == element
     assert strip_question_words("Royal Bank of Canada", "Which bank?") == "Royal Bank of Canada"
-    # never down to nothing
-    assert strip_question_words("Settings", "Which settings?") == "Settings"
+    assert strip_question_words("Settings", "Which settings?") == "Settings"  # never down to nothing
 
 
-def test_digits_and_words():
-    assert rules("What is the number of schools?", ["22"]) == ["22", "twenty-two"]
-    assert rules("How many?", ["three"]) == ["three", "3"]
+def test_trimmed_fragments_are_not_offered():
+    answers = rules("Which chakra healing will be started?", ["the sacral chakra"])
+    assert "the sacral" not in answers and "sacral" not in answers
+    assert "no" not in rules("How many points are there?", ["no points"])
+
+
+def test_number_formats_digits_and_words():
+    assert rules("What is the number of schools?", ["22"])[:3] == ["22", "twenty-two", "twenty two"]
+    assert {"3", "three"} <= set(rules("How many?", ["three"]))
+    # decimals in words, both ways
+    assert "four point three stars" in rules("How many stars are showing?", ["4.3 stars"])
+    assert "4.3 stars" in rules("How many stars are showing?", ["four point three stars"])
+    # "128 bits" / "128-bit"; thousands written with a scale word or a K
+    assert "128-bit" in rules("What is the encryption?", ["128 bits"])
+    assert {"13,000", "13 thousand", "thirteen thousand"} <= set(rules("What is the total?", ["13K"]))
+    assert "445733" in rules("How many quitters joined?", ["445 thousand and 733"])
     assert int_to_words(110) == "one hundred and ten"
     assert int_to_words(1_000_000) == "one million"
     assert words_to_int("one hundred and ten") == 110
-    assert words_to_int("twenty-two") == 22
+    assert words_to_int("a hundred") == 100
     assert words_to_int("banana") is None
 
 
-def test_optional_unit():
+def test_ordinals_and_the_questions_noun_before_a_number():
+    answers = rules("Which page am I on?", ["the first page"])
+    assert {"1", "1st", "page 1", "first page"} <= set(answers)
+    assert "version 2.96" in rules("What is the version?", ["2.96"])
+    assert "the year 2017" not in rules("What is the copyright?", ["2017"])
+
+
+def test_optional_units():
     # given "3 reviews" for a question that names the unit
     answers = rules("How many reviews does it have?", ["3 reviews"])
     # then the bare number is the primary and every spelling is there
@@ -71,48 +118,71 @@ def test_optional_unit():
     # and a unit the question does not name is kept in the primary, dropped in a variant
     answers = rules("How far is the station?", ["4,929.75 miles"])
     assert answers[0] == "4,929.75 miles"
-    assert {"4929.75 miles", "4,929.75", "4929.75"} <= set(answers)
+    assert {"4929.75 miles", "4,929.75", "4929.75", "4929.75 mi"} <= set(answers)
+    # unit symbols and names (pint), singular and plural (inflect)
+    assert "3.3 miles" in rules("What is the distance?", ["3.3 mi"])
+    assert "3.3 mis" not in rules("What is the distance?", ["3.3 mi"])
+    assert "102 kg" in rules("What is the weight?", ["102 kilograms"])
+    assert {"18 years old", "18 years"} <= set(rules("What is the age of Laura?", ["18"]))
 
 
 def test_how_many_adds_the_counted_noun_as_an_optional_unit():
     answers = rules("How many followers are there?", ["88,210"])
     assert answers[0] == "88,210"
     assert {"88210", "eighty-eight thousand two hundred and ten", "88,210 followers"} <= set(answers)
-    assert "22 total rounds" in rules("How many total rounds are there?", ["22"])
+    assert "22 rounds" in rules("How many total rounds are there?", ["22"])
     assert "3 people" in rules("How many people downloaded it?", ["3"])
+    assert "28 minutes ago" in rules("How many minutes ago was it posted?", ["28"])
 
 
-def test_times_and_number_words_with_units():
-    assert {"2:24 AM", "2:24 a.m.", "2:24 am"} <= set(rules("What's the time?", ["2:24 a.m."]))
-    assert "0 minutes" in rules("What is the total meditation time?", ["zero minutes"])
-    assert "150 dollars" in rules("What is the reward?", ["one hundred fifty dollars"])
+def test_counts_of_nothing():
+    answers = rules("How many points are there?", ["no points"])
+    assert {"0", "zero", "none", "zero points"} <= set(answers)
+    assert "no items" in rules("How many items are in the cart?", ["zero items"])
+    assert "free" in rules("What is the shipping charge?", ["no charge"])
 
 
-def test_trailing_period_and_leading_article_are_optional():
-    assert rules("What do we need to enable?", ["location services."]) == ["location services.", "location services"]
-    assert rules("When was it first published?", ["the year 1975"])[:2] == ["the year 1975", "year 1975"]
+def test_comparators():
+    answers = rules("How many people downloaded it?", ["500,000+"])
+    assert {"over 500,000", "more than 500,000", "500,000 or more"} <= set(answers)
+    assert "more than 200" in rules("In how many stores?", ["over 200"])
+    assert "7 or more" in rules("What is the minimum score?", ["at least 7"])
 
 
 def test_currency_and_percent():
     answers = rules("How much can I earn?", ["$3.00"])
     assert answers[0] == "$3.00"
     assert {"3 dollars", "three dollars", "3.00", "3"} <= set(answers)
-    answers = rules("What is the humidity?", ["95%"])
-    assert {"95", "95 percent", "95 %"} <= set(answers)
+    answers = rules("What is the price?", ["$7.60"])
+    assert {"7.60 dollars", "7 dollars and 60 cents", "seven dollars and sixty cents"} <= set(answers)
+    assert "$119.99" in rules("What is the cost?", ["one hundred nineteen dollars and ninety nine cents"])
+    assert "49.00 dirhams" in rules("What is the minimum order?", ["49.00 AED"])  # babel's CLDR names
+    assert "100€" in rules("What is the price?", ["€100"])
+    assert {"95", "95 percent", "95 %", "ninety-five percent"} <= set(rules("What is the humidity?", ["95%"]))
+    assert "100 percent" in rules('What is the percentage of "Bonus Gold"?', ["100"])
+    assert "$142" in rules("What is the cost per night?", ["142"])
+
+
+def test_degrees():
+    answers = rules("What is the temperature?", ["63° F"])
+    assert {"63°F", "63 degrees Fahrenheit", "63°", "63"} <= set(answers)
+    assert "38°" in rules("What is the temperature?", ["38 degrees"])
 
 
 @pytest.mark.parametrize("given", ["May 5, 2017", "5 May 2017", "2017-05-05", "05/05/2017", "May 5th, 2017"])
 def test_date_formats(given):
     answers = rules("What is the date?", [given])
     assert answers[0] == given
-    assert {"May 5, 2017", "5 May 2017", "2017-05-05"} <= set(answers)
+    assert {"May 5, 2017", "5 May 2017", "2017-05-05", "Friday, May 5, 2017", "May 5th", "5/5/17"} <= set(answers)
 
 
-def test_date_with_weekday_and_without_year():
+def test_date_with_weekday_short_year_and_without_year():
     answers = rules("What is the departure date?", ["Sat, 22 April 2017"])
     assert {"April 22, 2017", "Saturday, April 22, 2017", "22 April 2017"} <= set(answers)
     answers = rules("What is the departure date?", ["April 22"])
     assert {"22 April", "April 22nd"} <= set(answers)
+    assert "March 21, 2017" in rules("What is the scheduled date?", ["3/21/17"])
+    assert "21st of March, 2017" in rules("What is the scheduled date?", ["3/21/17"])
     # not a date: left alone
     assert rules("What is the code?", ["13/45/2017"]) == ["13/45/2017"]
 
@@ -123,13 +193,77 @@ def test_date_split_over_elements():
     assert {"October 15, 2024", "2024-10-15"} <= set(answers)
 
 
-def test_checkbox_on_off():
-    assert rules('What is the status of "Accept cookies"?', ["on"]) == ["on", "enabled"]
-    assert rules('What is the state of "PRIVACY LOCK"?', ["off"]) == ["off", "disabled"]
+def test_date_and_time_together():
+    answers = rules("When was it posted?", ["April 6, 2017, at 8:19 PM"])
+    assert {"April 6, 2017, 8:19 PM", "8:19 PM, April 6, 2017", "April 6, 2017 at 8:19 p.m."} <= set(answers)
+
+
+def test_clock_times():
+    assert {"2:24 AM", "2:24 a.m.", "2:24 am", "02:24 AM"} <= set(rules("What's the time?", ["2:24 a.m."]))
+    assert "1:37 PM" in rules("What is the time of the reminder?", ["13:37"])
+    answers = rules("What are the store hours?", ["9:30 AM to 6:00 PM"])
+    assert {"between 9:30 AM and 6:00 PM", "9:30 AM - 6:00 PM", "from 9:30 AM to 6:00 PM"} <= set(answers)
+
+
+def test_durations():
+    # "00:04" / "4 seconds" (the issue's example), both ways
+    assert {"4 seconds", "0:04"} <= set(rules("How long is the recording?", ["00:04"]))
+    assert {"0:04", "00:04"} <= set(rules("How long is the recording?", ["4 seconds"]))
+    answers = rules("How long is the video?", ["1 minute and 56 seconds"])
+    assert {"1:56", "1 minute 56 seconds", "one minute and fifty-six seconds"} <= set(answers)
+    assert "between 1 minute and 56 seconds" not in answers  # no range of a duration
+    assert {"45 minutes", "45 mins"} <= set(rules("How much time will it take?", ["45 min"]))
+    assert "7 months and 30 days" in rules("How much time is left?", ["7 months 30 days"])
+    assert "0 minutes" in rules("What is the total meditation time?", ["zero minutes"])
+
+
+def test_phone_formats():
+    answers = rules("What is the phone number?", ["(415) 579-1543"])
+    assert {"415-579-1543", "+1 415-579-1543", "4155791543", "+14155791543"} <= set(answers)
+    assert "(415) 579-1543" in rules("What is the phone number?", ["+1 415 579 1543"])
+
+
+def test_list_rewording():
+    answers = rules("Which apps can share?", ["Email, Bluetooth and Messaging"])
+    assert {"Email, Bluetooth, Messaging", "Email, Bluetooth, and Messaging", "Email, Bluetooth or Messaging"} <= set(
+        answers
+    )
+    assert '"Email", "Bluetooth" and "Messaging"' in answers
+    answers = rules("Which options are there?", ['"Play Store", "Browser"'])
+    assert {"Play Store and Browser", '"Play Store" and "Browser"'} <= set(answers)
+    # a place is not a list, a date is not a list
+    assert rules("What is the location?", ["San Francisco, CA"]) == ["San Francisco, CA"]
+    assert not any(" and " in a for a in rules("What is the date?", ["May 5, 2017"]))
+
+
+def test_words_added_from_the_question():
+    assert {'"History" option', "History option"} <= set(rules("Which option is selected?", ["History"]))
+    assert "Google application" in rules("Using which application can we create an account?", ["Google"])
+
+
+def test_plausible_sizes():
+    # no junk explosion: a date, an amount and a plain name stay within bounds
+    assert len(rules("What is the date?", ["Sat, 22 April 2017"])) <= MAX_ANSWERS
+    assert len(rules("What is the app name?", ["Straight Talk"])) <= 2
+    assert "1 fifty" not in rules("What is the price?", ["one fifty"])
+
+
+def test_trailing_period_and_leading_article_are_optional():
+    assert rules("What do we need to enable?", ["location services."]) == ["location services.", "location services"]
+    assert "year 1975" in rules("When was it first published?", ["the year 1975"])
+
+
+def test_checkbox_states():
+    assert rules('What is the status of "Accept cookies"?', ["on"])[:2] == ["on", "enabled"]
+    assert {"off", "disabled", "unchecked", "not selected"} <= set(
+        rules('What is the state of "PRIVACY LOCK"?', ["off"])
+    )
+    assert "on" in rules('What is the status of "Alerts"?', ["enabled"])
 
 
 def test_quotes_are_optional():
-    assert rules("Which song is playing?", ['"NRJ Hits"']) == ['"NRJ Hits"', "NRJ Hits"]
+    assert rules("What is playing?", ['"NRJ Hits"']) == ['"NRJ Hits"', "NRJ Hits"]
+    assert {'"NRJ Hits" song', "NRJ Hits"} <= set(rules("Which song is playing?", ['"NRJ Hits"']))
 
 
 def test_not_answerable_and_empty_elements():
@@ -152,27 +286,38 @@ def test_unknown_backend_is_an_error(monkeypatch):
         short_answers_generate(question="q", elements=["a"], full_answer="a")
 
 
+def _real(split: str) -> list[dict]:
+    path = SHORT_ANSWERS / f"{split}.json"
+    if not path.is_file():
+        pytest.skip(f"real short answers not found at {path}")
+    return json.loads(path.read_text())
+
+
 @pytest.mark.realdata
-def test_real_validation_primary_always_included_and_coverage(shared_data):
-    # given every real validation question, its FIRST ground truth taken as the single element text
-    records = json.loads((shared_data / "screen_qa" / "short_answers" / "validation.json").read_text())
-    covered = total = 0
+@pytest.mark.parametrize("split", SPLITS)
+def test_real_release_proxy(split):
+    # given every real question, its first listed answer as the element text (the proxy of
+    # docs/short_answers.md), when the rules run, then
+    figures = score(_real(split))
+    print(f"\n{split}: {json.dumps({k: v for k, v in figures.items() if k != 'primary_outside_examples'})}")
+    assert figures["not_answerable_ok"] == figures["questions"] - figures["answerable"]
+    # fewer than 0.5% of primaries are outside the real list (issue 11; 3% before)
+    assert figures["primary_outside_list"] < 0.005
+    # the recall measured when this was written, less a margin (23-24% before issue 11)
+    assert figures["recall"] > 0.45
+    assert figures["answers_per_question_mean"] < 8
+
+
+@pytest.mark.realdata
+def test_real_trimming_bugs_of_issue_11_are_gone():
+    records = _real("validation")
+    quoted = {("no points", "How many points are there?"), ("the sacral chakra", None)}
+    seen = 0
     for record in records:
-        first, *others = record["ground_truth"]
-        not_answerable = first == "<no answer>"
-        # when the rules generate the short answers
-        answers = rules(
-            record["question"],
-            [] if not_answerable else [first],
-            f"The answer is {first}.",
-            not_answerable=not_answerable,
-        )
-        # then the element text itself is always one of them
-        assert first in answers, (record, answers)
-        total += len(others)
-        covered += sum(other in answers for other in others)
-    # and the coverage of the other variants is measured (documented in docs/short_answers.md)
-    coverage = covered / total
-    print(f"\nshort-answer variant coverage on validation: {covered}/{total} = {coverage:.1%}")
-    assert total > 10_000
-    assert coverage > 0.05
+        first = record["ground_truth"][0]
+        for text, question in quoted:
+            if first == text and (question is None or record["question"] == question):
+                seen += 1
+                answers = rules(record["question"], [first], f"The answer is {first}.")
+                assert answers[0] == first
+    assert seen >= 2
