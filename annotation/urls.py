@@ -7,17 +7,18 @@ part of the contract: ``annotation.selectors.screens`` reverses ``api-screen-ima
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from annotation.apis import screens
+from annotation.apis.docs import ApiDocsView, ApiRedocView
 from annotation.apis.health import healthz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("api/docs/", ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/redoc/", ApiRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path(
         "api/projects/<slug:slug>/screens/<str:rico_id>/",
         screens.ScreenDetailApi.as_view(),

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -70,6 +71,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "csp",
     "annotation",
     "pipeline",
     "frontend",
@@ -84,6 +86,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -100,6 +103,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "annotation.context_processors.csp_nonce",
             ],
         },
     }
@@ -154,32 +158,50 @@ STATIC_ROOT = Path(env("DJANGO_STATIC_ROOT", str(BASE_DIR / "staticfiles")) or "
 MEDIA_ROOT = DATA_DIR / "media"
 MEDIA_URL = "/media/"  # never served directly: screens go through permission-checked views
 
-# Storage: local files by default, S3 when AWS_STORAGE_BUCKET_NAME is set.
+# Storage: local files by default, S3 when AWS_STORAGE_BUCKET_NAME is set. Static files are a separate
+# matter: plain names here, hashed names from a manifest in production (which collects them in the image).
 AWS_STORAGE_BUCKET_NAME = env("AWS_STORAGE_BUCKET_NAME")
+STORAGES: dict[str, dict[str, Any]] = {
+    "default": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(MEDIA_ROOT)},
+    },
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
 if AWS_STORAGE_BUCKET_NAME:
-    STORAGES: dict[str, dict[str, Any]] = {
-        "default": {
-            "BACKEND": "storages.backends.s3.S3Storage",
-            "OPTIONS": {
-                "bucket_name": AWS_STORAGE_BUCKET_NAME,
-                "region_name": env("AWS_S3_REGION_NAME"),
-                "endpoint_url": env("AWS_S3_ENDPOINT_URL"),
-                "location": env("AWS_S3_LOCATION", "") or "",
-                "default_acl": None,
-                "querystring_auth": True,
-                "file_overwrite": True,
-            },
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": AWS_STORAGE_BUCKET_NAME,
+            "region_name": env("AWS_S3_REGION_NAME"),
+            "endpoint_url": env("AWS_S3_ENDPOINT_URL"),
+            "location": env("AWS_S3_LOCATION", "") or "",
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": True,
         },
-        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
     }
-else:
-    STORAGES = {
-        "default": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(MEDIA_ROOT)},
-        },
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
+
+# Content-Security-Policy (django-csp), in every profile so that the browser suite runs under it. The app
+# serves every asset itself, so everything comes from 'self'; the few inline <script>/<style> blocks carry
+# the request's nonce (`{{ csp_nonce }}`). Style *attributes* stay allowed (style-src-attr): chart bars and
+# segments take their width from the data (style="width: N%"), which no stylesheet can know, and a style
+# attribute cannot run code. The API documentation pages relax this for their bundles (annotation/apis/docs.py).
+CONTENT_SECURITY_POLICY: dict[str, Any] = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "style-src-attr": [UNSAFE_INLINE],
+        "img-src": [SELF],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 LOGIN_URL = "frontend:login"
 LOGIN_REDIRECT_URL = "frontend:home"

@@ -61,7 +61,7 @@ def _unique(classes: list[type[serializers.Serializer]]) -> list[type[serializer
 
 # ``next`` and ``GET /api/assignments/<id>/``: one payload per stage, told apart by ``stage``.
 NEXT_PAYLOAD = PolymorphicProxySerializer(
-    component_name="AssignmentPayload",
+    component_name="StagePayload",
     serializers={name: stage.payload_serializer for name, stage in stages().items()},
     resource_type_field_name="stage",
 )

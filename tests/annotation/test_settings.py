@@ -19,6 +19,8 @@ print(json.dumps({{
   'storage': m.STORAGES['default']['BACKEND'],
   'eager': m.CELERY_TASK_ALWAYS_EAGER, 'broker': m.CELERY_BROKER_URL, 'debug': m.DEBUG,
   'threads': m.SCREENQA_INPROCESS_THREADS,
+  'static': m.STORAGES['staticfiles']['BACKEND'],
+  'hsts': getattr(m, 'SECURE_HSTS_SECONDS', None), 'ssl_redirect': getattr(m, 'SECURE_SSL_REDIRECT', False),
 }}))
 """
 
@@ -76,3 +78,18 @@ def test_production_uses_postgres_redis_and_s3():
     assert config["broker"] == "redis://redis.internal:6379/0"
     assert config["debug"] is False
     assert config["threads"] is False
+    # static files by the hashed names of the manifest the image's collectstatic writes
+    assert config["static"] == "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    # HTTPS only: HSTS for a year, plain HTTP redirected
+    assert config["hsts"] == 365 * 24 * 3600
+    assert config["ssl_redirect"] is True
+
+
+def test_a_bucket_does_not_change_how_other_profiles_name_static_files(tmp_path):
+    # The image collected its static files with the local profile while production read them through a
+    # manifest: every page was a 500. The static storage now follows the profile, never the bucket.
+    result = load("annotation.settings.local", {"SCREENQA_DATA_DIR": str(tmp_path), "AWS_STORAGE_BUCKET_NAME": "b"})
+    assert result.returncode == 0, result.stderr
+    config = json.loads(result.stdout)
+    assert config["storage"] == "storages.backends.s3.S3Storage"
+    assert config["static"] == "django.contrib.staticfiles.storage.StaticFilesStorage"

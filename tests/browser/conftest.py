@@ -11,7 +11,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +110,37 @@ def demo(transactional_db: Any) -> dict[str, Any]:
     return {"project": project, **users}
 
 
+def watch(page: Any, errors: list[str]) -> None:
+    """Collect the page's JavaScript errors and Content-Security-Policy violations into ``errors``: every
+    page of the suite runs under the production policy, and a blocked script or style fails its test."""
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on(
+        "console",
+        lambda msg: errors.append(msg.text) if "Content Security Policy" in msg.text else None,
+    )
+
+
+def wait_for_function(page: Any, expression: str, *, timeout: float | None = None, **_: Any) -> Any:
+    """``page.wait_for_function`` for pages under a Content-Security-Policy without 'unsafe-eval'.
+
+    Playwright's own polls by evaluating the expression inside the page, which the policy refuses (an
+    EvalError), whereas ``page.evaluate`` goes through the DevTools protocol, which the policy does not
+    govern. So: evaluate every 50 ms until the value is truthy (the context's default timeout, 10 s)."""
+    deadline = time.monotonic() + (timeout if timeout is not None else 10_000) / 1000
+    while True:
+        try:
+            value = page.evaluate(expression)
+        except Exception as exc:  # a navigation replaced the page: poll the new one, as Playwright does
+            if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
+                raise
+            value = None
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still false after the timeout: {expression}")
+        page.wait_for_timeout(50)
+
+
 @pytest.fixture
 def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
     """``new_page(username)``: a logged-in page at 1366x768 (one browser context per user)."""
@@ -118,7 +151,8 @@ def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
         context.set_default_timeout(10_000)
         contexts.append(context)
         page = context.new_page()
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        watch(page, errors)
+        page.wait_for_function = partial(wait_for_function, page)
         page.goto("/login/")
         page.fill("input[name=username]", username)
         page.fill("input[name=password]", PASSWORD)
@@ -139,7 +173,7 @@ def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
             except Exception:  # the page is gone or mid-navigation: nothing of ours is pending
                 pass
         context.close()
-    assert not errors, f"JavaScript errors: {errors}"
+    assert not errors, f"JavaScript errors or CSP violations: {errors}"
 
 
 def shoot(page: Any, name: str) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -25,7 +27,7 @@ def production_env(tmp_path: Path) -> dict[str, str]:
         **base,
         "PYTHON": sys.executable,
         "DJANGO_SETTINGS_MODULE": "annotation.settings.production",
-        "DJANGO_SECRET_KEY": "k" * 64,
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
         "DATABASE_URL": db.rsplit("/", 1)[0] + "/postgres",
         "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0"),
         "AWS_STORAGE_BUCKET_NAME": "screenqa-test-bucket",
@@ -34,13 +36,18 @@ def production_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
 def test_dockerfile_runs_the_entrypoint_roles():
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["sh", "docker/entrypoint.sh"]' in dockerfile
     assert re.search(r'^CMD \["web"\]$', dockerfile, re.M)
     assert "DJANGO_SETTINGS_MODULE=annotation.settings.production" in dockerfile
     assert "collectstatic" in dockerfile
-    for role in ("web", "worker", "migrate", "check"):
+    for role in ("proxy", "web", "worker", "migrate", "check"):
         assert f"  {role})" in ENTRYPOINT.read_text()
 
 
@@ -57,17 +64,40 @@ def test_unknown_role_is_refused(tmp_path):
     assert "unknown role 'serve'" in result.stderr
 
 
-def test_check_role_passes_deployment_checks(tmp_path):
-    result = subprocess.run(
-        ["sh", str(ENTRYPOINT), "check"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=production_env(tmp_path),
-        cwd=ROOT,
-        timeout=120,
+def check_role(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["sh", str(ENTRYPOINT), "check"], capture_output=True, text=True, check=False, env=env, cwd=ROOT, timeout=120
     )
+
+
+def test_check_role_passes_deployment_checks(tmp_path):
+    result = check_role(production_env(tmp_path))
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "check_id"),
+    [
+        ("x", "security.W009"),  # short
+        ("k" * 64, "security.W009"),  # long, but one character
+        ("embedded-default-not-secret-change-me-in-production", "screenqa.E001"),  # published in the repository
+    ],
+)
+def test_check_role_fails_on_a_weak_secret(tmp_path, key, check_id):
+    result = check_role({**production_env(tmp_path), "DJANGO_SECRET_KEY": key})
+    assert result.returncode != 0
+    assert check_id in result.stderr
+
+
+def test_check_role_fails_on_deployment_warnings_unless_silenced_by_name(tmp_path):
+    # Given cookies allowed over plain HTTP, the check fails on the two warnings that says
+    env = {**production_env(tmp_path), "DJANGO_SECURE_COOKIES": "false"}
+    result = check_role(env)
+    assert result.returncode != 0
+    assert "security.W012" in result.stderr and "security.W016" in result.stderr
+    # and passes once they are silenced by name, where a reviewer sees it
+    silenced = check_role({**env, "DJANGO_SILENCED_SYSTEM_CHECKS": "security.W012,security.W016"})
+    assert silenced.returncode == 0, silenced.stderr
 
 
 @pytest.mark.slow
@@ -97,10 +127,25 @@ def test_web_role_serves_the_app_with_collected_static_files(tmp_path):
             except OSError:
                 time.sleep(0.2)
         assert body == {"status": "ok"}
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=5) as resp:
+        # behind the proxy role, a request that came over HTTPS (X-Forwarded-Proto) gets the page
+        login = urllib.request.Request(f"http://127.0.0.1:{port}/login/", headers={"X-Forwarded-Proto": "https"})
+        with urllib.request.urlopen(login, timeout=5) as resp:
             page = resp.read().decode()
-        # hashed static names come from the manifest written by collectstatic
-        assert re.search(r"/static/frontend/app\.[0-9a-f]{12}\.css", page)
+            headers = resp.headers
+        # hashed static names come from the manifest written by collectstatic, and are served
+        css = re.search(r"/static/frontend/app\.[0-9a-f]{12}\.css", page)
+        assert css
+        static = urllib.request.Request(f"http://127.0.0.1:{port}{css.group()}", headers={"X-Forwarded-Proto": "https"})
+        with urllib.request.urlopen(static, timeout=5) as resp:
+            assert resp.status == 200 and resp.headers["Content-Type"].startswith("text/css")
+        assert headers["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains; preload"
+        assert "script-src 'self' 'nonce-" in headers["Content-Security-Policy"]
+        # and one that came over plain HTTP is sent to HTTPS
+        with pytest.raises(urllib.error.HTTPError) as redirect:
+            opener = urllib.request.build_opener(NoRedirect)
+            opener.open(f"http://127.0.0.1:{port}/login/", timeout=5)
+        assert redirect.value.code == 301
+        assert redirect.value.headers["Location"] == f"https://127.0.0.1:{port}/login/"
     finally:
         proc.terminate()
         proc.wait(timeout=15)
