@@ -19,7 +19,7 @@ class AgreementRule(models.TextChoices):
 class Project(models.Model):
     """A dataset under construction, with its pipeline settings.
 
-    Defaults are the ScreenQA paper's (PIPELINE.md): question caps 5 and 3,
+    Defaults are the ScreenQA paper's (docs/pipeline.md): question caps 5 and 3,
     1 answer per train question and 3 per validation/test question, an 80/10/10
     split, 90% qualification, 95% monitoring and a 10% not-answerable target.
     """

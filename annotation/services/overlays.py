@@ -1,6 +1,6 @@
 """The pre-filtering overlay: the screenshot with every candidate box drawn over it.
 
-PIPELINE.md, stage 1: the pre-filter annotator judges whether the view hierarchy is
+docs/pipeline.md, stage 1: the pre-filter annotator judges whether the view hierarchy is
 in sync with the pixels, so every VH leaf is outlined and labelled with its short
 class name and the first characters of its text (or content-desc).
 

@@ -1,4 +1,4 @@
-"""The figures and tables of the ScreenQA papers, computed for one project (PIPELINE.md,
+"""The figures and tables of the ScreenQA papers, computed for one project (docs/pipeline.md,
 "Analysis the leads expect to see"; docs/analytics.md).
 
 Every ``analytics_<what>(*, project)`` selector runs a fixed number of aggregate queries
