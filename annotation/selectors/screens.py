@@ -36,13 +36,17 @@ def _candidates_build(values: dict[str, Any]) -> QuerySet[Any]:
     return Candidate.objects.filter(screen_id=values["screen_id"]).order_by("vh_index").values_list(*_CANDIDATE_COLUMNS)
 
 
-def candidates_json(screen_ref: str) -> Subquery | None:
+def candidates_aggregated() -> bool:
+    """Whether the database aggregates a screen's candidates into JSON (``candidates_json``)
+    (``annotation.db.backend``); elsewhere they are read separately."""
+    return backend.postgresql()
+
+
+def candidates_json(screen_ref: str) -> Subquery:
     """The candidates of the screen ``OuterRef(screen_ref)`` as one JSON array (objects with
     the payload's columns, in ``vh_index`` order; NULL when none), so that a query that loads
-    a screen can bring its candidates along (the lease claim does). ``None`` where the
-    database has no JSON aggregate for it (``annotation.db.backend``): read them separately."""
-    if not backend.postgresql():
-        return None
+    a screen can bring its candidates along (the lease claim does). Only where
+    ``candidates_aggregated()``."""
     from django.contrib.postgres.aggregates import JSONBAgg
 
     rows = (

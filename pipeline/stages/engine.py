@@ -31,7 +31,7 @@ from annotation.lock_objects import assignment_lock, queue_claim, user_lock
 from annotation.models import Assignment, AssignmentStatus, Membership, Project
 from annotation.permissions import assignment_get_for_annotator, member_get
 from annotation.selectors.assignments import assignment_done_today_counts, assignment_open_brief
-from annotation.selectors.screens import candidates_json, screen_payload
+from annotation.selectors.screens import candidates_aggregated, candidates_json, screen_payload
 from annotation.services.assignments import (
     assignment_keep_as_draft,
     assignment_lease_create,
@@ -43,7 +43,7 @@ from annotation.services.assignments import (
 from .base import StageDefinition, stale_q
 from .registry import stage_get, stages
 from .units import Claimed
-from .wire import AssignmentResultSerializer
+from .wire import AssignmentResultSerializer, render
 
 # Under heavy contention a locked unit can turn out taken (its lease committed after our
 # snapshot); we then try the next one, a bounded number of times.
@@ -121,11 +121,12 @@ def _resume_own(*, stage: StageDefinition, current: Assignment, now: datetime) -
     return assignment_renew(assignment=current, now=now)
 
 
-def _claim_build(stage: StageDefinition, candidates: Subquery | None) -> compiled.Build:
+def _claim_build(stage: StageDefinition, with_candidates: bool) -> compiled.Build:
     """The stage's queue as the claim reads it: empty if the caller holds an open assignment of
     the stage (checked in the claim's own statement, after the user lock: see ``_next``),
-    with whether the unit has run-out leases, the screen's ``candidates`` (where the database
-    aggregates them) and the unit, its screen and app."""
+    with whether the unit has run-out leases, the screen's candidates (``with_candidates``:
+    where the database aggregates them) and the unit, its screen and app. Called only to
+    compile the claim (the statement is kept)."""
     paths = [path for load in stage.unit.loads for path in load.paths]
 
     def build(values: dict[str, Any]) -> QuerySet[Any]:
@@ -136,8 +137,9 @@ def _claim_build(stage: StageDefinition, candidates: Subquery | None) -> compile
         queue = stage.queue(project=project, user=user, now=values["now"]).filter(~Exists(mine))
         # Annotation names that no model of a unit uses for a field or a relation.
         queue = queue.annotate(claim_stale=stage.unit.has(stage.name, stale_q(values["now"])))
-        if candidates is None:
+        if not with_candidates:
             return queue.values_list("claim_stale", *paths)
+        candidates = candidates_json(stage.unit.screen_ref)
         return queue.annotate(claim_candidates=candidates).values_list("claim_stale", "claim_candidates", *paths)
 
     return build
@@ -150,8 +152,8 @@ def _claim(*, stage: StageDefinition, project: Project, user: Any, now: datetime
     or renewed after this statement's snapshot expires after ``now``, so this cannot miss
     one, and the common case (none) costs no UPDATE.
     """
-    candidates = candidates_json(stage.unit.screen_ref)
-    build = _claim_build(stage, candidates)
+    with_candidates = candidates_aggregated()
+    build = _claim_build(stage, with_candidates)
     values = {"project": project, "user": user, "now": now}
     if not tried:
         row = queue_claim(key=stage.name, build=build, values=values, inputs={"project": stage.queue_inputs})
@@ -160,7 +162,7 @@ def _claim(*, stage: StageDefinition, project: Project, user: Any, now: datetime
         row = tuple(found) if found is not None else None
     if row is None:
         return None
-    if candidates is None:
+    if not with_candidates:
         return stage.unit.claimed(row[1:], stale=bool(row[0]), candidates=None)
     return stage.unit.claimed(row[2:], stale=bool(row[0]), candidates=row[1] or [])
 
@@ -359,7 +361,7 @@ def assignment_payload(*, assignment: Assignment, candidates: list[dict[str, Any
         "draft": assignment.draft or {},
         **stage.payload_extra(assignment=assignment),
     }
-    return dict(stage.payload_serializer(payload).data)
+    return render(stage.payload_serializer, payload)
 
 
 def work_payload(*, work: Work) -> dict[str, Any]:
@@ -369,7 +371,7 @@ def work_payload(*, work: Work) -> dict[str, Any]:
 
 def assignment_result(*, assignment: Assignment) -> dict[str, Any]:
     """The answer to submit / skip / release / draft / extend (same content → same answer)."""
-    return dict(AssignmentResultSerializer(assignment).data)
+    return render(AssignmentResultSerializer, assignment)
 
 
 def stages_for_user(*, project: Project, user: Any) -> list[dict[str, Any]]:
