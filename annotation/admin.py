@@ -107,3 +107,40 @@ class ReleaseJobAdmin(admin.ModelAdmin):
 class AnswerElementAdmin(admin.ModelAdmin):
     list_display = ["answer", "position", "vh_index", "text"]
     raw_id_fields = ["answer"]
+
+
+@admin.register(models.Standing)
+class StandingAdmin(admin.ModelAdmin):
+    list_display = ["user", "project", "stage", "status", "attempt", "items_done", "updated_at"]
+    list_filter = ["project", "stage", "status"]
+    search_fields = ["user__username", "reason"]
+    raw_id_fields = ["user"]
+
+
+@admin.register(models.GoldItem)
+class GoldItemAdmin(admin.ModelAdmin):
+    list_display = ["pk", "project", "stage", "screen", "question", "source", "active", "created_at"]
+    list_filter = ["project", "stage", "source", "active"]
+    raw_id_fields = ["screen", "question", "origin", "created_by"]
+
+
+@admin.register(models.ControlResult)
+class ControlResultAdmin(admin.ModelAdmin):
+    list_display = ["pk", "user", "project", "stage", "purpose", "attempt", "correct", "created_at"]
+    list_filter = ["project", "stage", "purpose", "correct"]
+    raw_id_fields = ["assignment", "gold", "user"]
+
+
+@admin.register(models.Review)
+class ReviewAdmin(admin.ModelAdmin):
+    list_display = ["pk", "reviewed", "reviewer", "verdict", "reason", "created_at"]
+    list_filter = ["verdict"]
+    raw_id_fields = ["reviewed", "assignment", "reviewer"]
+
+
+@admin.register(models.QualityEvent)
+class QualityEventAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "user", "project", "stage", "rule", "status_before", "status_after", "actor"]
+    list_filter = ["project", "stage", "rule"]
+    search_fields = ["user__username", "note"]
+    raw_id_fields = ["user", "actor"]

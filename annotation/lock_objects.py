@@ -1,6 +1,6 @@
 """Every row lock of the domain, taken here and only here, in one order:
 
-    project -> user -> screen -> question -> assignment -> answer
+    project -> user -> screen -> question -> assignment -> answer -> standing
 
 (``project_lock`` and ``user_lock`` serialise a lead's project-wide action and one
 annotator's own requests; they come first because they guard the others.)
@@ -23,7 +23,7 @@ from django.db.models import Model, QuerySet
 from django.db.transaction import TransactionManagementError
 
 from annotation.db import compiled, session
-from annotation.models import Assignment, Job, Project, Question, Screen
+from annotation.models import Assignment, Job, Project, Question, Screen, Standing
 
 J = TypeVar("J", bound=Job)
 
@@ -99,6 +99,12 @@ def assignment_lock(*, assignment_id: int) -> Assignment:
 def job_lock(*, model: type[J], job_id: int) -> J:
     """A job row (any table of ``Job``), with its project; only the job row is locked (``of=self``)."""
     return model._default_manager.select_related("project").select_for_update(of=("self",)).get(pk=job_id)
+
+
+def standing_lock(*, project_id: int, user_id: int, stage: str) -> Standing | None:
+    """An annotator's standing in a stage (``None``: they have none). Last in the lock order: taken
+    after the locks of the submission it follows."""
+    return Standing.objects.select_for_update().filter(project_id=project_id, user_id=user_id, stage=stage).first()
 
 
 def queue_claim(

@@ -39,6 +39,14 @@ def require_answer_pool(*, user: Any, membership: Membership | None) -> None:
         raise PermissionDeniedError("Only members of the answer pool may answer questions.")
 
 
+def require_reviewer(*, user: Any, membership: Membership | None) -> None:
+    """Reviewers and leads (and site admins) review: 403 for the others."""
+    if getattr(user, "is_superuser", False):
+        return
+    if membership is None or membership.role not in (Role.REVIEWER, Role.LEAD):
+        raise PermissionDeniedError("Only the project's reviewers and leads review work.")
+
+
 def project_get_for_member(*, user: Any, slug: str) -> Project:
     """The project if ``user`` is a member or a site admin, else ``NotFoundError``."""
     if not getattr(user, "is_authenticated", False):

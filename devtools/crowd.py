@@ -17,6 +17,12 @@ The scripted annotators behave like a plausible crowd, deterministically from a 
   second one 70% of the time, so answers whose elements are a subset of another's are
   common, as in the release. ~2% of answers select the wrong element.
 
+Annotators come in profiles (``PROFILES``: careful, careless, spammer, in configurable shares):
+how often a judgment is wrong, how often an answer picks another element, how long an item
+takes (the simulation backdates each lease by that time, so the fast-response rule sees it);
+a spammer answers at random, fast. An annotator that quality control pauses (or does not
+qualify) in a stage stops getting work there, as in a real crowd.
+
 ``crowd_simulate`` talks to the engine through the services (fast, default) or over HTTP
 (``EngineHttpClient``, token auth, keep-alive), the same calls a crowd platform makes.
 """
@@ -30,15 +36,17 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
+from django.db.models import Max
 from rest_framework.authtoken.models import Token
 
-from annotation.exceptions import ApplicationError
-from annotation.models import Membership, Project, Role, Screen
+from annotation.exceptions import ApplicationError, PermissionDeniedError
+from annotation.models import Assignment, Membership, Project, Role, Screen
 from pipeline.ingest import import_screens
 from pipeline.stages import (
     assignment_next_by_slug,
@@ -79,18 +87,63 @@ def crowd_screens_create(*, project: Project, count: int, seed: int = 0, apps: i
 # --- scripted annotators ----------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Profile:
+    """How a scripted annotator works: ``noise``, the share of wrong judgments; ``wrong_element``,
+    the share of answers on another element than the one asked about; ``seconds``, the range of
+    time per item; ``spam``: answers at random."""
+
+    name: str
+    noise: float
+    wrong_element: float
+    seconds: tuple[float, float]
+    spam: bool = False
+
+
+PROFILES = {
+    "careful": Profile("careful", noise=0.03, wrong_element=0.01, seconds=(6.0, 30.0)),
+    "careless": Profile("careless", noise=0.12, wrong_element=0.10, seconds=(3.0, 12.0)),
+    "spammer": Profile("spammer", noise=0.5, wrong_element=1.0, seconds=(0.5, 4.0), spam=True),
+}
+DEFAULT_SHARES = {"careful": 1.0}
+
+
+def profiles_assign(*, count: int, shares: dict[str, float], seed: int) -> list[Profile]:
+    """``count`` profiles in the given shares (largest remainder), in a seeded order."""
+    unknown = set(shares) - set(PROFILES)
+    if unknown or not shares or any(v < 0 for v in shares.values()) or sum(shares.values()) <= 0:
+        raise ApplicationError(f"Profile shares name {', '.join(PROFILES)} with shares >= 0.", field="profiles")
+    total = sum(shares.values())
+    exact = {name: count * share / total for name, share in shares.items()}
+    counts = {name: int(v) for name, v in exact.items()}
+    for name in sorted(exact, key=lambda n: exact[n] - counts[n], reverse=True)[: count - sum(counts.values())]:
+        counts[name] += 1
+    out = [PROFILES[name] for name in sorted(counts) for _ in range(counts[name])]
+    random.Random(f"profiles:{seed}").shuffle(out)
+    return out
+
+
 @dataclass
 class ScriptedAnnotator:
-    """One scripted annotator: a seeded random stream and a judge's noise. What it submits in a
-    stage is the stage's own ``crowd_submission`` (``pipeline.stages``)."""
+    """One scripted annotator: a seeded random stream and a profile. What it submits in a stage is
+    the stage's own ``crowd_submission`` (``pipeline.stages``), which reads ``noise``,
+    ``wrong_element`` and ``spam``."""
 
     username: str
     seed: int
-    noise: float = 0.05
+    profile: Profile = PROFILES["careful"]
+    noise: float = field(init=False)
+    wrong_element: float = field(init=False)
+    spam: bool = field(init=False)
     rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.seed}:{self.username}")
+        self.noise, self.wrong_element, self.spam = self.profile.noise, self.profile.wrong_element, self.profile.spam
+
+    def seconds(self) -> float:
+        low, high = self.profile.seconds
+        return self.rng.uniform(low, high)
 
     def noisy(self, truth: bool) -> bool:
         """A judgment that is wrong ``noise`` of the time."""
@@ -98,6 +151,23 @@ class ScriptedAnnotator:
 
     def work(self, payload: dict[str, Any]) -> dict[str, Any]:
         return stage_get(payload["stage"]).crowd_submission(payload=payload, actor=self)
+
+
+def took(assignment_id: int, seconds: float) -> None:
+    """Make a lease look ``seconds`` old (simulated work time, as the quality rules see it), but
+    never older than the end of the unit's previous lease (so no two leases seem to overlap)."""
+    lease = Assignment.objects.get(pk=assignment_id)
+    previous = (
+        Assignment.objects.filter(
+            stage=lease.stage, screen=lease.screen_id, question=lease.question_id, reviewed=lease.reviewed_id
+        )
+        .exclude(pk=lease.pk)
+        .aggregate(end=Max("updated_at"))["end"]
+    )
+    start = lease.created_at - timedelta(seconds=seconds)
+    if previous is not None:
+        start = max(start, min(previous, lease.created_at))
+    Assignment.objects.filter(pk=assignment_id).update(created_at=start)
 
 
 # --- engine access: services or HTTP ------------------------------------------------------
@@ -110,7 +180,12 @@ class EngineServiceClient:
         self.project = project
 
     def next(self, user: Any, stage: str) -> dict[str, Any] | None:
-        work = assignment_next_by_slug(slug=self.project.slug, user=user, stage=stage)
+        """The next item, ``None`` when there is none; ``Refused`` when the engine says why not
+        (not a reviewer, paused, not qualified)."""
+        try:
+            work = assignment_next_by_slug(slug=self.project.slug, user=user, stage=stage)
+        except PermissionDeniedError as exc:
+            raise Refused(str(exc)) from exc
         return None if work is None else work_payload(work=work)
 
     def submit(self, user: Any, assignment_id: int, body: dict[str, Any]) -> None:
@@ -118,6 +193,10 @@ class EngineServiceClient:
 
     def skip(self, user: Any, assignment_id: int, reason: str) -> None:
         assignment_skip(assignment_id=assignment_id, user=user, reason=reason)
+
+
+class Refused(Exception):
+    """The engine gives this annotator no work in the stage, and says why (HTTP 403)."""
 
 
 class EngineHttpError(Exception):
@@ -167,6 +246,8 @@ class EngineHttpClient:
         status, data = self.conns[user.username].call("POST", f"/api/projects/{self.slug}/stages/{stage}/next/")
         if status == 204:
             return None
+        if status == 403:
+            raise Refused(json.dumps(data))
         if status != 200:
             raise EngineHttpError(status, json.dumps(data))
         return dict(data)
@@ -212,6 +293,7 @@ def crowd_simulate(
     http_url: str | None = None,
     new_screens: int = 0,
     max_rounds: int = 100_000,
+    profiles: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Drive the project through every stage with scripted annotators until it is ready
     for post-processing (or no annotator can do anything more).
@@ -220,7 +302,10 @@ def crowd_simulate(
     order. The lead's step (starting the not-answerable stage with its default sample)
     happens once the question passes are done. Returns a summary with the submissions per
     stage, the skips, the final ``project_progress`` and the elapsed seconds.
-    ``new_screens`` first adds that many synthetic screens (``crowd_screens_create``).
+    ``new_screens`` first adds that many synthetic screens (``crowd_screens_create``);
+    ``profiles``: the shares of each profile (default all careful). The lead does the reviews.
+    An annotator the engine refuses in a stage (paused, not qualified) stops there; the summary
+    lists them (``refused``).
     """
     if annotators < 2:
         raise ApplicationError("Two question passes need at least two annotators.", field="annotators")
@@ -228,11 +313,17 @@ def crowd_simulate(
         crowd_screens_create(project=project, count=new_screens, seed=seed)
     users, lead = _crowd_users(project=project, annotators=annotators)
     # Seeded by position in the crowd, not by username: the same seed gives the same crowd in any project.
-    scripts = {u.pk: ScriptedAnnotator(username=f"crowd-{i}", seed=seed) for i, u in enumerate(users)}
+    crowd_profiles = profiles_assign(count=len(users), shares=profiles or DEFAULT_SHARES, seed=seed)
+    scripts = {
+        u.pk: ScriptedAnnotator(username=f"crowd-{i}", seed=seed, profile=crowd_profiles[i])
+        for i, u in enumerate(users)
+    }
+    scripts[lead.pk] = ScriptedAnnotator(username="crowd-lead", seed=seed)
+    refused: dict[str, dict[str, str]] = {}
     rng = random.Random(seed)
     client: EngineServiceClient | EngineHttpClient
     if http_url:
-        tokens = {u.username: Token.objects.get_or_create(user=u)[0].key for u in users}
+        tokens = {u.username: Token.objects.get_or_create(user=u)[0].key for u in [*users, lead]}
         client = EngineHttpClient(project=project, base_url=http_url, tokens=tokens)
     else:
         client = EngineServiceClient(project=project)
@@ -251,13 +342,18 @@ def crowd_simulate(
                 step = stage.crowd_lead_step(project=project)
                 if step is not None:
                     lead_steps.setdefault(name, step)
+                crew = [lead] if stage.reviewing else users
                 while rounds < max_rounds:
                     rounds += 1
-                    order = users[:]
+                    order = [u for u in crew if u.username not in refused.get(name, {})]
                     rng.shuffle(order)
                     progress = False
                     for user in order:
-                        payload = client.next(user, name)
+                        try:
+                            payload = client.next(user, name)
+                        except Refused as exc:
+                            refused.setdefault(name, {})[user.username] = str(exc)
+                            continue
                         if payload is None:
                             continue
                         progress = moved = True
@@ -267,6 +363,7 @@ def crowd_simulate(
                             client.skip(user, payload["id"], "screen hard to read")
                             skipped[name] += 1
                             continue
+                        took(payload["id"], script.seconds())
                         client.submit(user, payload["id"], script.work(payload))
                         submitted[name] += 1
                     if not progress:
@@ -281,6 +378,8 @@ def crowd_simulate(
         "via": "http" if http_url else "services",
         "submitted": dict(submitted),
         "skipped": dict(skipped),
+        "profiles": {u.username: scripts[u.pk].profile.name for u in users},
+        "refused": refused,
         "lead_steps": lead_steps,
         "progress": project_progress(project=project).as_api(),
         "seconds": round(time.perf_counter() - started, 2),

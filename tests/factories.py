@@ -43,6 +43,8 @@ class ProjectFactory(factory.django.DjangoModelFactory):
 
     slug = factory.Sequence(lambda n: f"project-{n}")
     name = factory.LazyAttribute(lambda o: o.slug.replace("-", " ").title())
+    # Tests submit in microseconds: the fast-response rule is off unless a test turns it on.
+    fast_response_seconds = 0
 
 
 class MembershipFactory(factory.django.DjangoModelFactory):

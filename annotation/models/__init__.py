@@ -1,5 +1,15 @@
 from .jobs import ImportJob, Job, JobStatus, ReleaseJob
-from .projects import AgreementRule, App, Membership, Project, Role
+from .projects import AgreementRule, App, Membership, PausedWork, Project, Role
+from .quality import (
+    ControlResult,
+    GoldItem,
+    GoldSource,
+    QualityEvent,
+    Review,
+    ReviewVerdict,
+    Standing,
+    StandingStatus,
+)
 from .screens import Candidate, ElementType, Screen, ScreenState, Split
 from .work import (
     Answer,
@@ -7,9 +17,11 @@ from .work import (
     Assignment,
     AssignmentStatus,
     PrefilterJudgment,
+    Purpose,
     Question,
     QuestionSource,
     QuestionState,
+    ReviewState,
     Stage,
     Verdict,
 )
@@ -22,21 +34,32 @@ __all__ = [
     "Assignment",
     "AssignmentStatus",
     "Candidate",
+    "ControlResult",
     "ElementType",
+    "GoldItem",
+    "GoldSource",
     "ImportJob",
     "Job",
     "JobStatus",
     "Membership",
+    "PausedWork",
     "PrefilterJudgment",
     "Project",
+    "Purpose",
+    "QualityEvent",
     "Question",
     "QuestionSource",
     "QuestionState",
     "ReleaseJob",
+    "Review",
+    "ReviewState",
+    "ReviewVerdict",
     "Role",
     "Screen",
     "ScreenState",
     "Split",
     "Stage",
+    "Standing",
+    "StandingStatus",
     "Verdict",
 ]

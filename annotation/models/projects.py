@@ -16,6 +16,12 @@ class AgreementRule(models.TextChoices):
     STRICT = "strict", "Strict: the same elements"
 
 
+class PausedWork(models.TextChoices):
+    REQUEUE = "requeue", "Withdraw their answers and ask other annotators"
+    EXCLUDE = "exclude", "Withdraw their answers"
+    KEEP = "keep", "Keep their answers"
+
+
 class Project(models.Model):
     """A dataset under construction, with its pipeline settings.
 
@@ -57,6 +63,34 @@ class Project(models.Model):
     agreement_use_boxes = models.BooleanField(default=False)
     agreement_iou_threshold = models.FloatField(default=0.5)
 
+    # Quality control (docs/quality.md). Qualification: a set of gold items before real work in a
+    # stage that has gold; writing stages qualify by review of a writer's first question sets.
+    qualification_items = models.PositiveSmallIntegerField(default=10, help_text="gold items per qualification set")
+    qualification_attempts = models.PositiveSmallIntegerField(default=3, help_text="attempts per stage")
+    qualification_cooldown_hours = models.PositiveSmallIntegerField(default=24, help_text="before a retry")
+    qualification_review_sets = models.PositiveSmallIntegerField(
+        default=5, help_text="writing stages: a writer's first submissions, all reviewed, that decide qualification"
+    )
+    # Monitoring: control items mixed into the queue, and the rules that pause an annotator.
+    control_rate = models.FloatField(default=0.05, help_text="share of leases that are control items")
+    control_rate_new = models.FloatField(default=0.20, help_text="the share for an annotator's first items")
+    control_new_items = models.PositiveSmallIntegerField(default=50, help_text="how many items count as first")
+    monitoring_window = models.PositiveSmallIntegerField(default=20, help_text="control items in the rolling accuracy")
+    monitoring_min_items = models.PositiveSmallIntegerField(
+        default=5, help_text="control items before the rolling accuracy can pause"
+    )
+    fast_response_seconds = models.FloatField(default=2.0, help_text="a submit faster than this is fast; 0: off")
+    fast_response_count = models.PositiveSmallIntegerField(default=3, help_text="fast submits that pause...")
+    fast_response_window = models.PositiveSmallIntegerField(default=10, help_text="...among the last this many")
+    skips_in_a_row = models.PositiveSmallIntegerField(default=5, help_text="skips in a row that pause; 0: off")
+    review_rate = models.FloatField(default=0.10, help_text="share of each annotator's submissions sampled for review")
+    paused_work = models.CharField(
+        max_length=16,
+        choices=PausedWork.choices,
+        default=PausedWork.REQUEUE,
+        help_text="what happens to answers of an annotator a quality rule paused",
+    )
+
     class Meta:
         ordering = ["slug"]
         constraints = [
@@ -84,6 +118,25 @@ class Project(models.Model):
             models.CheckConstraint(
                 condition=Q(agreement_rule__in=AgreementRule.values), name="project_agreement_rule_valid"
             ),
+            models.CheckConstraint(
+                condition=Q(qualification_threshold__gte=0)
+                & Q(qualification_threshold__lte=1)
+                & Q(monitoring_threshold__gte=0)
+                & Q(monitoring_threshold__lte=1)
+                & Q(control_rate__gte=0)
+                & Q(control_rate__lte=1)
+                & Q(control_rate_new__gte=0)
+                & Q(control_rate_new__lte=1)
+                & Q(review_rate__gte=0)
+                & Q(review_rate__lte=1)
+                & Q(fast_response_seconds__gte=0),
+                name="project_quality_shares",
+            ),
+            models.CheckConstraint(
+                condition=Q(qualification_items__gte=1) & Q(monitoring_window__gte=1),
+                name="project_quality_sizes",
+            ),
+            models.CheckConstraint(condition=Q(paused_work__in=PausedWork.values), name="project_paused_work_valid"),
         ]
 
     def __str__(self) -> str:
@@ -95,6 +148,7 @@ class Project(models.Model):
 
 class Role(models.TextChoices):
     ANNOTATOR = "annotator", "Annotator"
+    REVIEWER = "reviewer", "Reviewer"
     LEAD = "lead", "Lead"
 
 

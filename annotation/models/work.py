@@ -23,6 +23,24 @@ class Stage(models.TextChoices):
     QUESTIONS_2 = "questions-2", "Questions, pass 2"
     ANSWERS = "answers", "Answers"
     NOT_ANSWERABLE = "not-answerable", "Not-answerable questions"
+    REVIEW = "review", "Review"
+
+
+class Purpose(models.TextChoices):
+    """Why an assignment was handed out: real work, or a gold item (qualification, control)."""
+
+    WORK = "work"
+    QUALIFICATION = "qualification"
+    CONTROL = "control"
+
+
+class ReviewState(models.TextChoices):
+    """Where a submitted assignment stands with review (blank: not sampled)."""
+
+    NONE = "", "not sampled"
+    SAMPLED = "sampled", "waiting for review"
+    ACCEPTED = "accepted", "accepted"
+    REJECTED = "rejected", "rejected"
 
 
 class AssignmentStatus(models.TextChoices):
@@ -51,6 +69,14 @@ class Assignment(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # Quality control (docs/quality.md): a gold item handed out for a qualification or as a control
+    # item (nothing in its payload tells it apart), the submission a review assignment reviews,
+    # and where a submission stands with review.
+    purpose = models.CharField(max_length=16, choices=Purpose.choices, default=Purpose.WORK)
+    gold = models.ForeignKey("GoldItem", null=True, blank=True, on_delete=models.PROTECT, related_name="assignments")
+    attempt = models.PositiveSmallIntegerField(default=0, help_text="the qualification attempt it belongs to")
+    reviewed = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="reviews")
+    review_state = models.CharField(max_length=12, choices=ReviewState.choices, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at"]
@@ -60,33 +86,56 @@ class Assignment(models.Model):
                 | (~Q(stage="answers") & Q(question__isnull=True)),
                 name="assignment_question_iff_answers",
             ),
+            models.CheckConstraint(
+                condition=(Q(purpose="work") & Q(gold__isnull=True)) | (~Q(purpose="work") & Q(gold__isnull=False)),
+                name="assignment_gold_iff_not_work",
+            ),
+            models.CheckConstraint(
+                condition=(Q(stage="review") & Q(reviewed__isnull=False))
+                | (~Q(stage="review") & Q(reviewed__isnull=True)),
+                name="assignment_reviewed_iff_review",
+            ),
+            # One reviewer at a time, and one accepted review, per submission.
+            models.UniqueConstraint(
+                fields=["reviewed"],
+                condition=Q(status__in=["leased", "submitted"], stage="review"),
+                name="assignment_one_review",
+            ),
+            # A gold item at most once per annotator.
+            models.UniqueConstraint(
+                fields=["gold", "annotator"],
+                condition=Q(gold__isnull=False, status__in=["leased", "submitted", "skipped"]),
+                name="assignment_gold_once",
+            ),
             # One writer at a time, and exactly one accepted writer, per screen and writing stage.
             models.UniqueConstraint(
                 fields=["screen", "stage"],
-                condition=Q(status="leased", stage__in=SCREEN_WRITING_STAGES),
+                condition=Q(status="leased", stage__in=SCREEN_WRITING_STAGES, purpose="work"),
                 name="assignment_one_lease_per_writing_stage",
             ),
             models.UniqueConstraint(
                 fields=["screen", "stage"],
-                condition=Q(status="submitted", stage__in=SCREEN_WRITING_STAGES),
+                condition=Q(status="submitted", stage__in=SCREEN_WRITING_STAGES, purpose="work"),
                 name="assignment_one_submission_per_writing_stage",
             ),
             # The two question passes of a screen have two different writers.
             models.UniqueConstraint(
                 fields=["screen", "annotator"],
-                condition=Q(status__in=["leased", "submitted"], stage__in=["questions-1", "questions-2"]),
+                condition=Q(
+                    status__in=["leased", "submitted"], stage__in=["questions-1", "questions-2"], purpose="work"
+                ),
                 name="assignment_distinct_question_writers",
             ),
             # One pre-filter judgment per annotator and screen.
             models.UniqueConstraint(
                 fields=["screen", "annotator"],
-                condition=Q(status__in=["leased", "submitted"], stage="prefilter"),
+                condition=Q(status__in=["leased", "submitted"], stage="prefilter", purpose="work"),
                 name="assignment_one_prefilter_per_annotator",
             ),
             # Never twice by one annotator.
             models.UniqueConstraint(
                 fields=["question", "annotator"],
-                condition=Q(status__in=["leased", "submitted"], stage="answers"),
+                condition=Q(status__in=["leased", "submitted"], stage="answers", purpose="work"),
                 name="assignment_one_answer_per_annotator",
             ),
             models.CheckConstraint(
@@ -98,6 +147,8 @@ class Assignment(models.Model):
             models.Index(fields=["project", "stage", "status"], name="assignment_queue"),
             models.Index(fields=["annotator", "stage", "status"], name="assignment_annotator"),
             models.Index(fields=["status", "lease_expires_at"], name="assignment_lease_expiry"),
+            # The review queue: a project's submissions waiting for review.
+            models.Index(fields=["project", "id"], condition=Q(review_state="sampled"), name="assignment_review_queue"),
         ]
 
     def __str__(self) -> str:

@@ -51,10 +51,11 @@ def assignment_stale_expire(*, stage: str, unit: dict[str, Any], now: datetime) 
 
 
 def assignment_lease_create(
-    *, project: Project, user: Any, stage: str, unit: dict[str, Any], now: datetime
+    *, project: Project, user: Any, stage: str, unit: dict[str, Any], now: datetime, **quality: Any
 ) -> Assignment:
     """A new live lease of one unit for ``user`` (``unit``: the assignment fields naming it,
-    its ``screen_id`` always, e.g. ``{"screen_id": 3, "question": q}``).
+    its ``screen_id`` always, e.g. ``{"screen_id": 3, "question": q}``; ``quality``: the purpose,
+    gold item and attempt of a qualification or control item).
 
     Caller holds the unit's lock, has checked that the unit is open to ``user`` and has
     marked the unit's run-out leases expired (``assignment_stale_expire``) where it had any;
@@ -67,6 +68,7 @@ def assignment_lease_create(
         status=AssignmentStatus.LEASED,
         lease_expires_at=lease_expiry(project=project, now=now),
         **unit,
+        **quality,
     )
     return cast(Assignment, compiled.insert(lease))  # the leasing hot path: built once
 
@@ -90,7 +92,7 @@ def assignment_mark_submitted(*, assignment: Assignment, submission: dict[str, A
     assignment.submission = submission
     assignment.submitted_at = now
     assignment.draft = {}
-    assignment.save(update_fields=["status", "submission", "submitted_at", "draft", "updated_at"])
+    assignment.save(update_fields=["status", "submission", "submitted_at", "draft", "review_state", "updated_at"])
     return assignment
 
 

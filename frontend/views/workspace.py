@@ -92,6 +92,7 @@ def _render_assignment(
         field = (error.field or "form").split(".")[0].split("[")[0]
         errors[field if field in FIELD_SLOTS else "form"] = error.message
     limits = stage.limits(project=assignment.project)
+    page = stage.page_context(payload=payload, state=state, limits=limits)
     pk = assignment.pk
     urls = {
         "draft": reverse("frontend:workspace-draft", kwargs={"slug": slug, "pk": pk}),
@@ -115,6 +116,7 @@ def _render_assignment(
         "question": payload.get("question") or {},
         "urls": urls,
         "errors": errors,
+        "page": page,
     }
     context = {
         "project": assignment.project,
@@ -129,7 +131,7 @@ def _render_assignment(
         "question": payload.get("question") or {},
         "urls": urls,
         "skip_reason_max": SKIP_REASON_MAX,
-        **stage.page_context(payload=payload, state=state, limits=limits),
+        **page,
     }
     return render(request, stage.template, context, status=status)
 

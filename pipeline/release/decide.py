@@ -36,6 +36,20 @@ ANSWER_REASONS = {
     REASON_DISAGREES: "disagrees with the agreeing answers",
     REASON_NO_ELEMENTS: "answered without any element",
 }
+# Taken out by quality control (docs/quality.md): post-processing never decides these again.
+REASON_REVIEW_REJECTED = "review-rejected"
+REASON_AUTHOR_PAUSED = "author-paused"
+REASON_WITHDRAWN = "withdrawn"
+QUALITY_QUESTION_REASONS = {
+    REASON_REVIEW_REJECTED: "rejected in review",
+    REASON_AUTHOR_PAUSED: "its writer was paused by quality control",
+}
+QUALITY_ANSWER_REASONS = {
+    REASON_REVIEW_REJECTED: "rejected in review",
+    REASON_WITHDRAWN: "its annotator was paused by quality control",
+}
+QUESTION_REASONS.update(QUALITY_QUESTION_REASONS)
+ANSWER_REASONS.update(QUALITY_ANSWER_REASONS)
 DECIDABLE_STATES = (QuestionState.ANSWERED, QuestionState.KEPT, QuestionState.DROPPED)
 # Short answers a person wrote are never replaced by generated ones.
 PROTECTED_SHORT_ANSWER_SOURCES = ("lead", "imported")

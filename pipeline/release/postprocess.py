@@ -40,6 +40,8 @@ from .agreement import AgreementSettings, ElementView
 from .decide import (
     DECIDABLE_STATES,
     PROTECTED_SHORT_ANSWER_SOURCES,
+    QUALITY_ANSWER_REASONS,
+    QUALITY_QUESTION_REASONS,
     AnswerRecord,
     agreement_settings_for,
     question_decide,
@@ -70,6 +72,7 @@ def _answer_records(question_ids: Sequence[int]) -> dict[int, list[AnswerRecord]
     """Each question's answers in submission order, with their elements: two queries."""
     rows = list(
         Answer.objects.filter(question_id__in=question_ids)
+        .exclude(drop_reason__in=QUALITY_ANSWER_REASONS)
         .order_by("question_id", "created_at", "pk")
         .values_list("pk", "question_id", "verdict", "question_text", "kept", "drop_reason")
     )
@@ -97,9 +100,9 @@ def postprocess_batch_apply(*, question_ids: Sequence[int], settings: AgreementS
     answers a person wrote stay. Returns how many questions changed.
     """
     questions = list(
-        Question.objects.filter(pk__in=question_ids, state__in=DECIDABLE_STATES).values_list(
-            "pk", "text", "state", "final_text", "drop_reason", "agreement"
-        )
+        Question.objects.filter(pk__in=question_ids, state__in=DECIDABLE_STATES)
+        .exclude(drop_reason__in=QUALITY_QUESTION_REASONS)
+        .values_list("pk", "text", "state", "final_text", "drop_reason", "agreement")
     )
     ids = [row[0] for row in questions]
     records = _answer_records(ids)

@@ -10,7 +10,6 @@ from annotation.services.assignments import (
     assignment_draft_save,
     assignment_expire_leases,
     assignment_release,
-    assignment_skip,
 )
 
 from .engine import (
@@ -21,6 +20,7 @@ from .engine import (
     assignment_next_by_slug,
     assignment_payload,
     assignment_result,
+    assignment_skip,
     assignment_submit,
     stages_for_user,
     work_payload,

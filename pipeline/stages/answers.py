@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Greatest
 from django.http import QueryDict
 from rest_framework import serializers
 
@@ -37,6 +38,14 @@ from annotation.models import (
     Verdict,
 )
 from annotation.permissions import require_answer_pool
+from pipeline.release.agreement import AnswerView, ElementView, answers_agree
+from pipeline.release.decide import (
+    QUALITY_ANSWER_REASONS,
+    QUALITY_QUESTION_REASONS,
+    REASON_REVIEW_REJECTED,
+    REASON_WITHDRAWN,
+    agreement_settings_for,
+)
 
 from .base import StageDefinition, crowd_share, form_refuse, form_text, live_q, question_brief, taken_by_user_q
 from .units import QUESTION
@@ -54,6 +63,24 @@ ELEMENTS_MAX = 50
 # The page's actions and the verdicts they submit.
 ACTIONS = {"answer": Verdict.ANSWERED, "invalid": Verdict.INVALID, "not_answerable": Verdict.NOT_ANSWERABLE}
 QUOTED = re.compile(r'"([^"]+)"')
+
+
+def answers_withdraw(answers: QuerySet[Answer], *, reason: str, requeue: bool) -> int:
+    """Take answers out of the release (``reason``: a quality-control reason, so post-processing never
+    counts them again); ``requeue``: their questions wait for one more answer each, from another
+    annotator (the withdrawn answer's annotator never gets the question again)."""
+    rows = list(
+        answers.filter(kept=True).exclude(drop_reason__in=QUALITY_ANSWER_REASONS).values_list("pk", "question_id")
+    )
+    if not rows:
+        return 0
+    Answer.objects.filter(pk__in=[pk for pk, _ in rows]).update(kept=False, drop_reason=reason)
+    if requeue:
+        for question_id, n in Counter(question for _, question in rows).items():
+            Question.objects.filter(pk=question_id).exclude(drop_reason__in=QUALITY_QUESTION_REASONS).update(
+                answers_done=Greatest(F("answers_done") - n, Value(0)), state=QuestionState.ANSWERING
+            )
+    return len(rows)
 
 
 class BoxField(serializers.ListField):
@@ -164,6 +191,17 @@ class Answers(StageDefinition):
     template = "frontend/workspace/answers.html"
     controller = "answers"
     viewer = {"labels": False, "drag_pans": False, "boxes": True}
+    has_gold = True
+    review_reasons = {
+        "wrong-element": "An element does not answer the question",
+        "missing-element": "An element of the answer is missing",
+        "order": "The elements are not in order (relevance, else reading order by group)",
+        "text": "An element's text does not match the screen",
+        "box": "A drawn box does not fit its element",
+        "full-answer": "The full answer is wrong or not a sentence",
+        "verdict": "It should have been answered, or marked invalid / not answerable",
+        "question-edit": "The question's fix changed its intent",
+    }
     messages = {
         "question": "The question cannot be empty (fix its typos, keep its intent).",
         "elements": "Select or draw at least one element (or mark the question).",
@@ -247,6 +285,39 @@ class Answers(StageDefinition):
         assert assignment.question is not None
         return {"question": question_brief(assignment.question)}
 
+    # --- quality control -------------------------------------------------------------------
+
+    def gold_answer(self, *, submission: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "verdict": submission["verdict"],
+            "elements": [dict(e) for e in submission.get("elements", [])],
+            "question": submission.get("question", ""),
+        }
+
+    def gold_score(self, *, given: dict[str, Any], gold: dict[str, Any], project: Project) -> tuple[bool, str]:
+        """The same verdict; for ``answered``, the elements agree as two answers of a question agree in
+        post-processing (the project's agreement rule, boxes when the project compares them)."""
+        if given.get("verdict") != gold.get("verdict"):
+            return False, f"The verdict was {given.get('verdict')}, the right one is {gold.get('verdict')}."
+        if gold.get("verdict") != Verdict.ANSWERED:
+            return True, ""
+
+        def view(answer: dict[str, Any]) -> AnswerView:
+            elements = tuple(ElementView(text=e["text"], bounds=tuple(e["bounds"])) for e in answer.get("elements", []))
+            return AnswerView(verdict=Verdict.ANSWERED, elements=elements)
+
+        if answers_agree(view(given), view(gold), settings=agreement_settings_for(project)):
+            return True, ""
+        return False, "The elements do not agree with the right answer (texts, or boxes where they are compared)."
+
+    def review_rejected(self, *, reviewed: Assignment, reason: str, now: datetime) -> None:
+        """The answer leaves the release and the question waits for another answerer."""
+        answers_withdraw(Answer.objects.filter(assignment=reviewed), reason=REASON_REVIEW_REJECTED, requeue=True)
+
+    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
+        mine = Answer.objects.filter(question__screen__project=project, annotator=user)
+        return answers_withdraw(mine, reason=REASON_WITHDRAWN, requeue=requeue)
+
     # --- the page ----------------------------------------------------------------------------
 
     def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
@@ -323,6 +394,8 @@ class Answers(StageDefinition):
         each answerer adds it 70% of the time; ~20% get their first letter capitalised."""
         screen, question = payload["screen"], payload["question"]["text"]
         fixed = question[0].upper() + question[1:] if actor.rng.random() < 0.2 else question
+        if getattr(actor, "spam", False):  # a spammer: any verdict, any element
+            return _spam_answer(question=fixed, screen=screen, rng=actor.rng)
         if actor.rng.random() < 0.03:
             return {"question": fixed, "verdict": "invalid", "elements": [], "full_answer": ""}
         quoted = QUOTED.search(question)
@@ -330,7 +403,7 @@ class Answers(StageDefinition):
         if not matches or actor.rng.random() < 0.02:
             return {"question": fixed, "verdict": "not_answerable", "elements": [], "full_answer": ""}
         chosen = [matches[0]]
-        if actor.rng.random() < 0.02:  # a mistake: another element than the one asked about
+        if actor.rng.random() < getattr(actor, "wrong_element", 0.02):  # another element than the one asked about
             wrong = [c for c in screen["candidates"] if c["text"] and c["text"] != matches[0]["text"]]
             chosen = [actor.rng.choice(wrong)] if wrong else chosen
         second = _second_element(question, matches[0], screen)
@@ -346,6 +419,20 @@ class Answers(StageDefinition):
             "elements": elements,
             "full_answer": f"It says {', '.join(e['text'] for e in elements)}.",
         }
+
+
+def _spam_answer(*, question: str, screen: dict[str, Any], rng: Any) -> dict[str, Any]:
+    texts = [c for c in screen["candidates"] if c["text"]]
+    verdict = rng.choice(["answered", "answered", "not_answerable", "invalid"]) if texts else "not_answerable"
+    if verdict != "answered":
+        return {"question": question, "verdict": verdict, "elements": [], "full_answer": ""}
+    pick = rng.choice(texts)
+    return {
+        "question": question,
+        "verdict": "answered",
+        "elements": [{"vh_index": pick["vh_index"], "text": pick["text"]}],
+        "full_answer": pick["text"],
+    }
 
 
 def _second_element(question: str, first: dict[str, Any], screen: dict[str, Any]) -> dict[str, Any] | None:

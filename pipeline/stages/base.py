@@ -21,6 +21,10 @@ A definition declares:
   page's script), ``form_body`` / ``form_state`` (an HTML form as a submit body / as a
   draft), ``draft_lines`` (a closed assignment's draft as text), ``page_context``;
 * its contribution to the project's progress: ``pending``;
+* quality control (docs/quality.md): whether it has gold items and how a submission scores
+  against one (``gold_score``, ``gold_answer``), whether its submissions are reviewed and the
+  rules a reviewer rejects by (``review_reasons``), what a rejection does (``review_rejected``)
+  and what happens to a paused annotator's work (``withdraw``);
 * how the scripted crowd works it: ``crowd_submission`` (and ``crowd_lead_step``).
 """
 
@@ -58,6 +62,16 @@ class StageDefinition:
     messages: ClassVar[dict[str, str]] = {}
     # Whether scripted annotators sometimes skip (only where others can pick the work up).
     crowd_skips: ClassVar[bool] = False
+    # Quality control: a stage with gold qualifies annotators on gold items and mixes control
+    # items into its queue; a reviewed stage's submissions are sampled for review (a writing stage
+    # without gold qualifies its writers by the review of their first submissions).
+    has_gold: ClassVar[bool] = False
+    reviewed: ClassVar[bool] = True
+    # Whether work waiting in this stage keeps the project from post-processing (review does not).
+    blocks_release: ClassVar[bool] = True
+    review_reasons: ClassVar[dict[str, str]] = {}
+    # A stage whose work is reviewing others' (done by leads and reviewers, not the crowd).
+    reviewing: ClassVar[bool] = False
 
     # --- who and what ----------------------------------------------------------------------
 
@@ -121,6 +135,25 @@ class StageDefinition:
     def page_context(self, *, payload: dict[str, Any], state: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
         """Extra template context of the stage's page."""
         return {}
+
+    # --- quality control ---------------------------------------------------------------------
+
+    def gold_answer(self, *, submission: dict[str, Any]) -> dict[str, Any]:
+        """What a gold item keeps of an accepted (normalised) submission."""
+        return dict(submission)
+
+    def gold_score(self, *, given: dict[str, Any], gold: dict[str, Any], project: Project) -> tuple[bool, str]:
+        """Whether a normalised submission matches a gold answer, and why not (for the feedback)."""
+        raise NotImplementedError
+
+    def review_rejected(self, *, reviewed: Assignment, reason: str, now: datetime) -> None:
+        """A reviewer rejected ``reviewed`` (a submission of this stage): undo what needs undoing.
+        Caller holds the locks of the reviewed unit and assignment."""
+
+    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
+        """Take a paused annotator's work in this stage out of the release (``requeue``: and ask
+        other annotators to do it again); returns how many items. Default: nothing to take back."""
+        return 0
 
     # --- progress and crowd ----------------------------------------------------------------
 

@@ -27,8 +27,17 @@ from django.utils import timezone
 
 from annotation.db import compiled
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
-from annotation.lock_objects import assignment_lock, queue_claim, user_lock
-from annotation.models import Assignment, AssignmentStatus, Membership, Project
+from annotation.lock_objects import assignment_lock, queue_claim, standing_lock, user_lock
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Membership,
+    Project,
+    Purpose,
+    ReviewState,
+    Standing,
+    StandingStatus,
+)
 from annotation.permissions import assignment_get_for_annotator, member_get
 from annotation.selectors.assignments import assignment_done_today_counts, assignment_open_brief
 from annotation.selectors.screens import candidates_aggregated, candidates_json, screen_payload
@@ -38,6 +47,21 @@ from annotation.services.assignments import (
     assignment_mark_submitted,
     assignment_renew,
     assignment_stale_expire,
+)
+from annotation.services.assignments import (
+    assignment_skip as services_skip,
+)
+from pipeline.quality.gold import gold_pick
+from pipeline.quality.standing import (
+    WORK,
+    Plan,
+    StandingBrief,
+    gold_submitted,
+    plan_next,
+    qualification_check,
+    skip_recorded,
+    standing_read,
+    work_submitted,
 )
 
 from .base import StageDefinition, stale_q
@@ -70,6 +94,7 @@ class MemberContext:
     project: Project
     membership: Membership | None
     open: tuple[int, datetime] | None
+    standing: StandingBrief | bool | None = True  # ``True``: not read
 
 
 def _member_open_build(stage: str) -> compiled.Build:
@@ -80,13 +105,25 @@ def _member_open_build(stage: str) -> compiled.Build:
             stage=stage,
             status=AssignmentStatus.LEASED,
         ).order_by("created_at", "pk")
+        standing = Standing.objects.filter(project_id=OuterRef("project_id"), user_id=OuterRef("user_id"), stage=stage)
         return (
             Membership.objects.filter(project__slug=values["slug"], user_id=values["user_id"])
             .annotate(
                 open_id=Subquery(mine.values("pk")[:1]),
                 open_expires=Subquery(mine.values("lease_expires_at")[:1]),
+                standing_status=Subquery(standing.values("status")[:1]),
+                standing_attempt=Subquery(standing.values("attempt")[:1]),
+                standing_items=Subquery(standing.values("items_done")[:1]),
             )
-            .values_list("open_id", "open_expires", *_MEMBER.paths, *_PROJECT.paths)
+            .values_list(
+                "open_id",
+                "open_expires",
+                "standing_status",
+                "standing_attempt",
+                "standing_items",
+                *_MEMBER.paths,
+                *_PROJECT.paths,
+            )
         )
 
     return build
@@ -102,9 +139,10 @@ def member_context_get(*, slug: str, user: Any, stage: str) -> MemberContext:
         key=("member-open", stage), build=_member_open_build(stage), values={"slug": slug, "user_id": user.pk}
     )
     if row is not None:
-        membership, project = compiled.load_row((_MEMBER, _PROJECT), row[2:])
+        membership, project = compiled.load_row((_MEMBER, _PROJECT), row[5:])
         membership.project = project
-        return MemberContext(project, membership, (row[0], row[1]) if row[0] is not None else None)
+        standing = StandingBrief(row[2], row[3], row[4]) if row[2] is not None else None
+        return MemberContext(project, membership, (row[0], row[1]) if row[0] is not None else None, standing)
     found = Project.objects.filter(slug=slug).first() if user.is_superuser else None
     if found is None:
         raise NotFoundError("Project not found.")
@@ -185,7 +223,40 @@ def _still_open(*, stage: StageDefinition, project: Project, user: Any, now: dat
     )
 
 
-def _lease_new(*, stage: StageDefinition, project: Project, user: Any, now: datetime) -> Work | None:
+def _lease_gold(*, stage: StageDefinition, project: Project, user: Any, plan: Plan, now: datetime) -> Work | None:
+    """A lease of a gold item for a qualification or as a control item, served exactly like real
+    work. ``None`` when no gold item is left for the caller: a control item gives way to real work,
+    and a qualification is decided on what was done (``qualification_check``)."""
+    gold = gold_pick(project=project, stage=stage.name, user=user)
+    if gold is None:
+        if plan.purpose == Purpose.QUALIFICATION:
+            standing = standing_lock(project_id=project.pk, user_id=user.pk, stage=stage.name)
+            if standing is not None:
+                qualification_check(stage=stage, standing=standing, project=project, now=now)
+            if standing is None or standing.status != StandingStatus.ACTIVE:
+                raise PermissionDeniedError(
+                    f"Your qualification for {stage.label} is waiting for its result; ask a lead if it does not come."
+                )
+        return None
+    unit = {"screen_id": gold.screen_id, "question": gold.question}
+    assignment = assignment_lease_create(
+        project=project,
+        user=user,
+        stage=stage.name,
+        unit=unit,
+        now=now,
+        purpose=plan.purpose,
+        gold=gold,
+        attempt=plan.attempt,
+    )
+    gold.screen.project = project
+    assignment.screen = gold.screen
+    return Work(assignment)
+
+
+def _lease_new(*, stage: StageDefinition, project: Project, user: Any, now: datetime, plan: Plan = WORK) -> Work | None:
+    """A lease of the queue head open to ``user`` (``plan.review``: marked for review)."""
+    quality = {"review_state": ReviewState.SAMPLED} if plan.review else {}
     tried: list[int] = []
     for _ in range(LEASE_ATTEMPTS):
         claimed = _claim(stage=stage, project=project, user=user, now=now, tried=tried)
@@ -196,12 +267,27 @@ def _lease_new(*, stage: StageDefinition, project: Project, user: Any, now: date
             if claimed.stale:
                 assignment_stale_expire(stage=stage.name, unit=stage.unit.of(claimed.unit), now=now)
             assignment = assignment_lease_create(
-                project=project, user=user, stage=stage.name, unit=stage.unit.lease(claimed.unit), now=now
+                project=project, user=user, stage=stage.name, unit=stage.unit.lease(claimed.unit), now=now, **quality
             )
             assignment.screen = claimed.screen  # already loaded: the payload needs no further query
             return Work(assignment, claimed.candidates)
         tried.append(claimed.unit.pk)
     return None
+
+
+def _plan(
+    *,
+    stage: StageDefinition,
+    project: Project,
+    user: Any,
+    membership: Membership | None,
+    standing: StandingBrief | bool | None,
+    now: datetime,
+) -> Plan:
+    """The quality gate of a new lease (``pipeline.quality.standing.plan_next``); ``standing`` as
+    read with the membership, or ``True`` (one query here)."""
+    brief = standing_read(project=project, user=user, stage=stage.name) if standing is True else standing
+    return plan_next(stage=stage, project=project, user=user, membership=membership, standing=brief or None, now=now)
 
 
 def assignment_next(*, project: Project, user: Any, stage: str) -> Assignment | None:
@@ -225,7 +311,12 @@ def assignment_next_by_slug(*, slug: str, user: Any, stage: str) -> Work | None:
     definition = stage_get(stage)
     context = member_context_get(slug=slug, user=user, stage=definition.name)
     return _next(
-        stage=definition, project=context.project, membership=context.membership, user=user, brief=context.open
+        stage=definition,
+        project=context.project,
+        membership=context.membership,
+        user=user,
+        brief=context.open,
+        standing=context.standing,
     )
 
 
@@ -236,8 +327,10 @@ def _next(
     membership: Membership | None,
     user: Any,
     brief: tuple[int, datetime] | bool | None = True,
+    standing: StandingBrief | bool | None = True,
 ) -> Work | None:
-    """``brief``: the caller's open assignment as read just before (``True``: not read yet)."""
+    """``brief``, ``standing``: the caller's open assignment and standing in the stage as read just
+    before (``True``: not read yet)."""
     stage.check_access(user=user, membership=membership)
     now = timezone.now()
     if brief is True:
@@ -249,10 +342,15 @@ def _next(
         with transaction.atomic():
             user_lock(user_id=user.pk, commit_without_flush=True)
             if brief is None:
+                plan = _plan(stage=stage, project=project, user=user, membership=membership, standing=standing, now=now)
+                if plan.purpose != Purpose.WORK:
+                    gold = _lease_gold(stage=stage, project=project, user=user, plan=plan, now=now)
+                    if gold is not None:
+                        return gold
                 # The common case: the caller had nothing open. The claim runs after the user
                 # lock, in a statement of its own, so it sees a lease that another request of
                 # the same caller committed meanwhile, and then claims nothing.
-                leased = _lease_new(stage=stage, project=project, user=user, now=now)
+                leased = _lease_new(stage=stage, project=project, user=user, now=now, plan=plan)
                 if leased is not None:
                     return leased
             held = assignment_open_brief(project=project, user=user, stage=stage.name)
@@ -265,7 +363,12 @@ def _next(
                 renewed = _resume_own(stage=stage, current=current, now=now)
                 if renewed is not None:
                     return Work(renewed)
-            return _lease_new(stage=stage, project=project, user=user, now=now)
+            plan = _plan(stage=stage, project=project, user=user, membership=membership, standing=standing, now=now)
+            if plan.purpose != Purpose.WORK:
+                gold = _lease_gold(stage=stage, project=project, user=user, plan=plan, now=now)
+                if gold is not None:
+                    return gold
+            return _lease_new(stage=stage, project=project, user=user, now=now, plan=plan)
     except IntegrityError as exc:  # a constraint caught a race the checks missed: nothing was written
         raise ConflictError("Somebody took this work at the same moment; ask again.") from exc
 
@@ -296,7 +399,8 @@ def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) ->
         raise ApplicationError("The submission must be a JSON object.", field="body")
     try:
         with transaction.atomic():
-            unit = stage.unit.lock(assignment=found)
+            # A gold item's unit belongs to nobody's work: only its assignment is locked.
+            unit = stage.unit.lock(assignment=found) if found.purpose == Purpose.WORK else None
             assignment = assignment_lock(assignment_id=assignment_id)
             assignment.project, assignment.screen, assignment.question = found.project, found.screen, found.question
             cleaned = stage.clean(assignment=assignment, data=data)
@@ -305,6 +409,9 @@ def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) ->
                     return assignment
                 raise ConflictError("This assignment is already submitted, with other content.")
             now = timezone.now()
+            if assignment.purpose != Purpose.WORK:  # a gold item: scored, nothing of the pipeline moves
+                gold_submitted(stage=stage, assignment=assignment, cleaned=cleaned, now=now)
+                return assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
             if assignment.status != AssignmentStatus.LEASED:
                 if not stage.open_to(unit=unit, user=user, now=now, own=assignment):
                     raise ConflictError(
@@ -315,6 +422,7 @@ def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) ->
                 assignment_stale_expire(stage=stage.name, unit=stage.unit.of(unit), now=now)
                 assignment_renew(assignment=assignment, now=now)
             stage.apply(assignment=assignment, unit=unit, cleaned=cleaned, now=now)
+            work_submitted(stage=stage, assignment=assignment, now=now)
             return assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
     except ConflictError:
         assignment_keep_as_draft(assignment_id=assignment_id, data=data)
@@ -344,6 +452,14 @@ def assignment_extend(*, assignment_id: int, user: Any) -> Assignment:
         )
     assignment.project = found.project
     return assignment_renew(assignment=assignment, now=timezone.now())
+
+
+def assignment_skip(*, assignment_id: int, user: Any, reason: str) -> Assignment:
+    """Decline the work with a reason (``annotation.services.assignments.assignment_skip``), then
+    the quality rules that count skips (``pipeline.quality.standing.skip_recorded``)."""
+    skipped = services_skip(assignment_id=assignment_id, user=user, reason=reason)
+    skip_recorded(stage=stage_get(skipped.stage), assignment=skipped, now=timezone.now())
+    return skipped
 
 
 def assignment_payload(*, assignment: Assignment, candidates: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -412,10 +528,11 @@ def assignment_double_leases(*, project: Project) -> int:
     ended: its lease expiry while leased or expired, else when it was submitted, skipped or
     released (``updated_at``). Used by the benchmark and the concurrency tests: it must be 0.
     """
-    rows = Assignment.objects.filter(project=project).values_list(
+    rows = Assignment.objects.filter(project=project, purpose=Purpose.WORK).values_list(
         "stage",
         "screen_id",
         "question_id",
+        "reviewed_id",
         "question__answers_needed",
         "status",
         "created_at",
@@ -424,9 +541,9 @@ def assignment_double_leases(*, project: Project) -> int:
     )
     intervals: dict[tuple[str, int], list[tuple[datetime, datetime]]] = {}
     capacity: dict[tuple[str, int], int] = {}
-    for name, screen_id, question_id, needed, status, created, expires, updated in rows:
+    for name, screen_id, question_id, reviewed_id, needed, status, created, expires, updated in rows:
         stage = stage_get(name)
-        key = (name, {"screen": screen_id, "question": question_id}[stage.unit.field])
+        key = (name, {"screen": screen_id, "question": question_id, "reviewed": reviewed_id}[stage.unit.field])
         capacity[key] = stage.capacity(project=project, unit_answers_needed=needed)
         end = expires if status in (AssignmentStatus.LEASED, AssignmentStatus.EXPIRED) else min(updated, expires)
         intervals.setdefault(key, []).append((created, end))

@@ -37,6 +37,7 @@ from annotation.models import (
     ScreenState,
     Stage,
 )
+from pipeline.release.decide import REASON_AUTHOR_PAUSED, REASON_REVIEW_REJECTED
 
 from .base import (
     StageDefinition,
@@ -48,7 +49,7 @@ from .base import (
     screen_questions,
     taken_by_user_q,
 )
-from .questions import questions_create
+from .questions import questions_create, questions_drop
 from .split import split_bucket
 from .units import SCREEN
 from .wire import AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField
@@ -79,6 +80,11 @@ class NotAnswerable(StageDefinition):
     template = "frontend/workspace/not_answerable.html"
     controller = "not_answerable"
     messages = {"empty": "Write one question that this screen cannot answer."}
+    review_reasons = {
+        "answerable": "The screen answers it",
+        "not-plausible": "Not a plausible question for this app",
+        "duplicate": "Repeats a question of the screen",
+    }
 
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         return (
@@ -115,6 +121,17 @@ class NotAnswerable(StageDefinition):
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         return {"previous_questions": [question_brief(q) for q in screen_questions(assignment.screen)]}
+
+    # --- quality control -------------------------------------------------------------------
+
+    def review_rejected(self, *, reviewed: Assignment, reason: str, now: datetime) -> None:
+        questions_drop(written_by=Question.objects.filter(origin=reviewed), reason=REASON_REVIEW_REJECTED)
+
+    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
+        mine = Question.objects.filter(
+            screen__project=project, author=user, source=QuestionSource.NOT_ANSWERABLE, answers_done=0
+        )
+        return questions_drop(written_by=mine.filter(state=QuestionState.ANSWERING), reason=REASON_AUTHOR_PAUSED)
 
     # --- the page ----------------------------------------------------------------------------
 

@@ -72,6 +72,11 @@ class Prefilter(StageDefinition):
     controller = "prefilter"
     viewer = {"labels": True, "drag_pans": True, "boxes": True}
     crowd_skips = True
+    has_gold = True
+    review_reasons = {
+        "language": "The app's language was judged wrong",
+        "sync": "The VH sync of the main content was judged wrong",
+    }
 
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         qs = Screen.objects.filter(project=project, state=ScreenState.PREFILTER, app__non_english=False).exclude(
@@ -143,6 +148,20 @@ class Prefilter(StageDefinition):
         Assignment.objects.filter(screen=screen, stage=self.name, status=AssignmentStatus.LEASED).exclude(
             pk=assignment.pk
         ).update(status=AssignmentStatus.EXPIRED, updated_at=now)
+
+    # --- quality control -------------------------------------------------------------------
+
+    def gold_answer(self, *, submission: dict[str, Any]) -> dict[str, Any]:
+        return {"non_english_app": submission["non_english_app"], "vh_out_of_sync": submission["vh_out_of_sync"]}
+
+    def gold_score(self, *, given: dict[str, Any], gold: dict[str, Any], project: Project) -> tuple[bool, str]:
+        """Both judgments equal."""
+        wrong = [
+            label
+            for key, label in (("non_english_app", "non-English app"), ("vh_out_of_sync", "VH out of sync"))
+            if bool(given.get(key)) != bool(gold.get(key))
+        ]
+        return (not wrong, "" if not wrong else f"Judged differently: {', '.join(wrong)}.")
 
     # --- the page ----------------------------------------------------------------------------
 

@@ -117,8 +117,10 @@ class ProjectProgress:
 
     @property
     def ready_for_postprocessing(self) -> bool:
-        """No stage has work waiting (and there is something to post-process)."""
-        return self.imported > 0 and not any(self.pending.values())
+        """No stage whose work the release needs has any waiting (and there is something to
+        post-process); reviews still waiting do not hold the release back."""
+        blocking = {name for name, stage in stages().items() if stage.blocks_release}
+        return self.imported > 0 and not any(n for name, n in self.pending.items() if name in blocking)
 
     def steps(self) -> list[FunnelStep]:
         """The papers' stage funnel: screens imported -> non-English -> out of sync -> eligible ->

@@ -31,6 +31,7 @@ from annotation.models import (
     ScreenState,
     Stage,
 )
+from pipeline.release.decide import REASON_AUTHOR_PAUSED, REASON_REVIEW_REJECTED
 
 from .base import (
     StageDefinition,
@@ -74,6 +75,11 @@ def questions_create(*, assignment: Assignment, screen: Screen, texts: list[str]
             for i, text in enumerate(texts)
         ]
     )
+
+
+def questions_drop(*, written_by: QuerySet[Question], reason: str) -> int:
+    """Take questions out of the release (and of the answer queue) with ``reason``."""
+    return written_by.exclude(state=QuestionState.DROPPED).update(state=QuestionState.DROPPED, drop_reason=reason)
 
 
 class QuestionsSubmitSerializer(StrictSerializer):
@@ -121,6 +127,18 @@ class QuestionsPass1(StageDefinition):
     messages = {
         "empty": "Write at least one question, or choose “Nothing to ask”.",
         "repeat": "Question {a} repeats question {b}.",
+    }
+    # The papers' writing rules: what a reviewer rejects a question set for.
+    review_reasons = {
+        "not-natural": "Not a natural question a user of the app would ask",
+        "not-on-screen": "The answer cannot be read off the screen",
+        "counting": "Needs counting",
+        "arithmetic": "Needs arithmetic",
+        "comparison": "Needs a comparison across the screen",
+        "ads": "About an advertisement",
+        "long-paragraph": "Question answering over a long paragraph",
+        "yes-no": "Yes/no or why, and the screen does not state it",
+        "duplicate": "Repeats a question of the screen",
     }
     # Numbers of questions a scripted writer picks (0, 1, 2, ...), by weight.
     crowd_weights: tuple[int, ...] = (10, 15, 25, 25, 15, 10)
@@ -172,6 +190,20 @@ class QuestionsPass1(StageDefinition):
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         return {"max_questions": self.cap(assignment.project)}
+
+    # --- quality control -------------------------------------------------------------------
+
+    def review_rejected(self, *, reviewed: Assignment, reason: str, now: datetime) -> None:
+        """The set's questions leave the release, with the review's reason."""
+        questions_drop(written_by=Question.objects.filter(origin=reviewed), reason=REASON_REVIEW_REJECTED)
+
+    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
+        """The paused writer's questions of this pass that nobody has answered yet leave the release."""
+        mine = Question.objects.filter(screen__project=project, author=user, source=self.source, answers_done=0)
+        return questions_drop(
+            written_by=mine.filter(state__in=[QuestionState.DRAFTING, QuestionState.ANSWERING]),
+            reason=REASON_AUTHOR_PAUSED,
+        )
 
     # --- the page ----------------------------------------------------------------------------
 

@@ -111,3 +111,39 @@ class QuestionUnit(Unit):
 
 SCREEN = ScreenUnit()
 QUESTION = QuestionUnit()
+
+
+class SubmissionUnit(Unit):
+    """A submitted assignment, handed out for review. Its lock is the reviewed stage's unit (a
+    rejection may reopen it: a question waits for another answer), then the reviewed assignment."""
+
+    name = "submission"
+    field = "reviewed"
+    model = Assignment
+    loads = (Load(Assignment), Load(Screen, "screen__", plain=True), Load(App, "screen__app__", plain=True))
+    screen_ref = "screen_id"
+
+    def lock(self, *, assignment: Assignment) -> Assignment:
+        from annotation.lock_objects import assignment_lock
+
+        from .registry import stage_get
+
+        assert assignment.reviewed_id is not None
+        reviewed = Assignment.objects.get(pk=assignment.reviewed_id)
+        reviewed.project = assignment.project
+        stage_get(reviewed.stage).unit.lock(assignment=reviewed)
+        locked = assignment_lock(assignment_id=reviewed.pk)
+        locked.project = assignment.project
+        return locked
+
+    def lease(self, unit: Assignment) -> dict[str, Any]:
+        return {"screen_id": unit.screen_id, "reviewed": unit}
+
+    def claimed(self, row: tuple[Any, ...], *, stale: bool, candidates: list[dict[str, Any]] | None) -> Claimed:
+        reviewed, screen, app = load_row(self.loads, row)
+        screen.app = app
+        reviewed.screen = screen
+        return Claimed(unit=reviewed, screen=screen, stale=stale, candidates=candidates)
+
+
+SUBMISSION = SubmissionUnit()

@@ -204,7 +204,9 @@ def test_hot_paths_query_counts(project, django_assert_num_queries, django_asser
     a = member(project, "a")
     screens(project, 10, state=ScreenState.QUESTIONS_1, candidates=40)
     client = client_for(a)
-    # token; project + membership + open assignment in one; (SAVEPOINT) user lock with the
+    first = client.post(next_url("questions-1")).json()  # first contact: the standing is recorded once
+    client.post(f"/api/assignments/{first['id']}/submit/", {"questions": ["x?"]}, format="json")
+    # token; project + membership + open assignment + standing in one; (SAVEPOINT) user lock with the
     # no-flush commit setting in one; the claim (which also checks, after the lock, that the
     # caller holds nothing open, and brings the candidates); the fresh re-check; the INSERT;
     # (RELEASE)
@@ -212,10 +214,10 @@ def test_hot_paths_query_counts(project, django_assert_num_queries, django_asser
         lease = client.post(next_url("questions-1")).json()
     with django_assert_num_queries(4):  # token, project + membership + open assignment, the assignment, candidates
         client.post(next_url("questions-1"))
-    with django_assert_max_num_queries(10):
+    with django_assert_max_num_queries(11):  # one more than before quality control: the count of items done
         response = client.post(f"/api/assignments/{lease['id']}/submit/", {"questions": ["a?", "b?"]}, format="json")
     assert response.status_code == 200
-    assert Question.objects.count() == 2
+    assert Question.objects.count() == 3
 
 
 def test_schema_documents_the_wire_format(project, lead):
@@ -230,6 +232,7 @@ def test_schema_documents_the_wire_format(project, lead):
         "PrefilterSubmitRequest",
         "QuestionsSubmitRequest",
         "NotAnswerableSubmitRequest",
+        "ReviewSubmitRequest",
         "AnswersSubmitRequest",
     }
     assert {"200", "400", "404", "409"} <= set(submit["responses"])

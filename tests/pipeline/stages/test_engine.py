@@ -138,14 +138,18 @@ def test_stages_for_user_counts_available_and_done_today(project):
 def test_next_query_counts(project, django_assert_max_num_queries):
     a = member(project, "a")
     screens(project, 20, state=ScreenState.QUESTIONS_1, candidates=30)
+    # an annotator's first contact with a stage records their standing (once per stage)
+    first = assignment_next(project=project, user=a, stage="questions-1")
+    assignment_submit(assignment_id=first.pk, user=a, data={"questions": ["x?"]})
     # (inside the test's transaction, BEGIN/COMMIT show up as SAVEPOINT/RELEASE: 2 of these;
     # synchronous_commit is set by the user lock's statement; no UPDATE of run-out leases
-    # when there are none)
+    # when there are none; the standing is one query here, none through the API, where it
+    # comes with the membership)
     with django_assert_max_num_queries(9):
         lease = assignment_next(project=project, user=a, stage="questions-1")
     with django_assert_max_num_queries(3):  # membership, open check, the assignment: no lock, no write
         assert assignment_next(project=project, user=a, stage="questions-1").pk == lease.pk
-    with django_assert_max_num_queries(9):
+    with django_assert_max_num_queries(10):  # one more than before quality control: the count of items done
         assignment_submit(assignment_id=lease.pk, user=a, data={"questions": ["a?", "b?", "c?"]})
 
 

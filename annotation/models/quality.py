@@ -1,0 +1,150 @@
+"""Quality control: gold items, each annotator's standing per stage, the results of gold items,
+reviews, and the record of every quality decision (docs/quality.md)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from .projects import Project
+from .screens import Screen
+from .work import Assignment, Purpose, Question, Stage
+
+
+class StandingStatus(models.TextChoices):
+    QUALIFYING = "qualifying", "Qualifying"
+    ACTIVE = "active", "Active"
+    PAUSED = "paused", "Paused"
+    NOT_QUALIFIED = "not_qualified", "Not qualified"
+
+
+class Standing(models.Model):
+    """An annotator's standing in one stage of a project. No row: never worked on it (a stage
+    with gold starts with a qualification, one without starts active)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="standings")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="standings")
+    stage = models.CharField(max_length=16, choices=Stage.choices)
+    status = models.CharField(max_length=16, choices=StandingStatus.choices, default=StandingStatus.QUALIFYING)
+    reason = models.TextField(blank=True, help_text="why the status is what it is, in the annotator's words")
+    attempt = models.PositiveSmallIntegerField(default=0, help_text="qualification attempts started")
+    attempt_started_at = models.DateTimeField(null=True, blank=True)
+    items_done = models.PositiveIntegerField(default=0, help_text="real submissions in the stage")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "user", "stage"], name="standing_unique"),
+            models.CheckConstraint(condition=Q(status__in=StandingStatus.values), name="standing_status_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.project}/{self.stage}: {self.status}"
+
+
+class GoldSource(models.TextChoices):
+    PROMOTED = "promoted", "Promoted from an accepted submission"
+    IMPORTED = "imported", "Imported from a public-format release"
+    MANUAL = "manual", "Written by a lead"
+
+
+class GoldItem(models.Model):
+    """A unit of a stage with its known right answer (a control item).
+
+    ``answer`` has the shape of the stage's normalised submission (pre-filtering: the two
+    judgments; answers: the verdict, the ordered elements with boxes, the question as fixed).
+    Gold items are served for qualification and monitoring and never enter the release."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="gold_items")
+    stage = models.CharField(max_length=16, choices=Stage.choices)
+    screen = models.ForeignKey(Screen, on_delete=models.CASCADE, related_name="gold_items")
+    question = models.ForeignKey(Question, null=True, blank=True, on_delete=models.CASCADE, related_name="gold_items")
+    answer = models.JSONField()
+    source = models.CharField(max_length=16, choices=GoldSource.choices, default=GoldSource.MANUAL)
+    origin = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    active = models.BooleanField(default=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["stage", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["stage", "screen"], condition=Q(question__isnull=True), name="gold_unique_screen"
+            ),
+            models.UniqueConstraint(
+                fields=["stage", "question"], condition=Q(question__isnull=False), name="gold_unique_question"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"gold {self.stage} #{self.pk}"
+
+
+class ControlResult(models.Model):
+    """How one submission on a gold item scored, with what the annotator sees as feedback."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="control_result")
+    gold = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="results")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="control_results")
+    stage = models.CharField(max_length=16, choices=Stage.choices)
+    purpose = models.CharField(max_length=16, choices=Purpose.choices)
+    attempt = models.PositiveSmallIntegerField(default=0)
+    correct = models.BooleanField()
+    feedback = models.JSONField(default=dict, help_text="{'given', 'gold', 'why'}")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "user", "stage", "purpose", "id"], name="control_result_recent")]
+
+
+class ReviewVerdict(models.TextChoices):
+    ACCEPTED = "accepted", "Accepted"
+    REJECTED = "rejected", "Rejected"
+
+
+class Review(models.Model):
+    """A reviewer's verdict on one submission (the ``reviewed`` assignment)."""
+
+    reviewed = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="review_of")
+    assignment = models.OneToOneField(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="review_given"
+    )
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    verdict = models.CharField(max_length=12, choices=ReviewVerdict.choices)
+    reason = models.CharField(max_length=64, blank=True, help_text="a rule of the reviewed stage (rejections)")
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(verdict="accepted") | ~Q(reason=""), name="review_rejection_has_reason"),
+        ]
+
+
+class QualityEvent(models.Model):
+    """One quality decision about an annotator in a stage: who (``actor``, none: a rule), when,
+    which rule, the standing before and after, and the figures the rule saw."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="quality_events")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="quality_events")
+    stage = models.CharField(max_length=16, choices=Stage.choices)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    rule = models.CharField(max_length=32)
+    status_before = models.CharField(max_length=16, blank=True)
+    status_after = models.CharField(max_length=16, blank=True)
+    figures = models.JSONField(default=dict)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["project", "user", "stage"], name="quality_event_who")]

@@ -1,0 +1,147 @@
+"""Gold items: a unit of a stage with its right answer, for qualification and monitoring.
+
+A lead makes them by promoting an accepted submission (optionally edited), by importing a
+public-format release with ``import_release --gold``, or by writing one (admin, API, command).
+The answer is validated by the stage's own submit serializer, so a gold answer is always a
+submission the stage would accept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import CharField, Count, Q, QuerySet, Value
+from django.db.models.functions import MD5, Cast, Concat
+
+from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    GoldItem,
+    GoldSource,
+    Project,
+    Purpose,
+    Question,
+    Screen,
+)
+from pipeline.stages.registry import stage_get
+
+
+def _stage_with_gold(name: str) -> Any:
+    stage = stage_get(name)
+    if not stage.has_gold:
+        raise ApplicationError(f"The stage {name!r} has no gold items (it is qualified by review).", field="stage")
+    return stage
+
+
+def _validated_answer(*, stage: Any, unit_assignment: Assignment, answer: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` as the stage would accept it from an annotator of ``unit_assignment``'s unit."""
+    cleaned = stage.clean(assignment=unit_assignment, data=answer)
+    return stage.gold_answer(submission=cleaned)
+
+
+def gold_item_create(
+    *,
+    project: Project,
+    stage: str,
+    screen: Screen,
+    question: Question | None,
+    answer: dict[str, Any],
+    user: Any,
+    source: str = GoldSource.MANUAL,
+    origin: Assignment | None = None,
+    note: str = "",
+) -> GoldItem:
+    """A gold item of ``stage`` for ``screen`` (``question`` for the answers stage) with ``answer``
+    (a submit body of the stage, validated by it). ``ConflictError`` when the unit already has one."""
+    definition = _stage_with_gold(stage)
+    if screen.project_id != project.pk or (question is not None and question.screen_id != screen.pk):
+        raise NotFoundError("No such screen or question in this project.")
+    if (definition.unit.field == "question") != (question is not None):
+        raise ApplicationError(f"A gold item of {stage} names a {definition.unit.name}.", field="question")
+    probe = Assignment(project=project, stage=stage, screen=screen, question=question)
+    cleaned = _validated_answer(stage=definition, unit_assignment=probe, answer=answer)
+    try:
+        with transaction.atomic():
+            return GoldItem.objects.create(
+                project=project,
+                stage=stage,
+                screen=screen,
+                question=question,
+                answer=cleaned,
+                source=source,
+                origin=origin,
+                created_by=user if getattr(user, "is_authenticated", False) else None,
+                note=note,
+            )
+    except IntegrityError as exc:
+        raise ConflictError("This item is already gold.") from exc
+
+
+def gold_promote(*, project: Project, assignment_id: int, user: Any, answer: dict[str, Any] | None = None) -> GoldItem:
+    """Make an accepted submission gold, its answer as submitted or as the lead edited it."""
+    found = (
+        Assignment.objects.select_related("screen", "question")
+        .filter(pk=assignment_id, project=project, status=AssignmentStatus.SUBMITTED, purpose=Purpose.WORK)
+        .first()
+    )
+    if found is None:
+        raise NotFoundError("No accepted submission with this id in the project.")
+    found.project = project
+    return gold_item_create(
+        project=project,
+        stage=found.stage,
+        screen=found.screen,
+        question=found.question,
+        answer=answer if answer is not None else dict(found.submission or {}),
+        user=user,
+        source=GoldSource.PROMOTED,
+        origin=found,
+    )
+
+
+def gold_set_active(*, project: Project, gold_id: int, active: bool) -> GoldItem:
+    gold = GoldItem.objects.filter(pk=gold_id, project=project).first()
+    if gold is None:
+        raise NotFoundError("Gold item not found.")
+    gold.active = active
+    gold.save(update_fields=["active"])
+    return gold
+
+
+def gold_available(*, project: Project, stage: str) -> int:
+    return GoldItem.objects.filter(project=project, stage=stage, active=True).count()
+
+
+def gold_pick(*, project: Project, stage: str, user: Any) -> GoldItem | None:
+    """An active gold item of ``stage`` that ``user`` never held (a released or expired lease does
+    not count), in an order of its own for each annotator (so two annotators see them in different
+    orders); ``None`` when there is none left."""
+    held = Assignment.objects.filter(
+        annotator=user,
+        gold__isnull=False,
+        status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
+    ).values("gold_id")
+    rank = MD5(Concat(Cast("pk", CharField()), Value(":"), Value(str(user.pk))))
+    return (
+        GoldItem.objects.filter(project=project, stage=stage, active=True)
+        .exclude(pk__in=held)
+        .select_related("screen", "screen__app", "question")
+        .annotate(rank=rank)
+        .order_by("rank", "pk")
+        .first()
+    )
+
+
+def gold_items_with_results(*, project: Project, stage: str | None = None) -> QuerySet[GoldItem]:
+    """Gold items with how annotators fared on each (``served``, ``correct``): a bad gold item
+    shows up as one most annotators "fail"."""
+    items = GoldItem.objects.filter(project=project)
+    if stage:
+        items = items.filter(stage=stage)
+    return (
+        items.select_related("screen", "question")
+        .annotate(served=Count("results"), correct=Count("results", filter=Q(results__correct=True)))
+        .order_by("stage", "pk")
+    )

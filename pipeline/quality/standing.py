@@ -1,0 +1,574 @@
+"""An annotator's standing in a stage, and everything that moves it (docs/quality.md).
+
+* **Qualification.** In a stage with gold items, an annotator new to the stage first gets a set
+  of ``qualification_items`` gold items through the normal workspace. A score at or above
+  ``qualification_threshold`` makes them *active*; below, *not qualified*, with each item's
+  feedback; a retry after ``qualification_cooldown_hours``, at most ``qualification_attempts``.
+  A writing stage (no gold) qualifies its writers by the review of their first
+  ``qualification_review_sets`` submissions: they work meanwhile, and every one is reviewed.
+* **Monitoring.** Control items (gold) are mixed into an active annotator's leases at
+  ``control_rate`` (``control_rate_new`` for their first ``control_new_items``), chosen by a
+  draw that depends only on the annotator, the stage and how many items they did; never the
+  same gold item twice. Rules that pause: the accuracy of the last ``monitoring_window``
+  control items under ``monitoring_threshold`` (once ``monitoring_min_items`` are in),
+  ``fast_response_count`` of the last ``fast_response_window`` submits faster than
+  ``fast_response_seconds``, ``skips_in_a_row`` skips in a row.
+* **Paused** annotators get no lease in the stage; their open leases are released and, unless
+  the project keeps it (``paused_work``), the work they did in the stage is withdrawn from the
+  release (and asked of other annotators). A lead reinstates, pauses or sends back to
+  qualification. Leads and site admins are never gated.
+
+Every change of standing is a ``QualityEvent``: who (a lead, or none for a rule), when, which
+rule, the standing before and after, and the figures the rule saw.
+
+Locks: the standing row (``annotation.lock_objects.standing_lock``), taken after every lock of
+the submission it follows, so the lock order stays project -> user -> screen -> question ->
+assignment -> answer -> standing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
+from annotation.lock_objects import standing_lock
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    ControlResult,
+    GoldItem,
+    Membership,
+    PausedWork,
+    Project,
+    Purpose,
+    QualityEvent,
+    ReviewState,
+    Role,
+    Standing,
+    StandingStatus,
+)
+from pipeline.stages.base import StageDefinition
+from pipeline.stages.registry import stage_get
+
+from .gold import gold_available
+
+# Rules (the ``QualityEvent.rule`` codes) and how they read.
+RULES = {
+    "started": "first work in the stage",
+    "qualification-passed": "passed the qualification",
+    "qualification-failed": "did not pass the qualification",
+    "qualification-retry": "started another qualification attempt",
+    "review-qualified": "first submissions accepted in review",
+    "review-not-qualified": "first submissions rejected in review",
+    "control-accuracy": "accuracy on control items under the threshold",
+    "fast-responses": "too many submits faster than the minimum time",
+    "skips-in-a-row": "too many skips in a row",
+    "lead-reinstate": "reinstated by a lead",
+    "lead-pause": "paused by a lead",
+    "lead-requalify": "sent back to qualification by a lead",
+    "no-gold": "no gold items left for the qualification",
+}
+LEAD_ACTIONS = {"reinstate": "lead-reinstate", "pause": "lead-pause", "requalify": "lead-requalify"}
+
+
+@dataclass(frozen=True)
+class StandingBrief:
+    """What the leasing hot path reads of a standing (with the membership, in one statement)."""
+
+    status: str
+    attempt: int
+    items_done: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the next lease of a stage is: real work, or a gold item (qualification or control)."""
+
+    purpose: str = Purpose.WORK
+    attempt: int = 0
+    review: bool = False  # a writer qualifying by review: the submission goes to review
+
+
+WORK = Plan()
+
+
+def trusted(*, user: Any, membership: Membership | None) -> bool:
+    """Leads and site admins are never gated by quality control."""
+    return bool(getattr(user, "is_superuser", False)) or (membership is not None and membership.role == Role.LEAD)
+
+
+def qualification_mode(stage: StageDefinition) -> str:
+    """``gold`` (a set of gold items), ``review`` (the first submissions are reviewed) or ``""``."""
+    if stage.has_gold:
+        return "gold"
+    return "review" if stage.reviewed else ""
+
+
+def _draw(*parts: Any) -> float:
+    """A number in [0, 1) fixed by ``parts`` (reproducible, and the same in every process)."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def event(
+    *,
+    standing: Standing,
+    rule: str,
+    before: str,
+    actor: Any = None,
+    figures: dict[str, Any] | None = None,
+    note: str = "",
+) -> QualityEvent:
+    return QualityEvent.objects.create(
+        project_id=standing.project_id,
+        user_id=standing.user_id,
+        stage=standing.stage,
+        actor=actor if getattr(actor, "is_authenticated", False) else None,
+        rule=rule,
+        status_before=before,
+        status_after=standing.status,
+        figures=figures or {},
+        note=note,
+    )
+
+
+def _set(standing: Standing, *, status: str, reason: str, **fields: Any) -> None:
+    standing.status = status
+    standing.reason = reason
+    for name, value in fields.items():
+        setattr(standing, name, value)
+    standing.save(update_fields=["status", "reason", "updated_at", *fields])
+
+
+def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime) -> Standing:
+    """The standing of an annotator's first contact with a stage (qualifying where the stage has
+    a way to qualify: gold items, or review)."""
+    mode = qualification_mode(stage)
+    if mode == "gold" and gold_available(project=project, stage=stage.name) == 0:
+        mode = ""  # no gold yet: nothing to qualify on; control items start once a lead adds some
+    status = StandingStatus.QUALIFYING if mode else StandingStatus.ACTIVE
+    standing, created = Standing.objects.get_or_create(
+        project=project,
+        user=user,
+        stage=stage.name,
+        defaults={"status": status, "attempt": 1 if mode else 0, "attempt_started_at": now if mode else None},
+    )
+    if created:
+        reason = {"gold": "qualification set", "review": "first submissions are reviewed"}.get(mode, "")
+        standing.reason = reason
+        standing.save(update_fields=["reason"])
+        event(standing=standing, rule="started", before="", figures={"mode": mode})
+    return standing
+
+
+def standing_read(*, project: Project, user: Any, stage: str) -> StandingBrief | None:
+    row = (
+        Standing.objects.filter(project=project, user=user, stage=stage)
+        .values_list("status", "attempt", "items_done")
+        .first()
+    )
+    return StandingBrief(*row) if row else None
+
+
+def plan_next(
+    *,
+    stage: StageDefinition,
+    project: Project,
+    user: Any,
+    membership: Membership | None,
+    standing: StandingBrief | None,
+    now: datetime,
+) -> Plan:
+    """What the caller's next lease of ``stage`` is, or ``PermissionDeniedError`` saying why they
+    get none (paused, not qualified). Caller holds the user lock (one request of theirs at a time).
+
+    The common case (an active annotator, read with the membership) costs no query."""
+    if trusted(user=user, membership=membership):
+        return WORK
+    if standing is None:
+        row = _start(stage=stage, project=project, user=user, now=now)
+        standing = StandingBrief(row.status, row.attempt, row.items_done)
+    if standing.status == StandingStatus.PAUSED:
+        raise PermissionDeniedError(_refusal(project=project, user=user, stage=stage))
+    if standing.status == StandingStatus.NOT_QUALIFIED:
+        standing = _retry_or_refuse(stage=stage, project=project, user=user, now=now)
+    mode = qualification_mode(stage)
+    if standing.status == StandingStatus.QUALIFYING:
+        if mode == "gold":
+            return Plan(Purpose.QUALIFICATION, standing.attempt)
+        if mode == "review":
+            return Plan(review=True)
+    if stage.has_gold:
+        new = standing.items_done < project.control_new_items
+        rate = project.control_rate_new if new else project.control_rate
+        if rate > 0 and _draw(user.pk, stage.name, standing.items_done, "control") < rate:
+            return Plan(Purpose.CONTROL)
+    return WORK
+
+
+def _refusal(*, project: Project, user: Any, stage: StageDefinition) -> str:
+    row = Standing.objects.filter(project=project, user=user, stage=stage.name).first()
+    why = f": {row.reason}" if row is not None and row.reason else ""
+    return f"You are paused in {stage.label}{why}. A lead can reinstate you."
+
+
+def _retry_or_refuse(*, stage: StageDefinition, project: Project, user: Any, now: datetime) -> StandingBrief:
+    row = Standing.objects.get(project=project, user=user, stage=stage.name)
+    if qualification_mode(stage) != "gold" or row.attempt >= project.qualification_attempts:
+        raise PermissionDeniedError(
+            f"You did not qualify for {stage.label}{': ' + row.reason if row.reason else ''}. Ask a lead."
+        )
+    ready_at = (row.attempt_started_at or now) + timedelta(hours=project.qualification_cooldown_hours)
+    if now < ready_at:
+        used = f"{row.attempt} of {project.qualification_attempts} attempts used"
+        raise PermissionDeniedError(
+            f"You did not qualify for {stage.label} yet; you can try again after "
+            f"{timezone.localtime(ready_at):%Y-%m-%d %H:%M} ({used})."
+        )
+    before = row.status
+    _set(
+        row,
+        status=StandingStatus.QUALIFYING,
+        reason=f"qualification attempt {row.attempt + 1}",
+        attempt=row.attempt + 1,
+        attempt_started_at=now,
+    )
+    event(standing=row, rule="qualification-retry", before=before, figures={"attempt": row.attempt})
+    return StandingBrief(row.status, row.attempt, row.items_done)
+
+
+# --- what a submission does --------------------------------------------------------------------
+
+
+def gold_submitted(*, stage: StageDefinition, assignment: Assignment, cleaned: dict[str, Any], now: datetime) -> None:
+    """Score a submission on a gold item and apply what follows: the end of a qualification set,
+    or the monitoring rules. Caller holds the assignment's lock."""
+    assert assignment.gold_id is not None
+    gold = GoldItem.objects.get(pk=assignment.gold_id)
+    correct, why = stage.gold_score(given=cleaned, gold=gold.answer, project=assignment.project)
+    ControlResult.objects.create(
+        assignment=assignment,
+        gold=gold,
+        project_id=assignment.project_id,
+        user_id=assignment.annotator_id,
+        stage=stage.name,
+        purpose=assignment.purpose,
+        attempt=assignment.attempt,
+        correct=correct,
+        feedback={"given": cleaned, "gold": gold.answer, "why": why},
+    )
+    standing = standing_lock(project_id=assignment.project_id, user_id=assignment.annotator_id, stage=stage.name)
+    if standing is None:
+        return
+    if assignment.purpose == Purpose.QUALIFICATION:
+        qualification_check(stage=stage, standing=standing, project=assignment.project, now=now)
+    else:
+        _accuracy_check(stage=stage, standing=standing, project=assignment.project, now=now)
+
+
+def qualification_check(*, stage: StageDefinition, standing: Standing, project: Project, now: datetime) -> None:
+    """Decide a qualification attempt once its set is done (a skipped item counts as wrong); with
+    no gold item left to serve, decide on what was done. Caller holds the standing's lock."""
+    if standing.status != StandingStatus.QUALIFYING:
+        return
+    attempt = Assignment.objects.filter(
+        project=project,
+        annotator_id=standing.user_id,
+        stage=stage.name,
+        purpose=Purpose.QUALIFICATION,
+        attempt=standing.attempt,
+    )
+    done = attempt.filter(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED]).count()
+    open_now = attempt.filter(status=AssignmentStatus.LEASED).exists()
+    needed = project.qualification_items
+    if done < needed and (open_now or _gold_left(project=project, user_id=standing.user_id, stage=stage.name)):
+        return
+    correct = ControlResult.objects.filter(
+        project=project,
+        user_id=standing.user_id,
+        stage=stage.name,
+        purpose=Purpose.QUALIFICATION,
+        attempt=standing.attempt,
+        correct=True,
+    ).count()
+    before = standing.status
+    if done == 0:
+        _set(standing, status=StandingStatus.ACTIVE, reason="no gold items were left for a qualification")
+        event(standing=standing, rule="no-gold", before=before)
+        return
+    score = correct / done
+    figures = {"attempt": standing.attempt, "correct": correct, "items": done, "score": round(score, 4)}
+    figures["threshold"] = project.qualification_threshold
+    if score >= project.qualification_threshold:
+        _set(standing, status=StandingStatus.ACTIVE, reason=f"qualified with {correct} of {done}")
+        event(standing=standing, rule="qualification-passed", before=before, figures=figures)
+    else:
+        left = project.qualification_attempts - standing.attempt
+        retry = f"; you can try again in {project.qualification_cooldown_hours} hours" if left > 0 else ""
+        _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=f"{correct} of {done} right{retry}")
+        event(standing=standing, rule="qualification-failed", before=before, figures=figures)
+
+
+def _gold_left(*, project: Project, user_id: int, stage: str) -> bool:
+    held = Assignment.objects.filter(
+        annotator_id=user_id,
+        gold__isnull=False,
+        status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
+    ).values("gold_id")
+    return GoldItem.objects.filter(project=project, stage=stage, active=True).exclude(pk__in=held).exists()
+
+
+def _accuracy_check(*, stage: StageDefinition, standing: Standing, project: Project, now: datetime) -> None:
+    if standing.status != StandingStatus.ACTIVE:
+        return
+    recent = list(
+        ControlResult.objects.filter(
+            project=project, user_id=standing.user_id, stage=stage.name, purpose=Purpose.CONTROL
+        )
+        .order_by("-pk")
+        .values_list("correct", flat=True)[: project.monitoring_window]
+    )
+    if len(recent) < min(project.monitoring_min_items, project.monitoring_window):
+        return
+    accuracy = sum(recent) / len(recent)
+    if accuracy < project.monitoring_threshold:
+        figures = {"items": len(recent), "correct": sum(recent), "accuracy": round(accuracy, 4)}
+        figures["threshold"] = project.monitoring_threshold
+        why = f"{sum(recent)} of your last {len(recent)} control items were right"
+        pause(
+            stage=stage,
+            standing=standing,
+            project=project,
+            rule="control-accuracy",
+            reason=why,
+            figures=figures,
+            now=now,
+        )
+
+
+def work_submitted(*, stage: StageDefinition, assignment: Assignment, now: datetime) -> str:
+    """After real work is submitted: count it, decide whether it goes to review, check the
+    fast-response rule. Returns the assignment's review state. Caller holds the assignment's lock.
+
+    The common case costs one UPDATE (the count)."""
+    project = assignment.project
+    counted = Standing.objects.filter(
+        project_id=assignment.project_id, user_id=assignment.annotator_id, stage=stage.name
+    ).update(items_done=F("items_done") + 1)
+    # A writer qualifying by review had the lease marked sampled (``Plan.review``).
+    sampled = assignment.review_state == ReviewState.SAMPLED
+    if stage.reviewed and not sampled and _draw(assignment.pk, "review") < project.review_rate:
+        assignment.review_state = ReviewState.SAMPLED
+    seconds = (now - assignment.created_at).total_seconds()
+    if counted and project.fast_response_seconds > 0 and seconds < project.fast_response_seconds:
+        _fast_check(stage=stage, assignment=assignment, project=project, now=now)
+    return assignment.review_state
+
+
+def _fast_check(*, stage: StageDefinition, assignment: Assignment, project: Project, now: datetime) -> None:
+    rows = list(
+        Assignment.objects.filter(
+            project=project,
+            annotator_id=assignment.annotator_id,
+            stage=stage.name,
+            status=AssignmentStatus.SUBMITTED,
+        )
+        .exclude(pk=assignment.pk)
+        .order_by("-submitted_at")
+        .values_list("created_at", "submitted_at")[: max(0, project.fast_response_window - 1)]
+    )
+    durations = [(now - assignment.created_at).total_seconds()] + [
+        (b - a).total_seconds() for a, b in rows if b is not None
+    ]
+    fast = sum(1 for d in durations if d < project.fast_response_seconds)
+    if fast < project.fast_response_count:
+        return
+    standing = standing_lock(project_id=project.pk, user_id=assignment.annotator_id, stage=stage.name)
+    if standing is None or standing.status != StandingStatus.ACTIVE:
+        return
+    figures = {"fast": fast, "window": len(durations), "seconds": project.fast_response_seconds}
+    why = f"{fast} of your last {len(durations)} submits took less than {project.fast_response_seconds:g} s"
+    pause(stage=stage, standing=standing, project=project, rule="fast-responses", reason=why, figures=figures, now=now)
+
+
+def skip_recorded(*, stage: StageDefinition, assignment: Assignment, now: datetime) -> None:
+    """After a skip: the skips-in-a-row rule. A skipped qualification item counts as wrong (its set
+    may now be complete)."""
+    project = assignment.project
+    if assignment.purpose == Purpose.QUALIFICATION:
+        with transaction.atomic():
+            standing = standing_lock(project_id=project.pk, user_id=assignment.annotator_id, stage=stage.name)
+            if standing is not None:
+                qualification_check(stage=stage, standing=standing, project=project, now=now)
+        return
+    limit = project.skips_in_a_row
+    if limit <= 0:
+        return
+    last = list(
+        Assignment.objects.filter(
+            project=project,
+            annotator_id=assignment.annotator_id,
+            stage=stage.name,
+            status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
+        )
+        .order_by("-updated_at", "-pk")
+        .values_list("status", flat=True)[:limit]
+    )
+    if len(last) < limit or any(status != AssignmentStatus.SKIPPED for status in last):
+        return
+    with transaction.atomic():
+        standing = standing_lock(project_id=project.pk, user_id=assignment.annotator_id, stage=stage.name)
+        if standing is None or standing.status != StandingStatus.ACTIVE:
+            return
+        why = f"your last {limit} items were skipped"
+        pause(
+            stage=stage,
+            standing=standing,
+            project=project,
+            rule="skips-in-a-row",
+            reason=why,
+            figures={"skips": limit},
+            now=now,
+        )
+
+
+def review_recorded(*, reviewed: Assignment, now: datetime) -> None:
+    """After a review of ``reviewed``: a writer qualifying by review is decided once their first
+    ``qualification_review_sets`` submissions are reviewed. Caller holds the reviewed assignment's lock."""
+    stage = stage_get(reviewed.stage)
+    if qualification_mode(stage) != "review":
+        return
+    project = reviewed.project
+    standing = standing_lock(project_id=project.pk, user_id=reviewed.annotator_id, stage=stage.name)
+    if standing is None or standing.status != StandingStatus.QUALIFYING:
+        return
+    mine = Assignment.objects.filter(
+        project=project,
+        annotator_id=reviewed.annotator_id,
+        stage=stage.name,
+        purpose=Purpose.WORK,
+        status=AssignmentStatus.SUBMITTED,
+        submitted_at__gte=standing.attempt_started_at or standing.created_at,
+    )
+    decided = list(
+        mine.filter(review_state__in=[ReviewState.ACCEPTED, ReviewState.REJECTED])
+        .order_by("submitted_at", "pk")
+        .values_list("review_state", flat=True)[: project.qualification_review_sets]
+    )
+    if len(decided) < project.qualification_review_sets:
+        return
+    accepted = decided.count(ReviewState.ACCEPTED)
+    score = accepted / len(decided)
+    figures = {"accepted": accepted, "reviewed": len(decided), "score": round(score, 4)}
+    figures["threshold"] = project.qualification_threshold
+    before = standing.status
+    if score >= project.qualification_threshold:
+        _set(standing, status=StandingStatus.ACTIVE, reason=f"{accepted} of your first {len(decided)} accepted")
+        event(standing=standing, rule="review-qualified", before=before, figures=figures)
+        return
+    _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=f"{accepted} of your first {len(decided)} accepted")
+    figures.update(_release_and_withdraw(stage=stage, standing=standing, project=project, now=now))
+    event(standing=standing, rule="review-not-qualified", before=before, figures=figures)
+
+
+# --- pausing, and the lead's actions -------------------------------------------------------------
+
+
+def pause(
+    *,
+    stage: StageDefinition,
+    standing: Standing,
+    project: Project,
+    rule: str,
+    reason: str,
+    figures: dict[str, Any],
+    now: datetime,
+    actor: Any = None,
+    note: str = "",
+) -> None:
+    """Pause an annotator in a stage (caller holds the standing's lock): no new leases, their open
+    leases released, and (a rule's pause, unless the project keeps it) their work withdrawn."""
+    before = standing.status
+    _set(standing, status=StandingStatus.PAUSED, reason=reason)
+    if actor is None:
+        figures = {**figures, **_release_and_withdraw(stage=stage, standing=standing, project=project, now=now)}
+    else:
+        _release(standing=standing, now=now)
+    event(standing=standing, rule=rule, before=before, actor=actor, figures=figures, note=note)
+
+
+def _release(*, standing: Standing, now: datetime) -> int:
+    return Assignment.objects.filter(
+        project_id=standing.project_id,
+        annotator_id=standing.user_id,
+        stage=standing.stage,
+        status=AssignmentStatus.LEASED,
+    ).update(status=AssignmentStatus.RELEASED, updated_at=now)
+
+
+def _release_and_withdraw(
+    *, stage: StageDefinition, standing: Standing, project: Project, now: datetime
+) -> dict[str, Any]:
+    """Release the annotator's open leases in the stage and, unless the project keeps it, withdraw
+    their work there; returns the figures (how much) for the event."""
+    released = _release(standing=standing, now=now)
+    if project.paused_work == PausedWork.KEEP:
+        return {"released": released}
+    withdrawn = stage.withdraw(
+        project=project, user=standing.user, requeue=project.paused_work == PausedWork.REQUEUE, now=now
+    )
+    return {"released": released, "withdrawn": withdrawn, "paused_work": project.paused_work}
+
+
+@transaction.atomic
+def standing_act(*, project: Project, user_id: int, stage: str, action: str, actor: Any, note: str = "") -> Standing:
+    """A lead's action on an annotator's standing in a stage: ``reinstate`` (active), ``pause``, or
+    ``requalify`` (a new qualification: a gold set, or review of the next submissions)."""
+    if action not in LEAD_ACTIONS:
+        raise ApplicationError(f"The action is one of {', '.join(LEAD_ACTIONS)}.", field="action")
+    definition = stage_get(stage)
+    if not Membership.objects.filter(project=project, user_id=user_id).exists():
+        raise NotFoundError("This user is not a member of the project.")
+    now = timezone.now()
+    Standing.objects.get_or_create(project=project, user_id=user_id, stage=definition.name)
+    standing = standing_lock(project_id=project.pk, user_id=user_id, stage=definition.name)
+    assert standing is not None
+    rule = LEAD_ACTIONS[action]
+    before = standing.status
+    if action == "pause":
+        if standing.status == StandingStatus.PAUSED:
+            raise ConflictError("Already paused.")
+        pause(
+            stage=definition,
+            standing=standing,
+            project=project,
+            rule=rule,
+            reason=note or "paused by a lead",
+            figures={},
+            now=now,
+            actor=actor,
+            note=note,
+        )
+        return standing
+    if action == "reinstate":
+        _set(standing, status=StandingStatus.ACTIVE, reason=note or "reinstated by a lead")
+    else:
+        if not qualification_mode(definition):
+            raise ApplicationError(f"{definition.label} has no qualification.", field="action")
+        _set(
+            standing,
+            status=StandingStatus.QUALIFYING,
+            reason=note or "sent back to qualification by a lead",
+            attempt=standing.attempt + 1,
+            attempt_started_at=now,
+        )
+        _release(standing=standing, now=now)
+    event(standing=standing, rule=rule, before=before, actor=actor, note=note)
+    return standing

@@ -1,0 +1,184 @@
+"""Review (per submission): a reviewer (a member with the reviewer or lead role) accepts a
+sampled submission of another stage, or rejects it with a reason from that stage's rules and a
+comment. The sample: ``project.review_rate`` of each annotator's submissions, and all of a
+writer's first submissions while they qualify by review (``pipeline.quality.standing``).
+
+A rejection does what the reviewed stage says (``StageDefinition.review_rejected``): a rejected
+answer leaves the release and its question waits for another annotator; a rejected question set
+or not-answerable question leaves the release with its reason. The annotator sees the verdict,
+the reason and the comment on their "My work" page.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import QueryDict
+from rest_framework import serializers
+
+from annotation.exceptions import ConflictError
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Membership,
+    Project,
+    Review,
+    ReviewState,
+    ReviewVerdict,
+    Stage,
+)
+from annotation.permissions import require_reviewer
+from pipeline.quality.standing import review_recorded
+
+from .base import StageDefinition, form_text, live_q, question_brief, taken_by_user_q
+from .registry import stage_get
+from .units import SUBMISSION
+from .wire import NOTE_MAX, AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField
+
+
+class ReviewSubmitSerializer(StrictSerializer):
+    verdict = serializers.ChoiceField(
+        choices=ReviewVerdict.values,
+        error_messages={"invalid_choice": f"The verdict is one of {', '.join(ReviewVerdict.values)}."},
+    )
+    reason = TextField(max_length=64, required=False, allow_blank=True, default="", help_text="a rule (rejections)")
+    comment = TextField(
+        max_length=NOTE_MAX, required=False, allow_blank=True, default="", help_text="for the annotator"
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        reasons = self.context["reasons"]
+        if attrs["verdict"] == ReviewVerdict.ACCEPTED:
+            return {**attrs, "reason": ""}
+        if attrs["reason"] not in reasons:
+            choices = ", ".join(reasons)
+            raise serializers.ValidationError({"reason": f"Say which rule it breaks: one of {choices}."})
+        return attrs
+
+
+class ReviewedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    stage = serializers.CharField()
+    label = serializers.CharField(help_text="the reviewed stage's name")  # type: ignore[assignment]
+    submission = serializers.DictField(help_text="the submission as accepted (normalised)")
+    question = QuestionBriefSerializer(allow_null=True, help_text="answers: the question answered")
+    questions = QuestionBriefSerializer(many=True, help_text="question stages: the questions the submission wrote")
+    reasons = serializers.DictField(child=serializers.CharField(), help_text="the rules a rejection names")
+
+
+class ReviewPayloadSerializer(AssignmentPayloadSerializer):
+    reviewed = ReviewedSerializer()
+
+
+class ReviewStage(StageDefinition):
+    name = Stage.REVIEW
+    label = "Review"
+    short_label = "Review"
+    unit = SUBMISSION
+    reviewed = False
+    reviewing = True
+    blocks_release = False
+    submit_serializer = ReviewSubmitSerializer
+    payload_serializer = ReviewPayloadSerializer
+    template = "frontend/workspace/review.html"
+    controller = "review"
+    viewer = {"labels": False, "drag_pans": True, "boxes": False}
+    messages = {"reason": "Say which rule the submission breaks."}
+
+    def check_access(self, *, user: Any, membership: Membership | None) -> None:
+        require_reviewer(user=user, membership=membership)
+
+    def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
+        return (
+            Assignment.objects.filter(
+                project=project, review_state=ReviewState.SAMPLED, status=AssignmentStatus.SUBMITTED
+            )
+            .exclude(annotator=user)
+            .exclude(self.unit.has(self.name, live_q(now)))
+            .exclude(self.unit.has(self.name, taken_by_user_q(user)))
+            .order_by("pk")
+        )
+
+    def open_to(self, *, unit: Any, user: Any, now: datetime, own: Assignment | None = None) -> bool:
+        reviewed: Assignment = unit
+        if reviewed.review_state != ReviewState.SAMPLED or reviewed.annotator_id == user.pk:
+            return False
+        others = Assignment.objects.filter(reviewed=reviewed, stage=self.name).filter(live_q(now))
+        if own is not None:
+            others = others.exclude(pk=own.pk)
+        return not others.exists()
+
+    def submit_context(self, *, assignment: Assignment) -> dict[str, Any]:
+        reviewed_stage = (
+            Assignment.objects.filter(pk=assignment.reviewed_id or 0).values_list("stage", flat=True).first()
+        )
+        reasons = stage_get(reviewed_stage).review_reasons if reviewed_stage else {}
+        return {**super().submit_context(assignment=assignment), "reasons": reasons}
+
+    def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
+        reviewed: Assignment = unit
+        if reviewed.review_state != ReviewState.SAMPLED:
+            raise ConflictError("This submission is already reviewed.")
+        Review.objects.create(
+            reviewed=reviewed,
+            assignment=assignment,
+            reviewer_id=assignment.annotator_id,
+            verdict=cleaned["verdict"],
+            reason=cleaned["reason"],
+            comment=cleaned["comment"],
+        )
+        reviewed.review_state = cleaned["verdict"]
+        reviewed.save(update_fields=["review_state", "updated_at"])
+        if cleaned["verdict"] == ReviewVerdict.REJECTED:
+            stage_get(reviewed.stage).review_rejected(reviewed=reviewed, reason=cleaned["reason"], now=now)
+        review_recorded(reviewed=reviewed, now=now)
+
+    def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
+        assert assignment.reviewed_id is not None
+        reviewed = Assignment.objects.select_related("question").get(pk=assignment.reviewed_id)
+        stage = stage_get(reviewed.stage)
+        return {
+            "reviewed": {
+                "id": reviewed.pk,
+                "stage": reviewed.stage,
+                "label": stage.label,
+                "submission": reviewed.submission or {},
+                "question": question_brief(reviewed.question) if reviewed.question else None,
+                "questions": [question_brief(q) for q in reviewed.questions_written.order_by("position")],
+                "reasons": stage.review_reasons,
+            }
+        }
+
+    # --- the page ----------------------------------------------------------------------------
+
+    def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
+        verdict = ReviewVerdict.ACCEPTED if post.get("action") == "accept" else ReviewVerdict.REJECTED
+        return {"verdict": verdict, "reason": form_text(post, "reason"), "comment": form_text(post, "comment")}
+
+    def form_state(self, *, post: QueryDict) -> dict[str, Any]:
+        return {"reason": post.get("reason", ""), "comment": post.get("comment", "")}
+
+    def draft_lines(self, *, draft: dict[str, Any]) -> list[tuple[str, str]]:
+        return [(label, draft[key]) for key, label in (("reason", "Reason"), ("comment", "Comment")) if draft.get(key)]
+
+    def page_context(self, *, payload: dict[str, Any], state: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+        return {"reviewed": payload["reviewed"]}
+
+    # --- progress and crowd ------------------------------------------------------------------
+
+    def pending(self, *, project: Project, screens: dict[str, int], questions: dict[str, int]) -> int:
+        return Assignment.objects.filter(
+            project=project, review_state=ReviewState.SAMPLED, status=AssignmentStatus.SUBMITTED
+        ).count()
+
+    def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
+        """A scripted reviewer accepts, and rejects ``review_rejects`` of the time (default 5%) with
+        one of the reviewed stage's rules."""
+        rng: random.Random = actor.rng
+        reasons = list(payload["reviewed"]["reasons"])
+        if reasons and rng.random() < getattr(actor, "review_rejects", 0.05):
+            return {"verdict": "rejected", "reason": rng.choice(reasons), "comment": "Please check the rules."}
+        return {"verdict": "accepted", "reason": "", "comment": ""}
