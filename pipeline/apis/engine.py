@@ -138,6 +138,11 @@ class NotAnswerableStartApi(APIView):
         not_answerable_questions = serializers.IntegerField()
         pending = serializers.IntegerField()
         default = serializers.IntegerField()
+        target = serializers.FloatField(help_text="the project's share of not-answerable questions, in every split")
+        splits = serializers.DictField(
+            child=serializers.DictField(),
+            help_text="per split: questions, not_answerable_questions, pending, default, share, sampled",
+        )
 
     @extend_schema(
         tags=TAGS, request=NotAnswerableStartInSerializer, responses={200: NotAnswerableStartOutSerializer, **ERRORS}

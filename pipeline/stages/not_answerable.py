@@ -16,6 +16,7 @@ One writer adds one plausible question the screen cannot answer; it goes straigh
 from __future__ import annotations
 
 import math
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
@@ -35,6 +36,7 @@ from annotation.models import (
     QuestionState,
     Screen,
     ScreenState,
+    Split,
     Stage,
 )
 from pipeline.release.decide import REASON_AUTHOR_PAUSED, REASON_REVIEW_REJECTED
@@ -185,47 +187,104 @@ def _submitted() -> Q:
     return Q(status=AssignmentStatus.SUBMITTED)
 
 
-def not_answerable_default_size(*, project: Project) -> dict[str, int]:
-    """The sample that reaches the target, with the counts it comes from."""
+def _needed(*, target: float, total: int, written: int, pending: int) -> int:
+    """Screens still to sample so that ``written`` of ``total`` questions (plus one per pending
+    screen) reach the share ``target``."""
+    needed = math.ceil((target * total - written) / (1 - target)) if target < 1 else SAMPLE_MAX
+    return max(0, min(SAMPLE_MAX, needed - pending))
+
+
+def not_answerable_default_size(*, project: Project) -> dict[str, Any]:
+    """The sample that reaches the target in every split (the sample is stratified: a split's
+    share of not-answerable questions is its own), with the counts it comes from, overall and
+    per split (``splits``: questions, not-answerable questions, pending screens, the sample it
+    needs, and its current ``share``)."""
     questions = Question.objects.filter(screen__project=project).exclude(state=QuestionState.DROPPED)
-    total = questions.count()
-    written = questions.filter(source=QuestionSource.NOT_ANSWERABLE).count()
-    pending = (
+    per_total = Counter(questions.values_list("screen__split", flat=True))
+    per_written = Counter(
+        questions.filter(source=QuestionSource.NOT_ANSWERABLE).values_list("screen__split", flat=True)
+    )
+    per_pending = Counter(
         Screen.objects.filter(project=project, not_answerable_sampled=True)
         .exclude(SCREEN.has(Stage.NOT_ANSWERABLE, _submitted()))
-        .count()
+        .values_list("split", flat=True)
     )
     target = project.not_answerable_target
-    needed = math.ceil((target * total - written) / (1 - target)) if target < 1 else SAMPLE_MAX
+    splits = {}
+    for split in [s for s in Split.values if per_total[s] or per_pending[s]]:
+        total, written, pending = per_total[split], per_written[split], per_pending[split]
+        splits[split] = {
+            "questions": total,
+            "not_answerable_questions": written,
+            "pending": pending,
+            "default": _needed(target=target, total=total, written=written, pending=pending),
+            "share": round(written / total, 4) if total else 0.0,
+        }
     return {
-        "questions": total,
-        "not_answerable_questions": written,
-        "pending": pending,
-        "default": max(0, min(SAMPLE_MAX, needed - pending)),
+        "questions": sum(per_total.values()),
+        "not_answerable_questions": sum(per_written.values()),
+        "pending": sum(per_pending.values()),
+        "default": min(SAMPLE_MAX, sum(row["default"] for row in splits.values())),
+        "target": target,
+        "splits": splits,
     }
+
+
+def _allocate(*, requested: int, weights: dict[str, int], room: dict[str, int]) -> dict[str, int]:
+    """``requested`` screens over the splits in proportion to ``weights`` (largest remainder),
+    never more than a split's ``room``; what a full split cannot take goes to the others."""
+    take = dict.fromkeys(room, 0)
+    while (left := requested - sum(take.values())) > 0:
+        open_ = sorted(s for s in room if take[s] < room[s])
+        if not open_:
+            break
+        total = sum(weights.get(s, 0) for s in open_)
+        exact = {s: left * (weights.get(s, 0) / total if total else 1 / len(open_)) for s in open_}
+        share = {s: int(exact[s]) for s in open_}
+        for s in sorted(open_, key=lambda s: exact[s] - share[s], reverse=True)[: left - sum(share.values())]:
+            share[s] += 1
+        for s in open_:
+            take[s] = min(room[s], take[s] + share[s])
+    return take
 
 
 @transaction.atomic
 def not_answerable_start(*, project: Project, sample_size: Any = None) -> dict[str, Any]:
-    """Sample screens for the not-answerable stage (a lead's action).
+    """Sample screens for the not-answerable stage (a lead's action), stratified by split.
 
-    Locks the project so two starts do not both sample. Adds to earlier samples; with
-    no ``sample_size`` tops the sample up to the target (a repeat adds nothing).
-    Returns ``{"sampled", "requested", "available", "questions", "not_answerable_questions", "pending"}``.
+    Locks the project so two starts do not both sample. Adds to earlier samples; with no
+    ``sample_size`` tops each split up to the target (a repeat adds nothing); a given size is
+    spread over the splits in proportion to what each still needs (to their questions when
+    none needs any). Returns ``{"sampled", "requested", "available", "questions",
+    "not_answerable_questions", "pending", "target", "splits"}``, each split with its
+    ``sampled``.
     """
     if sample_size is not None and (type(sample_size) is not int or not 1 <= sample_size <= SAMPLE_MAX):
         raise ApplicationError(f"The sample size is a whole number from 1 to {SAMPLE_MAX}.", field="sample_size")
     project_lock(project_id=project.pk)
     counts = not_answerable_default_size(project=project)
     requested = counts["default"] if sample_size is None else sample_size
-    pool = list(
-        Screen.objects.filter(project=project, state=ScreenState.ANSWERING, not_answerable_sampled=False).values_list(
-            "pk", "rico_id"
+    pools: dict[str, list[tuple[int, str]]] = {}
+    for pk, rico_id, split in Screen.objects.filter(
+        project=project, state=ScreenState.ANSWERING, not_answerable_sampled=False
+    ).values_list("pk", "rico_id", "split"):
+        pools.setdefault(split, []).append((pk, rico_id))
+    for pool in pools.values():
+        pool.sort(
+            key=lambda row: (
+                split_bucket(seed=project.split_seed, slug=project.slug, rico_id=row[1], salt="na"),
+                row[1],
+            )
         )
-    )
-    pool.sort(
-        key=lambda row: (split_bucket(seed=project.split_seed, slug=project.slug, rico_id=row[1], salt="na"), row[1])
-    )
-    chosen = [pk for pk, _ in pool[:requested]]
+    room = {split: len(pool) for split, pool in pools.items()}
+    needs = {split: counts["splits"].get(split, {}).get("default", 0) for split in pools}
+    if sample_size is None:
+        take = {split: min(needs[split], room[split]) for split in pools}
+    else:
+        weights = needs if any(needs.values()) else {s: counts["splits"].get(s, {}).get("questions", 0) for s in pools}
+        take = _allocate(requested=requested, weights=weights, room=room)
+    chosen = [pk for split, pool in pools.items() for pk, _ in pool[: take[split]]]
     Screen.objects.filter(pk__in=chosen).update(not_answerable_sampled=True)
-    return {**counts, "requested": requested, "sampled": len(chosen), "available": len(pool)}
+    for split, row in counts["splits"].items():
+        row["sampled"] = take.get(split, 0)
+    return {**counts, "requested": requested, "sampled": len(chosen), "available": sum(room.values())}

@@ -40,6 +40,41 @@ def test_sample_is_deterministic(project, django_db_blocker):
     assert len(chosen) == 3 and chosen <= {s.rico_id for s in made}
 
 
+def split_screens(project, split, n, per_screen):
+    made = screens(project, n)
+    for screen in made:
+        screen.split = split
+        screen.save(update_fields=["split"])
+        for k in range(per_screen):
+            answering_question(screen, text=f"Question {k} on {screen.rico_id}?")
+    return made
+
+
+def test_the_sample_is_stratified_so_every_split_reaches_the_target(project):
+    # given 80 train questions (one already not-answerable), 30 validation and 20 test questions
+    split_screens(project, "train", 40, 2)
+    first = Question.objects.filter(screen__split="train").order_by("pk").first()
+    Question.objects.filter(pk=first.pk).update(source=QuestionSource.NOT_ANSWERABLE)
+    split_screens(project, "validation", 15, 2)
+    split_screens(project, "test", 10, 2)
+    # when the lead starts the stage with the default size
+    result = not_answerable_start(project=project)
+    # then each split gets what it needs to reach 10% on its own: ceil((8 - 1) / 0.9) = 8,
+    # ceil(3 / 0.9) = 4, ceil(2 / 0.9) = 3
+    assert {s: row["sampled"] for s, row in result["splits"].items()} == {"train": 8, "validation": 4, "test": 3}
+    sampled = Screen.objects.filter(not_answerable_sampled=True)
+    assert {s: sampled.filter(split=s).count() for s in ("train", "validation", "test")} == {
+        "train": 8,
+        "validation": 4,
+        "test": 3,
+    }
+    assert result["splits"]["train"]["share"] == round(1 / 80, 4)
+    # and a given size is spread in proportion to what each split still needs
+    Screen.objects.update(not_answerable_sampled=False)
+    given = not_answerable_start(project=project, sample_size=30)
+    assert {s: row["sampled"] for s, row in given["splits"].items()} == {"train": 16, "validation": 8, "test": 6}
+
+
 @pytest.mark.parametrize("size", [0, 5001, "ten", 2.5])
 def test_bad_sample_size(project, size):
     with pytest.raises(ApplicationError) as err:
