@@ -40,6 +40,14 @@ class Project(models.Model):
     device_height = models.PositiveIntegerField(default=2560)
 
     prefilter_judgments = models.PositiveSmallIntegerField(default=1, help_text="judgments per screen (majority)")
+    # Language is a property of the app: an app is non-English once at least this many of its
+    # screens were judged non-English and they are at least this share of its judged screens.
+    app_non_english_screens = models.PositiveSmallIntegerField(
+        default=2, help_text="screens judged non-English that make the whole app non-English"
+    )
+    app_non_english_share = models.FloatField(
+        default=0.5, help_text="...when they are at least this share of the app's judged screens"
+    )
     questions_pass1_cap = models.PositiveSmallIntegerField(default=5)
     questions_pass2_cap = models.PositiveSmallIntegerField(default=3)
     answers_train = models.PositiveSmallIntegerField(default=1)
@@ -173,8 +181,12 @@ class App(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="apps")
     package = models.CharField(max_length=255)
-    # Set by a lead for the whole app ("non-English app" is a property of the app).
+    # "Non-English app" is a property of the app: decided by the project's rule over the judgments
+    # of its screens, or by a lead (``language_set_by``), whose word the rule never overrides.
     non_english = models.BooleanField(default=False)
+    language_set_by = models.CharField(
+        max_length=8, blank=True, choices=[("", "not decided"), ("rule", "the project's rule"), ("lead", "a lead")]
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "package"], name="app_unique_package")]

@@ -154,21 +154,31 @@ class NotAnswerableStartApi(APIView):
 
 
 class AppNonEnglishApi(APIView):
-    """Leads of the project: mark a whole app non-English (its screens waiting for
-    pre-filtering are excluded; screens further along are reported, not changed)."""
+    """Leads of the project: decide an app's language. Non-English (default): every screen of
+    the app leaves every queue and the release, whatever its state; ``{"english": true}``: the
+    app is English and the project's rule will not exclude it."""
 
     permission_classes = [IsAuthenticated]
+
+    class AppNonEnglishInSerializer(serializers.Serializer):
+        english = serializers.BooleanField(required=False, default=False)
 
     class AppNonEnglishOutSerializer(serializers.Serializer):
         app = serializers.CharField()
         non_english = serializers.BooleanField()
-        excluded = serializers.IntegerField()
-        further_along = serializers.DictField(child=serializers.IntegerField())
+        excluded = serializers.IntegerField(help_text="screens excluded now")
+        excluded_by_state = serializers.DictField(child=serializers.IntegerField(), help_text="...by their state")
+        questions_dropped = serializers.IntegerField()
+        judged = serializers.IntegerField(help_text="the app's screens with a pre-filtering decision")
+        judged_non_english = serializers.IntegerField()
 
-    @extend_schema(tags=TAGS, request=None, responses={200: AppNonEnglishOutSerializer, **ERRORS})
+    @extend_schema(tags=TAGS, request=AppNonEnglishInSerializer, responses={200: AppNonEnglishOutSerializer, **ERRORS})
     def post(self, request: Request, slug: str, package: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        return Response(app_mark_non_english(project=project, package=package))
+        english = _body(request).get("english", False)
+        if not isinstance(english, bool):
+            raise ApplicationError("english is true or false.", field="english")
+        return Response(app_mark_non_english(project=project, package=package, english=english))
 
 
 class ProjectProgressApi(APIView):

@@ -40,9 +40,12 @@ ANSWER_REASONS = {
 REASON_REVIEW_REJECTED = "review-rejected"
 REASON_AUTHOR_PAUSED = "author-paused"
 REASON_WITHDRAWN = "withdrawn"
+REASON_NON_ENGLISH_APP = "non-english-app"
+# Reasons decided before post-processing, which never revisits them.
 QUALITY_QUESTION_REASONS = {
     REASON_REVIEW_REJECTED: "rejected in review",
     REASON_AUTHOR_PAUSED: "its writer was paused by quality control",
+    REASON_NON_ENGLISH_APP: "its app is not in English",
 }
 QUALITY_ANSWER_REASONS = {
     REASON_REVIEW_REJECTED: "rejected in review",

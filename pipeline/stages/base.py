@@ -146,6 +146,10 @@ class StageDefinition:
         """Whether a normalised submission matches a gold answer, and why not (for the feedback)."""
         raise NotImplementedError
 
+    def after_submit(self, *, assignment: Assignment) -> None:
+        """After a submission's transaction: project-wide consequences that take the project's
+        lock (which must not be taken while holding a unit's lock)."""
+
     def review_rejected(self, *, reviewed: Assignment, reason: str, now: datetime) -> None:
         """A reviewer rejected ``reviewed`` (a submission of this stage): undo what needs undoing.
         Caller holds the locks of the reviewed unit and assignment."""

@@ -423,7 +423,9 @@ def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) ->
                 assignment_renew(assignment=assignment, now=now)
             stage.apply(assignment=assignment, unit=unit, cleaned=cleaned, now=now)
             work_submitted(stage=stage, assignment=assignment, now=now)
-            return assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
+            done = assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
+        stage.after_submit(assignment=done)
+        return done
     except ConflictError:
         assignment_keep_as_draft(assignment_id=assignment_id, data=data)
         raise

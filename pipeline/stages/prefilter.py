@@ -7,10 +7,14 @@ the released data beats recall (documented in docs/engine.md). Non-English wins 
 out-of-sync as the reason kept on the screen (it is a property of the app); every
 judgment stays in ``PrefilterJudgment``.
 
-A lead may mark a whole app non-English (``app_mark_non_english``): its screens still
-waiting for pre-filtering are excluded at once and their open leases expire; screens
-already further along are left as they are (work was invested; post-processing or the
-lead decides) and reported by state.
+Language is a property of the app (as in the papers). An app becomes non-English by the
+project's rule (``app_non_english_screens`` of its screens judged non-English, at least
+``app_non_english_share`` of its judged screens; checked after each non-English judgment,
+``app_language_check``) or by a lead (``app_mark_non_english``, whose word the rule never
+overrides; a lead may also declare an app English). Once an app is non-English, all its
+screens leave every queue and the release, whatever their state: screens excluded, open
+leases ended, questions dropped with ``non-english-app`` (counted in the funnel and the
+manifest with the other drop reasons).
 """
 
 from __future__ import annotations
@@ -31,10 +35,13 @@ from annotation.models import (
     AssignmentStatus,
     PrefilterJudgment,
     Project,
+    Question,
+    QuestionState,
     Screen,
     ScreenState,
     Stage,
 )
+from pipeline.release.decide import REASON_NON_ENGLISH_APP
 
 from .base import StageDefinition, crowd_share, form_flag, form_text, live_q, taken_by_user_q
 from .units import SCREEN
@@ -149,6 +156,11 @@ class Prefilter(StageDefinition):
             pk=assignment.pk
         ).update(status=AssignmentStatus.EXPIRED, updated_at=now)
 
+    def after_submit(self, *, assignment: Assignment) -> None:
+        """A judgment of non-English may make the whole app non-English (the project's rule)."""
+        if (assignment.submission or {}).get("non_english_app") and assignment.screen.app_id is not None:
+            app_language_check(project=assignment.project, app_id=assignment.screen.app_id)
+
     # --- quality control -------------------------------------------------------------------
 
     def gold_answer(self, *, submission: dict[str, Any]) -> dict[str, Any]:
@@ -208,41 +220,88 @@ class Prefilter(StageDefinition):
         }
 
 
-@transaction.atomic
-def app_mark_non_english(*, project: Project, package: str) -> dict[str, Any]:
-    """A lead marks a whole app non-English.
-
-    Idempotent. Locks the project (one project-wide action at a time), then the app's
-    screens in pre-filtering (in id order), then their assignments. Returns
-    ``{"app", "non_english", "excluded", "further_along": {state: count}}``.
-    """
-    project_lock(project_id=project.pk)
-    app = App.objects.filter(project=project, package=package).first()
-    if app is None:
-        raise NotFoundError("App not found.", field="package")
-    if not app.non_english:
-        app.non_english = True
-        app.save(update_fields=["non_english"])
-    now = timezone.now()
-    waiting = list(
-        Screen.objects.select_for_update()
-        .filter(app=app, state=ScreenState.PREFILTER)
-        .order_by("pk")
-        .values_list("pk", flat=True)
+def app_language_votes(*, app: App) -> tuple[int, int]:
+    """``(judged, non_english)``: the app's screens with a pre-filtering decision, and those of
+    them whose judges said non-English (by the screen's own majority)."""
+    rows = (
+        PrefilterJudgment.objects.filter(screen__app=app)
+        .values("screen_id")
+        .annotate(n=Count("pk"), yes=Count("pk", filter=Q(non_english_app=True)))
     )
-    Screen.objects.filter(pk__in=waiting).update(state=ScreenState.EXCLUDED, exclusion_reason=REASON_NON_ENGLISH)
-    Assignment.objects.filter(screen_id__in=waiting, stage=Stage.PREFILTER, status=AssignmentStatus.LEASED).update(
+    needed = app.project.prefilter_judgments
+    judged = [row for row in rows if row["n"] >= needed]
+    return len(judged), sum(1 for row in judged if row["yes"] * 2 >= row["n"] and row["yes"] > 0)
+
+
+def app_rule_says_non_english(*, app: App) -> tuple[bool, dict[str, Any]]:
+    judged, non_english = app_language_votes(app=app)
+    project = app.project
+    decided = non_english >= project.app_non_english_screens and non_english >= project.app_non_english_share * judged
+    return decided, {"judged": judged, "non_english": non_english}
+
+
+def _app_exclude(*, app: App, now: Any) -> dict[str, Any]:
+    """Every screen of a non-English app leaves every queue and the release: screens excluded
+    (in id order, whatever their state), open leases on them ended, their questions dropped.
+    Caller holds the project's lock."""
+    screens = list(
+        Screen.objects.select_for_update()
+        .filter(app=app)
+        .exclude(state=ScreenState.EXCLUDED)
+        .order_by("pk")
+        .values_list("pk", "state")
+    )
+    ids = [pk for pk, _ in screens]
+    Screen.objects.filter(pk__in=ids).update(state=ScreenState.EXCLUDED, exclusion_reason=REASON_NON_ENGLISH)
+    Assignment.objects.filter(screen_id__in=ids, status=AssignmentStatus.LEASED).update(
         status=AssignmentStatus.EXPIRED, updated_at=now
     )
-    further = (
-        Screen.objects.filter(app=app)
-        .exclude(state__in=[ScreenState.PREFILTER, ScreenState.EXCLUDED])
-        .values("state")
-        .annotate(n=Count("pk"))
+    dropped = (
+        Question.objects.filter(screen_id__in=ids)
+        .exclude(state=QuestionState.DROPPED)
+        .update(state=QuestionState.DROPPED, drop_reason=REASON_NON_ENGLISH_APP)
     )
-    return {
-        "app": app.package,
-        "non_english": True,
-        "excluded": len(waiting),
-        "further_along": {row["state"]: row["n"] for row in further},
-    }
+    by_state: dict[str, int] = {}
+    for _, state in screens:
+        by_state[state] = by_state.get(state, 0) + 1
+    return {"excluded": len(ids), "excluded_by_state": by_state, "questions_dropped": dropped}
+
+
+@transaction.atomic
+def app_language_check(*, project: Project, app_id: int) -> bool:
+    """Apply the project's app-language rule to one app (after one of its screens was judged).
+    Locks the project. Returns whether the app became non-English."""
+    project_lock(project_id=project.pk)
+    app = App.objects.select_related("project").filter(pk=app_id, project=project).first()
+    if app is None or app.non_english or app.language_set_by == "lead":
+        return False
+    decided, _ = app_rule_says_non_english(app=app)
+    if not decided:
+        return False
+    app.non_english, app.language_set_by = True, "rule"
+    app.save(update_fields=["non_english", "language_set_by"])
+    _app_exclude(app=app, now=timezone.now())
+    return True
+
+
+@transaction.atomic
+def app_mark_non_english(*, project: Project, package: str, english: bool = False) -> dict[str, Any]:
+    """A lead decides an app's language (the rule never overrides it).
+
+    Non-English (default): every screen of the app leaves every queue and the release, whatever
+    its state (questions on them are dropped with ``non-english-app``). ``english``: the app is
+    English, so the rule will not exclude it; screens already excluded stay excluded. Idempotent.
+    Locks the project, then the app's screens in id order. Returns ``{"app", "non_english",
+    "excluded", "excluded_by_state", "questions_dropped", "judged", "judged_non_english"}``.
+    """
+    project_lock(project_id=project.pk)
+    app = App.objects.select_related("project").filter(project=project, package=package).first()
+    if app is None:
+        raise NotFoundError("App not found.", field="package")
+    app.non_english, app.language_set_by = not english, "lead"
+    app.save(update_fields=["non_english", "language_set_by"])
+    done = {"excluded": 0, "excluded_by_state": {}, "questions_dropped": 0}
+    if not english:
+        done = _app_exclude(app=app, now=timezone.now())
+    judged, non_english = app_language_votes(app=app)
+    return {"app": app.package, "non_english": not english, **done, "judged": judged, "judged_non_english": non_english}

@@ -42,6 +42,11 @@ def test_simulated_crowd_makes_a_project_ready_for_postprocessing(project):
     picked = AnswerElement.objects.filter(vh_index__isnull=False).count()
     assert drawn > 0 and picked > 0  # both kinds of box are first-class
     assert assignment_double_leases(project=project) == 0
+    # language is the app's: no screen of a non-English app went on, whatever its own judgment
+    from annotation.models import App, Screen
+
+    non_english = App.objects.filter(project=project, non_english=True)
+    assert not Screen.objects.filter(app__in=non_english).exclude(state="excluded").exists()
 
 
 def test_simulation_is_deterministic(project):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
-from annotation.models import AssignmentStatus, PrefilterJudgment, ScreenState
+from annotation.models import AssignmentStatus, PrefilterJudgment, Screen, ScreenState
 from pipeline.stages import app_mark_non_english, assignment_next, assignment_submit
 from pipeline.stages.prefilter import prefilter_decide
-from tests.pipeline.stages.helpers import member, screens
+from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db
 
@@ -97,33 +97,71 @@ def test_bad_bodies_name_the_field_and_change_nothing(project, body, field):
 
 
 def test_lead_marks_an_app_non_english(project):
-    # given an app with a screen waiting (leased by A), one waiting free, one already further along
-    a = member(project, "a")
+    # given an app with a screen waiting (leased by A), one waiting free, one already further
+    # along with a question being answered (leased by B)
+    a, b, author = member(project, "a"), member(project, "b"), member(project, "author")
     waiting_leased, waiting_free = screens(project, 2)
-    further = screens(project, 1, state=ScreenState.QUESTIONS_1, app=waiting_leased.app)[0]
+    further = screens(project, 1, state=ScreenState.ANSWERING, app=waiting_leased.app, split="train")[0]
+    question = answering_question(further, author=author)
     lease = assignment_next(project=project, user=a, stage="prefilter")
     assert lease.screen_id == waiting_leased.pk
+    answering = assignment_next(project=project, user=b, stage="answers")
+    assert answering.question_id == question.pk
     # when the lead marks the app non-English
     result = app_mark_non_english(project=project, package=waiting_leased.app.package)
-    # then the waiting screens are excluded, the one further along is reported and left alone
-    assert result == {
-        "app": waiting_leased.app.package,
-        "non_english": True,
-        "excluded": 2,
-        "further_along": {"questions-1": 1},
-    }
-    for screen in (waiting_leased, waiting_free):
+    # then every screen of the app is excluded whatever its state, and its question dropped
+    assert result["excluded"] == 3 and result["questions_dropped"] == 1
+    assert result["excluded_by_state"] == {"prefilter": 2, "answering": 1}
+    for screen in (waiting_leased, waiting_free, further):
         screen.refresh_from_db()
         assert (screen.state, screen.exclusion_reason) == (ScreenState.EXCLUDED, "non_english")
-    further.refresh_from_db()
-    assert further.state == ScreenState.QUESTIONS_1
+    question.refresh_from_db()
+    assert (question.state, question.drop_reason) == ("dropped", "non-english-app")
+    assert assignment_next(project=project, user=member(project, "c"), stage="answers") is None
     # and A's late judgment is refused with its content kept as a draft
     with pytest.raises(ConflictError):
         assignment_submit(assignment_id=lease.pk, user=a, data=OK)
     lease.refresh_from_db()
     assert lease.status == AssignmentStatus.EXPIRED and lease.draft == OK
+    answering.refresh_from_db()
+    assert answering.status == AssignmentStatus.EXPIRED
     # and marking again changes nothing
     assert app_mark_non_english(project=project, package=waiting_leased.app.package)["excluded"] == 0
+
+
+def test_the_app_rule_makes_an_app_non_english_and_a_lead_can_overrule_it(project):
+    # given an app with five screens, the project's rule: 2 screens, half of the judged ones
+    a = member(project, "a")
+    made = screens(project, 5)
+    app = made[0].app
+    assert all(s.app_id == app.pk for s in made)
+    yes = {"non_english_app": True, "vh_out_of_sync": False, "note": ""}
+    # when one screen is judged non-English: the app is not decided yet (1 < 2)
+    first = assignment_next(project=project, user=a, stage="prefilter")
+    assignment_submit(assignment_id=first.pk, user=a, data=yes)
+    app.refresh_from_db()
+    assert not app.non_english
+    assert Screen.objects.filter(app=app, state=ScreenState.PREFILTER).count() == 4
+    # when a second one is: the app is non-English, and all its screens leave the queue
+    second = assignment_next(project=project, user=a, stage="prefilter")
+    assignment_submit(assignment_id=second.pk, user=a, data=yes)
+    app.refresh_from_db()
+    assert (app.non_english, app.language_set_by) == (True, "rule")
+    assert not Screen.objects.filter(app=app).exclude(state=ScreenState.EXCLUDED).exists()
+    assert assignment_next(project=project, user=a, stage="prefilter") is None
+
+
+def test_a_lead_who_says_english_keeps_the_rule_away(project):
+    a = member(project, "a")
+    made = screens(project, 4)
+    result = app_mark_non_english(project=project, package=made[0].app.package, english=True)
+    assert (result["non_english"], result["excluded"]) == (False, 0)
+    yes = {"non_english_app": True, "vh_out_of_sync": False, "note": ""}
+    for _ in range(3):
+        lease = assignment_next(project=project, user=a, stage="prefilter")
+        assignment_submit(assignment_id=lease.pk, user=a, data=yes)
+    # the three judged screens are excluded on their own judgment; the fourth still waits
+    assert Screen.objects.filter(state=ScreenState.PREFILTER).count() == 1
 
 
 def test_unknown_app_is_not_found(project):
