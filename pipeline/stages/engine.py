@@ -52,6 +52,7 @@ from annotation.services.assignments import (
     assignment_skip as services_skip,
 )
 from pipeline.quality.gold import gold_pick
+from pipeline.quality.mine import standing_views
 from pipeline.quality.standing import (
     WORK,
     Plan,
@@ -492,12 +493,15 @@ def assignment_result(*, assignment: Assignment) -> dict[str, Any]:
 
 def stages_for_user(*, project: Project, user: Any) -> list[dict[str, Any]]:
     """The stages the caller may work on, in pipeline order, for the home page:
-    ``[{"stage", "label", "available", "done_today", "open_assignment"}]``.
+    ``[{"stage", "label", "available", "done_today", "open_assignment", "standing"}]``.
 
-    ``available`` counts units the caller could lease now (their own open one excluded).
+    ``available`` counts units the caller could lease now (their own open one excluded);
+    ``standing`` is their ``pipeline.quality.mine.StandingView`` in the stage (the review stage
+    is listed for reviewers and leads only, by its ``check_access``).
     """
     membership = member_get(project=project, user=user)
     now = timezone.now()
+    standings = standing_views(project=project, user=user, membership=membership)
     done = assignment_done_today_counts(project=project, user=user, now=now)
     open_ids = dict(
         Assignment.objects.filter(project=project, annotator=user, status=AssignmentStatus.LEASED)
@@ -517,6 +521,7 @@ def stages_for_user(*, project: Project, user: Any) -> list[dict[str, Any]]:
                 "available": stage.available_count(project=project, user=user, now=now),
                 "done_today": done.get(stage.name, 0),
                 "open_assignment": open_ids.get(stage.name),
+                "standing": standings[stage.name],
             }
         )
     return rows
