@@ -82,8 +82,9 @@ class StandingView:
         return f"{label}: {self.why}" if self.why else label
 
 
-def standing_views(*, project: Project, user: Any, membership: Membership | None = None) -> dict[str, StandingView]:
-    """Every stage's ``StandingView`` for ``user`` (leads and site admins: never gated). Two queries."""
+def standing_views(*, project: Project, user: Any, membership: Membership | None) -> dict[str, StandingView]:
+    """Every stage's ``StandingView`` for ``user`` (``membership``: theirs, as ``member_get`` reads it;
+    leads and site admins are never gated). Two queries."""
     now = timezone.now()
     is_trusted = trusted(user=user, membership=membership)
     rows = {s.stage: s for s in Standing.objects.filter(project=project, user=user)}
