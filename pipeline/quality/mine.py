@@ -84,21 +84,23 @@ class StandingView:
 
 def standing_views(*, project: Project, user: Any, membership: Membership | None) -> dict[str, StandingView]:
     """Every stage's ``StandingView`` for ``user`` (``membership``: theirs, as ``member_get`` reads it;
-    leads and site admins are never gated). Two queries."""
+    leads and site admins are never gated). One query, two while a qualification set runs."""
     now = timezone.now()
     is_trusted = trusted(user=user, membership=membership)
     rows = {s.stage: s for s in Standing.objects.filter(project=project, user=user)}
-    qualification_done = {
-        (row["stage"], row["attempt"]): row["n"]
-        for row in Assignment.objects.filter(
-            project=project,
-            annotator=user,
-            purpose=Purpose.QUALIFICATION,
-            status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
-        )
-        .values("stage", "attempt")
-        .annotate(n=Count("id"))
-    }
+    qualification_done: dict[tuple[str, int], int] = {}
+    if any(row.status == StandingStatus.QUALIFYING for row in rows.values()):
+        qualification_done = {
+            (row["stage"], row["attempt"]): row["n"]
+            for row in Assignment.objects.filter(
+                project=project,
+                annotator=user,
+                purpose=Purpose.QUALIFICATION,
+                status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
+            )
+            .values("stage", "attempt")
+            .annotate(n=Count("id"))
+        }
     views = {}
     for stage in stages().values():
         mode = "" if is_trusted else qualification_mode(stage)
