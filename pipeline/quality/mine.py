@@ -37,7 +37,7 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
-from pipeline.stages.base import StageDefinition
+from pipeline.stages.base import StageDefinition, submission_lines
 from pipeline.stages.registry import stage_get, stages
 
 from .standing import qualification_mode, retry_after, trusted
@@ -188,8 +188,8 @@ def _control_brief(result: ControlResult) -> dict[str, Any]:
         "given": feedback.get("given") or {},
         "gold": feedback.get("gold") or {},
         "why": feedback.get("why") or "",
-        "given_lines": value_lines(feedback.get("given") or {}),
-        "gold_lines": value_lines(feedback.get("gold") or {}),
+        "given_lines": submission_lines(feedback.get("given") or {}),
+        "gold_lines": submission_lines(feedback.get("gold") or {}),
     }
 
 
@@ -334,8 +334,8 @@ def _feedback(results: Any) -> list[FeedbackItem]:
             rico_id=r.assignment.screen.rico_id,
             question=r.assignment.question.text if r.assignment.question is not None else "",
             correct=r.correct,
-            given_lines=value_lines((r.feedback or {}).get("given") or {}),
-            gold_lines=value_lines((r.feedback or {}).get("gold") or {}),
+            given_lines=submission_lines((r.feedback or {}).get("given") or {}),
+            gold_lines=submission_lines((r.feedback or {}).get("gold") or {}),
             why=(r.feedback or {}).get("why") or "",
             created_at=r.created_at,
         )
@@ -396,34 +396,3 @@ def feedback_by_stage(*, project: Project, user: Any) -> list[tuple[StageDefinit
             if wrong:
                 found.append((definition, "control", wrong))
     return found
-
-
-# --- display -------------------------------------------------------------------------------------
-
-_FIELD_LABELS = {
-    "non_english_app": "Non-English app",
-    "vh_out_of_sync": "VH out of sync",
-    "verdict": "Verdict",
-    "elements": "Elements",
-    "full_answer": "Full answer",
-    "question": "Question",
-    "questions": "Questions",
-    "note": "Note",
-}
-
-
-def value_lines(value: dict[str, Any]) -> list[tuple[str, str]]:
-    """A submission or gold answer as ``(label, text)`` lines an annotator reads."""
-    lines = []
-    for key, item in value.items():
-        if isinstance(item, bool):
-            text = "yes" if item else "no"
-        elif isinstance(item, list):
-            parts = [str(e.get("text") or f"box {e.get('bounds')}") if isinstance(e, dict) else str(e) for e in item]
-            text = " · ".join(f"{n}. {p}" for n, p in enumerate(parts, 1)) or "none"
-        elif item in (None, ""):
-            continue
-        else:
-            text = str(item)
-        lines.append((_FIELD_LABELS.get(key, key.replace("_", " ").capitalize()), text))
-    return lines
