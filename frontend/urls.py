@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from annotation.models import ImportJob, ReleaseJob
-from frontend.views import analytics, core, export, jobs, postprocess, workspace
+from frontend.views import analytics, core, export, jobs, mine, postprocess, workspace
 
 app_name = "frontend"
 
@@ -27,6 +27,7 @@ urlpatterns = [
     path("release-jobs/<int:job_id>/retry/", jobs.job_rerun_view, {"model": ReleaseJob}, name="release-job-retry"),
     # the annotator workspace (see ``frontend.views.workspace`` for who may use each page)
     path("projects/<slug:slug>/work/", workspace.workspace_home, name="workspace"),
+    path("projects/<slug:slug>/my-work/", mine.my_work, name="my-work"),
     path("projects/<slug:slug>/work/<str:stage>/next/", workspace.workspace_next, name="workspace-next"),
     path("projects/<slug:slug>/work/a/<int:pk>/", workspace.assignment_page, name="workspace-assignment"),
     path("projects/<slug:slug>/work/a/<int:pk>/draft/", workspace.assignment_draft, name="workspace-draft"),

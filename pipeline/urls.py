@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from pipeline.apis import analytics, engine, export, imports, jobs, postprocess
+from pipeline.apis import analytics, engine, export, imports, jobs, mine, postprocess
 
 urlpatterns = [
     # imports (leads)
@@ -22,6 +22,7 @@ urlpatterns = [
         engine.AppNonEnglishApi.as_view(),
         name="api-app-non-english",
     ),
+    path("projects/<slug:slug>/my-work/", mine.MyWorkApi.as_view(), name="api-my-work"),
     path("projects/<slug:slug>/progress/", engine.ProjectProgressApi.as_view(), name="api-project-progress"),
     path("assignments/<int:assignment_id>/", engine.AssignmentDetailApi.as_view(), name="api-assignment"),
     path("assignments/<int:assignment_id>/submit/", engine.AssignmentSubmitApi.as_view(), name="api-assignment-submit"),

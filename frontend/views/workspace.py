@@ -6,7 +6,8 @@ of ``pipeline.stages`` (the engine) and renders the result.
 Who may use what:
 
 * every page needs a logged-in member of the project (any role; site admins too);
-  non-members get 404 so that a project's existence does not leak;
+  non-members get 404 so that a project's existence does not leak; a member refused a stage
+  (paused, not qualified, outside the answer pool or not a reviewer) gets a 403 page saying why;
 * an assignment page and every partial under it (draft, extend, skip, release, hints)
   belong to the assignment's annotator only: anybody else gets 404.
 """
@@ -30,6 +31,7 @@ from annotation.permissions import assignment_get_for_annotator, project_get_for
 from annotation.services.assignments import DRAFT_MAX_BYTES, SKIP_REASON_MAX
 from frontend import hints
 from pipeline import stages as engine
+from pipeline.quality.mine import refusal_items
 from pipeline.stages.base import StageDefinition
 
 from .core import domain_errors_as_http
@@ -159,8 +161,20 @@ def workspace_next(request: HttpRequest, slug: str, stage: str) -> HttpResponse:
     project: Project = project_get_for_member(user=request.user, slug=slug)
     try:
         assignment = engine.assignment_next(project=project, user=request.user, stage=definition.name)
-    except (NotFoundError, PermissionDeniedError):
+    except NotFoundError:
         raise
+    except PermissionDeniedError as exc:
+        # Refused (paused, not qualified, not in the answer pool, not a reviewer): a page that
+        # says why and, for a quality decision, shows the items behind it.
+        standing, wrong = refusal_items(project=project, user=request.user, stage=definition.name)
+        context = {
+            "project": project,
+            "stage": definition,
+            "reason": exc.message,
+            "standing": standing,
+            "wrong": wrong,
+        }
+        return render(request, "frontend/workspace/refused.html", context, status=403)
     except ApplicationError as exc:
         return render(
             request,

@@ -25,6 +25,7 @@ from annotation.permissions import (
     project_get_for_lead,
     project_get_for_member,
 )
+from pipeline.apis.mine import StandingSerializer
 from pipeline.stages import (
     app_mark_non_english,
     assignment_draft_save,
@@ -95,11 +96,13 @@ class StageListApi(APIView):
         available = serializers.IntegerField()
         done_today = serializers.IntegerField()
         open_assignment = serializers.IntegerField(allow_null=True)
+        standing = StandingSerializer(help_text="your standing in the stage (quality control)")
 
     @extend_schema(tags=TAGS, responses={200: StageRowSerializer(many=True), 404: ERRORS[404]})
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_member(user=request.user, slug=slug)
-        return Response(stages_for_user(project=project, user=request.user))
+        rows = stages_for_user(project=project, user=request.user)
+        return Response(self.StageRowSerializer(rows, many=True).data)
 
 
 class StageNextApi(APIView):

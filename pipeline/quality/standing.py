@@ -219,13 +219,22 @@ def _refusal(*, project: Project, user: Any, stage: StageDefinition) -> str:
     return f"You are paused in {stage.label}{why}. A lead can reinstate you."
 
 
+def retry_after(*, stage: StageDefinition, standing: Standing, project: Project) -> datetime | None:
+    """When a not-qualified annotator may start another qualification attempt; ``None``: never
+    (no gold set to retry on, or no attempt left). The workspace shows it; ``plan_next`` enforces it."""
+    if qualification_mode(stage) != "gold" or standing.attempt >= project.qualification_attempts:
+        return None
+    started = standing.attempt_started_at or standing.updated_at or timezone.now()
+    return started + timedelta(hours=project.qualification_cooldown_hours)
+
+
 def _retry_or_refuse(*, stage: StageDefinition, project: Project, user: Any, now: datetime) -> StandingBrief:
     row = Standing.objects.get(project=project, user=user, stage=stage.name)
-    if qualification_mode(stage) != "gold" or row.attempt >= project.qualification_attempts:
+    ready_at = retry_after(stage=stage, standing=row, project=project)
+    if ready_at is None:
         raise PermissionDeniedError(
             f"You did not qualify for {stage.label}{': ' + row.reason if row.reason else ''}. Ask a lead."
         )
-    ready_at = (row.attempt_started_at or now) + timedelta(hours=project.qualification_cooldown_hours)
     if now < ready_at:
         used = f"{row.attempt} of {project.qualification_attempts} attempts used"
         raise PermissionDeniedError(

@@ -257,3 +257,33 @@ def form_flag(post: QueryDict, name: str) -> bool:
 
 def form_refuse(message: str, *, field: str) -> ApplicationError:
     return ApplicationError(message, field=field)
+
+
+_FIELD_LABELS = {
+    "non_english_app": "Non-English app",
+    "vh_out_of_sync": "VH out of sync",
+    "verdict": "Verdict",
+    "elements": "Elements",
+    "full_answer": "Full answer",
+    "question": "Question",
+    "questions": "Questions",
+    "note": "Note",
+}
+
+
+def submission_lines(value: dict[str, Any]) -> list[tuple[str, str]]:
+    """A (normalised) submission or a gold answer as ``(label, text)`` lines a person reads: the
+    review page, and an annotator's feedback (their answer next to the gold one)."""
+    lines = []
+    for key, item in value.items():
+        if isinstance(item, bool):
+            text = "yes" if item else "no"
+        elif isinstance(item, list):
+            parts = [str(e.get("text") or f"box {e.get('bounds')}") if isinstance(e, dict) else str(e) for e in item]
+            text = " · ".join(f"{n}. {p}" for n, p in enumerate(parts, 1)) or "none"
+        elif item in (None, ""):
+            continue
+        else:
+            text = str(item)
+        lines.append((_FIELD_LABELS.get(key, key.replace("_", " ").capitalize()), text))
+    return lines

@@ -51,6 +51,7 @@ from annotation.services.assignments import (
 from annotation.services.assignments import (
     assignment_skip as services_skip,
 )
+from pipeline.quality import mine as quality_mine  # a module: it imports the stages package too
 from pipeline.quality.gold import gold_pick
 from pipeline.quality.standing import (
     WORK,
@@ -410,8 +411,11 @@ def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) ->
                 raise ConflictError("This assignment is already submitted, with other content.")
             now = timezone.now()
             if assignment.purpose != Purpose.WORK:  # a gold item: scored, nothing of the pipeline moves
-                gold_submitted(stage=stage, assignment=assignment, cleaned=cleaned, now=now)
-                return assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
+                # Marked submitted first, so that the last item of a qualification set counts as
+                # done and decides the set now (not on the next request, nor with an extra item).
+                submitted = assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
+                gold_submitted(stage=stage, assignment=submitted, cleaned=cleaned, now=now)
+                return submitted
             if assignment.status != AssignmentStatus.LEASED:
                 if not stage.open_to(unit=unit, user=user, now=now, own=assignment):
                     raise ConflictError(
@@ -494,12 +498,15 @@ def assignment_result(*, assignment: Assignment) -> dict[str, Any]:
 
 def stages_for_user(*, project: Project, user: Any) -> list[dict[str, Any]]:
     """The stages the caller may work on, in pipeline order, for the home page:
-    ``[{"stage", "label", "available", "done_today", "open_assignment"}]``.
+    ``[{"stage", "label", "available", "done_today", "open_assignment", "standing"}]``.
 
-    ``available`` counts units the caller could lease now (their own open one excluded).
+    ``available`` counts units the caller could lease now (their own open one excluded);
+    ``standing`` is their ``pipeline.quality.mine.StandingView`` in the stage (the review stage
+    is listed for reviewers and leads only, by its ``check_access``).
     """
     membership = member_get(project=project, user=user)
     now = timezone.now()
+    standings = quality_mine.standing_views(project=project, user=user, membership=membership)
     done = assignment_done_today_counts(project=project, user=user, now=now)
     open_ids = dict(
         Assignment.objects.filter(project=project, annotator=user, status=AssignmentStatus.LEASED)
@@ -519,6 +526,7 @@ def stages_for_user(*, project: Project, user: Any) -> list[dict[str, Any]]:
                 "available": stage.available_count(project=project, user=user, now=now),
                 "done_today": done.get(stage.name, 0),
                 "open_assignment": open_ids.get(stage.name),
+                "standing": standings[stage.name],
             }
         )
     return rows

@@ -33,7 +33,7 @@ from annotation.models import (
 from annotation.permissions import require_reviewer
 from pipeline.quality.standing import review_recorded
 
-from .base import StageDefinition, form_text, live_q, question_brief, taken_by_user_q
+from .base import StageDefinition, form_text, live_q, question_brief, submission_lines, taken_by_user_q
 from .registry import stage_get
 from .units import SUBMISSION
 from .wire import NOTE_MAX, AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField
@@ -165,7 +165,9 @@ class ReviewStage(StageDefinition):
         return [(label, draft[key]) for key, label in (("reason", "Reason"), ("comment", "Comment")) if draft.get(key)]
 
     def page_context(self, *, payload: dict[str, Any], state: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
-        return {"reviewed": payload["reviewed"]}
+        reviewed = payload["reviewed"]
+        shown = {k: v for k, v in reviewed["submission"].items() if k not in ("elements", "questions")}
+        return {"reviewed": reviewed, "reviewed_lines": submission_lines(shown)}
 
     # --- progress and crowd ------------------------------------------------------------------
 

@@ -12,10 +12,17 @@ export function controller({ $, form, config, viewer }) {
       if (typeof s.comment === "string") $("#comment").value = s.comment;
     },
     start: () => {
+      // Drawn as the answers page draws them (outlined, numbered in order), so the element
+      // stays readable under its box.
       const layer = svgEl("g", { class: "element-layer" }, viewer.svg);
+      const badge = Math.max(10, (viewer.W || 1080) / 45);
       (config.page.reviewed?.submission?.elements || []).forEach((e, i) => {
         const [l, t, r, b] = e.bounds;
-        svgEl("rect", { class: "el-box", x: l, y: t, width: r - l, height: b - t, "data-index": i + 1 }, layer);
+        const g = svgEl("g", { class: `el-box${e.vh_index == null ? " drawn" : ""}`, "data-index": i + 1 }, layer);
+        svgEl("rect", { class: "el-rect", x: l, y: t, width: r - l, height: b - t }, g);
+        svgEl("circle", { cx: l, cy: t, r: badge, class: "el-badge" }, g);
+        const n = svgEl("text", { x: l, y: t + badge * 0.4, "font-size": badge * 1.2, class: "el-num", "text-anchor": "middle" }, g);
+        n.textContent = String(i + 1);
       });
     },
     validate: (action) => (action === "reject" && !$("#reason").value ? [["reason", m.reason]] : []),

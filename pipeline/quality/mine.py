@@ -1,0 +1,398 @@
+"""What an annotator sees of their own work and quality (docs/quality.md, "What annotators see").
+
+Selectors only (no writes), read by the workspace home, the "My work" page and its JSON twin:
+
+* ``standing_views``: each stage's standing as the annotator reads it (qualifying with how far
+  the set is, active, paused, not qualified), why, and whether and when they may start again;
+* ``my_work_history``: their items, newest first, with the review verdict and, once submitted,
+  how a control or qualification item scored;
+* ``my_work_figures``: their counts per stage and their own figures;
+* ``feedback_by_stage``, ``refusal_items``: the items behind a decision, as training (their
+  answer next to the gold one).
+
+Control items stay indistinguishable from real work while they are served: an open lease is
+never shown as a control item, and a qualification item's result waits until its set is decided.
+Everything here reads the caller's own rows only (``annotator=user``, ``user=user``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.exceptions import ApplicationError
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    ControlResult,
+    Membership,
+    Project,
+    Purpose,
+    Review,
+    ReviewVerdict,
+    Standing,
+    StandingStatus,
+)
+from pipeline.stages.base import StageDefinition, submission_lines
+from pipeline.stages.registry import stage_get, stages
+
+from .standing import qualification_mode, retry_after, trusted
+
+HISTORY_LIMIT = 200  # rows of the history a page or an API call returns at most
+# Assignments that are part of an annotator's history (a released or expired lease is not work done).
+HISTORY_STATUSES = (AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED)
+
+
+@dataclass(frozen=True)
+class StandingView:
+    """An annotator's standing in one stage, in their words. ``status`` ``""``: not started."""
+
+    stage: str
+    label: str
+    status: str
+    status_label: str
+    reason: str
+    can_start: bool
+    qualification_mode: str
+    qualification_done: int | None = None
+    qualification_items: int | None = None
+    retry_at: datetime | None = None
+    attempts_left: int | None = None
+    has_feedback: bool = False
+
+    @property
+    def why(self) -> str:
+        """Why the status is what it is (a running gold set: how far it is)."""
+        if not self.status:
+            return {"gold": "you start with a qualification set", "review": "your first submissions are reviewed"}.get(
+                self.qualification_mode, ""
+            )
+        if self.status == StandingStatus.QUALIFYING and self.qualification_items:
+            return f"qualification set: {self.qualification_done} of {self.qualification_items} done"
+        return self.reason
+
+    @property
+    def summary(self) -> str:
+        """One line: the status and why ("Qualifying: qualification set: 3 of 10 done")."""
+        label = self.status_label or "Not started"
+        return f"{label}: {self.why}" if self.why else label
+
+
+def standing_views(*, project: Project, user: Any, membership: Membership | None) -> dict[str, StandingView]:
+    """Every stage's ``StandingView`` for ``user`` (``membership``: theirs, as ``member_get`` reads it;
+    leads and site admins are never gated). One query, two while a qualification set runs."""
+    now = timezone.now()
+    is_trusted = trusted(user=user, membership=membership)
+    rows = {s.stage: s for s in Standing.objects.filter(project=project, user=user)}
+    qualification_done: dict[tuple[str, int], int] = {}
+    if any(row.status == StandingStatus.QUALIFYING for row in rows.values()):
+        qualification_done = {
+            (row["stage"], row["attempt"]): row["n"]
+            for row in Assignment.objects.filter(
+                project=project,
+                annotator=user,
+                purpose=Purpose.QUALIFICATION,
+                status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
+            )
+            .values("stage", "attempt")
+            .annotate(n=Count("id"))
+        }
+    views = {}
+    for stage in stages().values():
+        mode = "" if is_trusted else qualification_mode(stage)
+        row = rows.get(stage.name)
+        if row is None or is_trusted:
+            views[stage.name] = StandingView(
+                stage=stage.name,
+                label=stage.label,
+                status="",
+                status_label="",
+                reason="",
+                can_start=True,
+                qualification_mode=mode,
+            )
+            continue
+        retry = retry_after(stage=stage, standing=row, project=project)
+        can_start = row.status in (StandingStatus.QUALIFYING, StandingStatus.ACTIVE) or (
+            row.status == StandingStatus.NOT_QUALIFIED and retry is not None and retry <= now
+        )
+        gold_set = mode == "gold" and row.status == StandingStatus.QUALIFYING
+        decided_attempts = row.attempt - 1 if row.status == StandingStatus.QUALIFYING else row.attempt
+        views[stage.name] = StandingView(
+            stage=stage.name,
+            label=stage.label,
+            status=row.status,
+            status_label=StandingStatus(row.status).label,
+            reason=row.reason,
+            can_start=can_start,
+            qualification_mode=mode,
+            qualification_done=qualification_done.get((stage.name, row.attempt), 0) if gold_set else None,
+            qualification_items=project.qualification_items if gold_set else None,
+            retry_at=retry if row.status == StandingStatus.NOT_QUALIFIED else None,
+            attempts_left=max(0, project.qualification_attempts - row.attempt) if mode == "gold" else None,
+            has_feedback=row.status == StandingStatus.PAUSED or (mode == "gold" and decided_attempts > 0),
+        )
+    return views
+
+
+def stage_filter(value: str | None) -> str | None:
+    """A ``stage`` filter as given: empty, or a stage's name (else ``ApplicationError`` naming them)."""
+    if not value:
+        return None
+    if value not in stages():
+        raise ApplicationError(f"The stage is one of {', '.join(stages())}.", field="stage")
+    return value
+
+
+# --- history -----------------------------------------------------------------------------------
+
+
+@dataclass
+class HistoryRow:
+    id: int
+    stage: str
+    stage_label: str
+    status: str
+    created_at: datetime
+    submitted_at: datetime | None
+    rico_id: str
+    question: str
+    questions: list[str]
+    open: bool
+    kind: str  # "work", "qualification", "control" ("work" for a control item still open)
+    review_state: str
+    review: dict[str, str] | None = None
+    control: dict[str, Any] | None = None
+    skip_reason: str = ""
+
+
+def _review_brief(review: Review, stage: StageDefinition) -> dict[str, str]:
+    return {
+        "verdict": review.verdict,
+        "verdict_label": ReviewVerdict(review.verdict).label,
+        "reason": review.reason,
+        "reason_label": stage.review_reasons.get(review.reason, review.reason),
+        "comment": review.comment,
+    }
+
+
+def _control_brief(result: ControlResult) -> dict[str, Any]:
+    feedback = result.feedback or {}
+    return {
+        "correct": result.correct,
+        "purpose": result.purpose,
+        "given": feedback.get("given") or {},
+        "gold": feedback.get("gold") or {},
+        "why": feedback.get("why") or "",
+        "given_lines": submission_lines(feedback.get("given") or {}),
+        "gold_lines": submission_lines(feedback.get("gold") or {}),
+    }
+
+
+def _undecided_attempts(*, project: Project, user: Any) -> set[tuple[str, int]]:
+    """(stage, attempt) of qualification sets still running: their results wait for the decision."""
+    return set(
+        Standing.objects.filter(project=project, user=user, status=StandingStatus.QUALIFYING).values_list(
+            "stage", "attempt"
+        )
+    )
+
+
+def my_work_history(
+    *, project: Project, user: Any, stage: str | None = None, limit: int = HISTORY_LIMIT
+) -> list[HistoryRow]:
+    """The caller's items in ``project`` (one ``stage`` or all), newest first, at most ``limit``.
+    Three queries: the assignments with their screen, question, review and control result; the
+    questions they wrote; the qualification sets still running."""
+    mine = (
+        Assignment.objects.filter(project=project, annotator=user, status__in=HISTORY_STATUSES)
+        .select_related("screen", "question", "review_of", "control_result")
+        .prefetch_related("questions_written")
+        .order_by("-created_at", "-pk")
+    )
+    if stage:
+        mine = mine.filter(stage=stage)
+    running = _undecided_attempts(project=project, user=user)
+    rows = []
+    for a in mine[:limit]:
+        definition = stage_get(a.stage)
+        done = a.status != AssignmentStatus.LEASED
+        kind = str(a.purpose)
+        if not done and kind == Purpose.CONTROL:
+            kind = Purpose.WORK  # served exactly like real work until it is submitted
+        review = getattr(a, "review_of", None)
+        result = getattr(a, "control_result", None) if a.status == AssignmentStatus.SUBMITTED else None
+        if result is not None and a.purpose == Purpose.QUALIFICATION and (a.stage, a.attempt) in running:
+            result = None  # shown once the set is decided
+        rows.append(
+            HistoryRow(
+                id=a.pk,
+                stage=a.stage,
+                stage_label=definition.label,
+                status=a.status,
+                created_at=a.created_at,
+                submitted_at=a.submitted_at,
+                rico_id=a.screen.rico_id,
+                question=a.question.text if a.question is not None else "",
+                questions=[q.text for q in sorted(a.questions_written.all(), key=lambda q: q.position)],
+                open=not done,
+                kind=kind,
+                review_state=a.review_state if done else "",
+                review=_review_brief(review, definition) if review is not None else None,
+                control=_control_brief(result) if result is not None else None,
+                skip_reason=a.skip_reason if a.status == AssignmentStatus.SKIPPED else "",
+            )
+        )
+    return rows
+
+
+# --- figures -----------------------------------------------------------------------------------
+
+
+@dataclass
+class StageCounts:
+    stage: str
+    label: str
+    submitted: int = 0
+    skipped: int = 0
+    open: int = 0
+
+
+@dataclass
+class Figures:
+    items_done: int
+    skipped: int
+    control_items: int
+    control_correct: int
+    control_accuracy: float | None
+    reviewed: int
+    review_accepted: int
+    review_acceptance: float | None
+    per_stage: list[StageCounts] = field(default_factory=list)
+
+
+def my_work_figures(*, project: Project, user: Any) -> Figures:
+    """The caller's counts per stage (submitted, skipped, open) and own figures: control accuracy
+    (control items only; qualification sets are reported in the standing) and review acceptance.
+    Three queries."""
+    counts = (
+        Assignment.objects.filter(project=project, annotator=user, status__in=HISTORY_STATUSES)
+        .values("stage", "status")
+        .annotate(n=Count("id"))
+    )
+    per_stage = {name: StageCounts(stage=name, label=s.label) for name, s in stages().items()}
+    for row in counts:
+        setattr(per_stage[row["stage"]], {"leased": "open"}.get(row["status"], row["status"]), row["n"])
+    control = ControlResult.objects.filter(project=project, user=user, purpose=Purpose.CONTROL).aggregate(
+        items=Count("id"), correct=Count("id", filter=Q(correct=True))
+    )
+    reviews = Review.objects.filter(reviewed__project=project, reviewed__annotator=user).aggregate(
+        items=Count("id"), accepted=Count("id", filter=Q(verdict=ReviewVerdict.ACCEPTED))
+    )
+    return Figures(
+        items_done=sum(s.submitted for s in per_stage.values()),
+        skipped=sum(s.skipped for s in per_stage.values()),
+        control_items=control["items"],
+        control_correct=control["correct"],
+        control_accuracy=round(control["correct"] / control["items"], 4) if control["items"] else None,
+        reviewed=reviews["items"],
+        review_accepted=reviews["accepted"],
+        review_acceptance=round(reviews["accepted"] / reviews["items"], 4) if reviews["items"] else None,
+        per_stage=[s for s in per_stage.values() if s.submitted or s.skipped or s.open],
+    )
+
+
+# --- feedback ----------------------------------------------------------------------------------
+
+
+@dataclass
+class FeedbackItem:
+    assignment_id: int
+    stage: str
+    purpose: str
+    attempt: int
+    rico_id: str
+    question: str
+    correct: bool
+    given_lines: list[tuple[str, str]]
+    gold_lines: list[tuple[str, str]]
+    why: str
+    created_at: datetime
+
+
+def _feedback(results: Any) -> list[FeedbackItem]:
+    return [
+        FeedbackItem(
+            assignment_id=r.assignment_id,
+            stage=r.stage,
+            purpose=r.purpose,
+            attempt=r.attempt,
+            rico_id=r.assignment.screen.rico_id,
+            question=r.assignment.question.text if r.assignment.question is not None else "",
+            correct=r.correct,
+            given_lines=submission_lines((r.feedback or {}).get("given") or {}),
+            gold_lines=submission_lines((r.feedback or {}).get("gold") or {}),
+            why=(r.feedback or {}).get("why") or "",
+            created_at=r.created_at,
+        )
+        for r in results
+    ]
+
+
+def _results(*, project: Project, user: Any, stage: str) -> Any:
+    return ControlResult.objects.filter(project=project, user=user, stage=stage).select_related(
+        "assignment__screen", "assignment__question"
+    )
+
+
+def qualification_feedback(*, project: Project, user: Any, stage: str, standing: Standing | None) -> list[FeedbackItem]:
+    """Every item of the caller's last decided qualification set in ``stage`` (passed or not), in
+    the order served; a set still running shows nothing. One query."""
+    if standing is None:
+        return []
+    last = standing.attempt - 1 if standing.status == StandingStatus.QUALIFYING else standing.attempt
+    if last <= 0:
+        return []
+    rows = _results(project=project, user=user, stage=stage).filter(purpose=Purpose.QUALIFICATION, attempt=last)
+    return _feedback(rows.order_by("pk"))
+
+
+def control_feedback(*, project: Project, user: Any, stage: str, wrong_only: bool = False) -> list[FeedbackItem]:
+    """The caller's last control items in ``stage`` (the monitoring window), newest first. One query."""
+    rows = _results(project=project, user=user, stage=stage).filter(purpose=Purpose.CONTROL).order_by("-pk")
+    items = _feedback(rows[: project.monitoring_window])
+    return [i for i in items if not i.correct] if wrong_only else items
+
+
+def refusal_items(*, project: Project, user: Any, stage: str) -> tuple[Standing | None, list[FeedbackItem]]:
+    """Why the caller may not work in ``stage`` now: their standing, and the items they got wrong
+    (the qualification set that failed, or the control items of the window that paused them)."""
+    standing = Standing.objects.filter(project=project, user=user, stage=stage).first()
+    if standing is None:
+        return None, []
+    if standing.status == StandingStatus.NOT_QUALIFIED:
+        done = qualification_feedback(project=project, user=user, stage=stage, standing=standing)
+        return standing, [i for i in done if not i.correct]
+    if standing.status == StandingStatus.PAUSED:
+        return standing, control_feedback(project=project, user=user, stage=stage, wrong_only=True)
+    return standing, []
+
+
+def feedback_by_stage(*, project: Project, user: Any) -> list[tuple[StageDefinition, str, list[FeedbackItem]]]:
+    """Per stage the caller has a standing in: (stage, kind, items) for a decided qualification set
+    (kind ``qualification``) and, when paused, the control items they got wrong (``control``)."""
+    found = []
+    for standing in Standing.objects.filter(project=project, user=user).order_by("pk"):
+        definition = stage_get(standing.stage)
+        items = qualification_feedback(project=project, user=user, stage=standing.stage, standing=standing)
+        if items:
+            found.append((definition, "qualification", items))
+        if standing.status == StandingStatus.PAUSED:
+            wrong = control_feedback(project=project, user=user, stage=standing.stage, wrong_only=True)
+            if wrong:
+                found.append((definition, "control", wrong))
+    return found

@@ -1,0 +1,49 @@
+"""Builders for the annotator-side quality tests: gold pre-filtering items, and annotators taken
+through a qualification set or paused by control items with the real engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.models import GoldItem, Project, ScreenState, Standing, StandingStatus
+from pipeline.stages import assignment_next, assignment_submit
+from tests.pipeline.stages.helpers import screens
+
+RIGHT = {"non_english_app": False, "vh_out_of_sync": False}
+WRONG = {"non_english_app": True, "vh_out_of_sync": False}
+
+
+def gold_prefilter(project: Project, count: int) -> list[GoldItem]:
+    """``count`` gold pre-filtering items (screens already judged: English, in sync)."""
+    return [
+        GoldItem.objects.create(project=project, stage="prefilter", screen=screen, answer=dict(RIGHT))
+        for screen in screens(project, count, state=ScreenState.QUESTIONS_1)
+    ]
+
+
+def work_prefilter(project: Project, user: Any, body: dict[str, Any]) -> Any:
+    lease = assignment_next(project=project, user=user, stage="prefilter")
+    assert lease is not None
+    return assignment_submit(assignment_id=lease.pk, user=user, data=dict(body))
+
+
+def fail_qualification(project: Project, user: Any) -> None:
+    """A two-item qualification set with one wrong answer: not qualified (the project asks 2 items)."""
+    project.qualification_items = 2
+    project.save(update_fields=["qualification_items"])
+    first = work_prefilter(project, user, WRONG)
+    second = work_prefilter(project, user, RIGHT)
+    assert first.purpose == second.purpose == "qualification"
+    assert Standing.objects.get(user=user, stage="prefilter").status == StandingStatus.NOT_QUALIFIED
+
+
+def pause_on_control_items(project: Project, user: Any) -> None:
+    """An active annotator whose every lease is a control item answers two wrong: paused."""
+    project.control_rate_new = 1.0
+    project.monitoring_window = 2
+    project.monitoring_min_items = 2
+    project.save(update_fields=["control_rate_new", "monitoring_window", "monitoring_min_items"])
+    Standing.objects.create(project=project, user=user, stage="prefilter", status=StandingStatus.ACTIVE)
+    for _ in range(2):
+        assert work_prefilter(project, user, WRONG).purpose == "control"
+    assert Standing.objects.get(user=user, stage="prefilter").status == StandingStatus.PAUSED
