@@ -7,9 +7,10 @@ that break the writing rules of the question stages. They are advice, never a re
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from collections.abc import Callable
+from itertools import pairwise
 
 # Two questions whose normalised texts are this similar are flagged as near duplicates.
 DUPLICATE_RATIO = 0.82
@@ -63,7 +64,7 @@ def _words(text: str) -> list[str]:
 
 
 def _pairs(words: list[str]) -> set[tuple[str, str]]:
-    return set(zip(words, words[1:], strict=False))
+    return set(pairwise(words))
 
 
 def _counting(w: list[str], first: str) -> bool:

@@ -133,7 +133,9 @@ def database_config(url: str) -> dict[str, Any]:
     driver keeps the prepared statements of a kept connection (``cached_statements``).
     """
     sqlite = url.startswith("sqlite:")
-    config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 600 if sqlite else 0)))
+    config: dict[str, Any] = dict(
+        dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 600 if sqlite else 0))
+    )
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["OPTIONS"] = {
             "transaction_mode": "IMMEDIATE",

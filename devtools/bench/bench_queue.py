@@ -378,7 +378,11 @@ def run(full: bool) -> dict[str, Any]:
         with tempfile.TemporaryDirectory(prefix="bench-queue-sqlite-") as tmp:
             sqlite_env = {k: v for k, v in base_env.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
             sqlite_env.update(
-                {"DJANGO_SETTINGS_MODULE": "annotation.settings.local", "SCREENQA_DATA_DIR": tmp, "PYTHONPATH": str(ROOT)}
+                {
+                    "DJANGO_SETTINGS_MODULE": "annotation.settings.local",
+                    "SCREENQA_DATA_DIR": tmp,
+                    "PYTHONPATH": str(ROOT),
+                }
             )
             subprocess.run(
                 [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import watch
 from tests.factories import MembershipFactory, ProjectFactory, ScreenFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -63,13 +63,11 @@ def _work_through(page: Any, stage: str, act: Any) -> int:
     """Open ``stage`` from the workspace home and do ``act`` on every item until nothing is left."""
     page.goto("/projects/demo/work/")
     page.locator(f'tr[data-stage="{stage}"] .button').click()
-    done = 0
-    for _ in range(20):
+    for done in range(20):
         page.locator("#ws[data-ready]").or_(page.get_by_text(NOTHING)).first.wait_for()
         if page.get_by_text(NOTHING).count():
             return done
         act(page)
-        done += 1
     raise AssertionError(f"{stage}: still items after 20")
 
 
@@ -128,7 +126,9 @@ def test_a_newcomer_goes_from_demo_setup_to_a_downloaded_release(browser, live_s
         second = who.login("annotator2")
         assert _work_through(second, "questions-2", _nothing) == 2
         # and every other member of the answer pool answers what waits for them
-        answered = sum(_work_through(who.login(name), "answers", _answer) for name in ("annotator2", "annotator3", "annotator4"))
+        answered = sum(
+            _work_through(who.login(name), "answers", _answer) for name in ("annotator2", "annotator3", "annotator4")
+        )
         assert answered >= 2
         assert not Question.objects.filter(state=QuestionState.ANSWERING).exists()
 

@@ -590,3 +590,19 @@ def test_an_untouched_item_is_given_back_when_the_page_is_left(demo, new_page):
     page.wait_for_timeout(500)
     assert _status(second) == AssignmentStatus.SUBMITTED
     assert Assignment.objects.filter(annotator=demo["annotator"], status=AssignmentStatus.LEASED).count() <= 1
+
+
+def test_question_hints_come_back_after_a_reload(demo, new_page):
+    generated_screens(demo["project"], start_id=964000, state=ScreenState.QUESTIONS_1)
+    page = new_page("annotator")
+    _open(page, "questions-1")
+    # given a question that gets a hint as it is typed
+    page.click("#q0")
+    page.keyboard.type("How many contacts are shown on the screen?")
+    page.wait_for_selector("[data-testid=hints-0] [data-kind=counting]")
+    _wait_saved(page)
+    # when the page is reloaded, then the restored question shows its hint again
+    page.reload()
+    page.wait_for_selector("#ws[data-ready]")
+    assert page.input_value("#q0") == "How many contacts are shown on the screen?"
+    page.wait_for_selector("[data-testid=hints-0] [data-kind=counting]")

@@ -54,7 +54,9 @@ def test_a_server_error_gets_the_styled_500_and_keeps_its_traceback():
     try:
         raise ValueError("boom")
     except ValueError:
-        record = logging.LogRecord("django.request", logging.ERROR, __file__, 1, "Internal Server Error", (), sys.exc_info())
+        record = logging.LogRecord(
+            "django.request", logging.ERROR, __file__, 1, "Internal Server Error", (), sys.exc_info()
+        )
     record.status_code = 500
     RefusalsWithoutTraceback().filter(record)
     assert "Traceback" in logging.Formatter().format(record)

@@ -29,7 +29,10 @@ class Command(BaseCommand):
             raise CommandError("--screens must be at least 1")
         passwords = settings.DATA_DIR / PASSWORDS_FILE
         result = demo_project_setup(
-            screens_dir=settings.DATA_DIR / "demo" / "screens", passwords_file=passwords, count=options["screens"], url=URL
+            screens_dir=settings.DATA_DIR / "demo" / "screens",
+            passwords_file=passwords,
+            count=options["screens"],
+            url=URL,
         )
         s = result.import_summary
         self.stdout.write(

@@ -184,6 +184,16 @@ keys.add(["?", "Alt+/"], "Show these shortcuts", () => keys.showHelp());
 $("#help-btn").addEventListener("click", () => keys.showHelp());
 if (config.errors && config.errors.form) showBanner(config.errors.form);
 
+// --- hints come back after a reload ---------------------------------------------------------
+// A question field restored from the draft asks for its writing hints again (its htmx trigger
+// listens for "hints-restore" besides typing). htmx binds its triggers when the document is
+// parsed; this module may run before or after that.
+const restoreHints = () => form.querySelectorAll("[data-hints-restore]").forEach((input) => {
+  if (input.value.trim()) input.dispatchEvent(new Event("hints-restore"));
+});
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => setTimeout(restoreHints, 0));
+else setTimeout(restoreHints, 0);
+
 // --- leaving an untouched item gives it back -----------------------------------------------
 // The item a stage opens by itself (after a submit, or "Open next") is leased for the project's
 // lease minutes. An annotator who leaves it untouched (closes the tab, goes home, stops for the
