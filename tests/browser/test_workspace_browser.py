@@ -114,8 +114,8 @@ def test_questions_two_passes_by_two_writers(demo, new_page):
     _open(page, "questions-1")
     page.fill("#q0", f"What did {name} write?")
     page.keyboard.press("Enter")  # to the next field, never a half-done submit
-    page.keyboard.type("How many unread messages are there?")
-    assert page.input_value("#q1") == "How many unread messages are there?"
+    page.keyboard.type("How many unread messages are shown on the screen?")
+    assert page.input_value("#q1") == "How many unread messages are shown on the screen?"
     # a live, non-blocking hint: counting
     page.wait_for_selector("[data-testid=hints-1] [data-kind=counting]")
     shoot(page, "questions-pass1")
