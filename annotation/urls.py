@@ -7,18 +7,22 @@ part of the contract: ``annotation.selectors.screens`` reverses ``api-screen-ima
 
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
 from annotation.apis import screens
-from annotation.apis.docs import ApiDocsView, ApiRedocView
+from annotation.apis.docs import ApiDocsView
 from annotation.apis.health import healthz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # Browsers ask for /favicon.ico whatever the page says: the icon the pages link to.
+    path("favicon.ico", RedirectView.as_view(url="/static/frontend/favicon.svg", permanent=True)),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", ApiDocsView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/redoc/", ApiRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    # ReDoc was dropped (its bundle fetched a logo from Redocly's CDN): old links land on Swagger UI.
+    path("api/redoc/", RedirectView.as_view(pattern_name="api-docs", permanent=True), name="api-redoc"),
     path(
         "api/projects/<slug:slug>/screens/<str:rico_id>/",
         screens.ScreenDetailApi.as_view(),

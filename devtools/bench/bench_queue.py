@@ -48,6 +48,8 @@ ROOT = Path(__file__).resolve().parents[2]
 LEVELS = (1, 8, 32)
 # The server under test; BENCH_GUNICORN overrides the worker options (to compare settings).
 # Default: the production web role's (docker/entrypoint.sh): 2 x CPUs + 1 processes, 1 thread.
+# BENCH_QUEUE_DATABASES: which databases to measure (default both: "postgresql,sqlite").
+DATABASES = tuple(os.environ.get("BENCH_QUEUE_DATABASES", "postgresql,sqlite").split(","))
 GUNICORN_ARGS = os.environ.get("BENCH_GUNICORN", f"-w {2 * (os.cpu_count() or 1) + 1} -k gthread --threads 1").split()
 
 
@@ -362,27 +364,36 @@ def run(full: bool) -> dict[str, Any]:
     base_env = {**os.environ, "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "600")}
     pg_env = {**base_env, "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE, "PYTHONPATH": str(ROOT)}
     per_client = {1: 150, 8: 60, 32: 25} if full else {1: 40, 8: 12, 32: 10}
+    unknown = set(DATABASES) - {"postgresql", "sqlite"}
+    if unknown:
+        raise SystemExit(f"BENCH_QUEUE_DATABASES: unknown {', '.join(sorted(unknown))} (postgresql, sqlite)")
     results: dict[str, Any] = {
         "server": f"gunicorn {' '.join(GUNICORN_ARGS)} (loopback), DB_CONN_MAX_AGE=" + base_env["DB_CONN_MAX_AGE"],
         "cpus": os.cpu_count(),
         "load_average_at_start": [round(v, 2) for v in os.getloadavg()],
-        "postgresql": _run_database("pg", pg_env, per_client, full),
     }
-    with tempfile.TemporaryDirectory(prefix="bench-queue-sqlite-") as tmp:
-        sqlite_env = {k: v for k, v in base_env.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
-        sqlite_env.update(
-            {"DJANGO_SETTINGS_MODULE": "annotation.settings.local", "SCREENQA_DATA_DIR": tmp, "PYTHONPATH": str(ROOT)}
-        )
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
-            cwd=ROOT, env=sqlite_env, check=True, timeout=600,
-        )  # fmt: skip
-        results["sqlite"] = _run_database("sqlite", sqlite_env, per_client, full)
+    if "postgresql" in DATABASES:
+        results["postgresql"] = _run_database("pg", pg_env, per_client, full)
+    if "sqlite" in DATABASES:
+        with tempfile.TemporaryDirectory(prefix="bench-queue-sqlite-") as tmp:
+            sqlite_env = {k: v for k, v in base_env.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+            sqlite_env.update(
+                {
+                    "DJANGO_SETTINGS_MODULE": "annotation.settings.local",
+                    "SCREENQA_DATA_DIR": tmp,
+                    "PYTHONPATH": str(ROOT),
+                }
+            )
+            subprocess.run(
+                [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+                cwd=ROOT, env=sqlite_env, check=True, timeout=600,
+            )  # fmt: skip
+            results["sqlite"] = _run_database("sqlite", sqlite_env, per_client, full)
     results["load_average_after_servers"] = [round(v, 2) for v in os.getloadavg()]
     results["crowd_services"] = crowd_run(screens=300 if full else 30, annotators=8)
     results["double_leases_total"] = results["crowd_services"]["double_leases"] + sum(
         fig["double_leases"] + fig["screens_submitted_twice_or_more"]
-        for db in ("postgresql", "sqlite")
+        for db in DATABASES
         for fig in results[db].values()
     )
     return results

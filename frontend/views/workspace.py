@@ -99,6 +99,7 @@ def _render_assignment(
     urls = {
         "draft": reverse("frontend:workspace-draft", kwargs={"slug": slug, "pk": pk}),
         "extend": reverse("frontend:workspace-extend", kwargs={"slug": slug, "pk": pk}),
+        "release": reverse("frontend:workspace-release", kwargs={"slug": slug, "pk": pk}),
         "hints": reverse("frontend:workspace-hints", kwargs={"slug": slug, "pk": pk}),
         "next": reverse("frontend:workspace-next", kwargs={"slug": slug, "stage": assignment.stage}),
         "home": reverse("frontend:workspace", kwargs={"slug": slug}),

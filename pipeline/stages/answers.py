@@ -122,8 +122,9 @@ class AnswersSubmitSerializer(StrictSerializer):
         error_messages={"max_length": f"At most {ELEMENTS_MAX} elements."},
         help_text="ordered; non-empty for answered",
     )
+    # Missing, null or blank: one message, the one that says what to do ("Write the answer ...").
     full_answer = TextField(
-        max_length=FULL_ANSWER_MAX, required=False, allow_blank=True, help_text="required for answered"
+        max_length=FULL_ANSWER_MAX, required=False, allow_blank=True, allow_null=True, help_text="required for answered"
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -132,7 +133,7 @@ class AnswersSubmitSerializer(StrictSerializer):
         if verdict != Verdict.ANSWERED:
             if elements:
                 raise serializers.ValidationError({"elements": f"A question marked {verdict} has no elements."})
-            return {**attrs, "elements": [], "full_answer": attrs.get("full_answer", "")}
+            return {**attrs, "elements": [], "full_answer": attrs.get("full_answer") or ""}
         if not elements:
             raise serializers.ValidationError(
                 {"elements": "An answer needs at least one element (a candidate or a drawn box)."}

@@ -19,7 +19,7 @@ print(json.dumps({{
   'storage': m.STORAGES['default']['BACKEND'],
   'eager': m.CELERY_TASK_ALWAYS_EAGER, 'broker': m.CELERY_BROKER_URL, 'debug': m.DEBUG,
   'threads': m.SCREENQA_INPROCESS_THREADS,
-  'static': m.STORAGES['staticfiles']['BACKEND'],
+  'static': m.STORAGES['staticfiles']['BACKEND'], 'conn_max_age': db['CONN_MAX_AGE'],
   'hsts': getattr(m, 'SECURE_HSTS_SECONDS', None), 'ssl_redirect': getattr(m, 'SECURE_SSL_REDIRECT', False),
 }}))
 """
@@ -49,6 +49,50 @@ def test_embedded_default_needs_no_services(tmp_path):
     assert config["eager"] is True
     assert config["threads"] is True
     assert (tmp_path).is_dir()
+
+
+PRAGMAS = """
+import json, os
+os.environ['DJANGO_SETTINGS_MODULE'] = 'annotation.settings.local'
+import django
+django.setup()
+from django.db import connection
+with connection.cursor() as c:
+    print(json.dumps({p: c.execute('PRAGMA ' + p).fetchone()[0]
+                      for p in ('journal_mode', 'synchronous', 'busy_timeout', 'temp_store')}))
+"""
+
+
+def test_embedded_default_serves_like_production_with_sqlite_fast_path(tmp_path):
+    # Given no environment at all, when the local profile loads (as `make demo` runs it)
+    config = json.loads(load("annotation.settings.local", {"SCREENQA_DATA_DIR": str(tmp_path)}).stdout)
+    # then DEBUG is off and SQLite connections are kept
+    assert config["debug"] is False
+    assert config["conn_max_age"] == 600
+    # and every new SQLite connection runs in WAL mode, synchronous=NORMAL, with a busy timeout
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_", "CELERY_", "AWS_"))}
+    result = subprocess.run(
+        [sys.executable, "-c", PRAGMAS],
+        env={**clean, "SCREENQA_DATA_DIR": str(tmp_path)},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "journal_mode": "wal",
+        "synchronous": 1,
+        "busy_timeout": 20000,
+        "temp_store": 2,
+    }
+    # and collected static files are read through the manifest (hashed, compressed), DEBUG only when asked
+    manifest = load("annotation.settings.local", {"SCREENQA_DATA_DIR": str(tmp_path), "DJANGO_STATIC_MANIFEST": "true"})
+    assert json.loads(manifest.stdout)["static"] == "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    debug = json.loads(
+        load("annotation.settings.local", {"SCREENQA_DATA_DIR": str(tmp_path), "DJANGO_DEBUG": "true"}).stdout
+    )
+    assert debug["debug"] is True and debug["static"] == "django.contrib.staticfiles.storage.StaticFilesStorage"
 
 
 def test_production_refuses_to_start_without_secrets():

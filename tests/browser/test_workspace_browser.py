@@ -114,8 +114,8 @@ def test_questions_two_passes_by_two_writers(demo, new_page):
     _open(page, "questions-1")
     page.fill("#q0", f"What did {name} write?")
     page.keyboard.press("Enter")  # to the next field, never a half-done submit
-    page.keyboard.type("How many unread messages are there?")
-    assert page.input_value("#q1") == "How many unread messages are there?"
+    page.keyboard.type("How many unread messages are shown on the screen?")
+    assert page.input_value("#q1") == "How many unread messages are shown on the screen?"
     # a live, non-blocking hint: counting
     page.wait_for_selector("[data-testid=hints-1] [data-kind=counting]")
     shoot(page, "questions-pass1")
@@ -252,7 +252,7 @@ def test_mark_not_answerable_and_write_a_not_answerable_question(demo, new_page)
     assert "cannot answer" in page2.inner_text(".rule-box")
     assert "What is the phone number of the first contact?" in page2.inner_text("[data-testid=previous-questions]")
     page2.click("#q0")
-    page2.keyboard.type("How many contacts are blocked?")
+    page2.keyboard.type("How many contacts are shown on the screen?")
     page2.wait_for_selector("[data-testid=hints-0] [data-kind=counting]")
     page2.fill("#q0", "Where does the last contact live?")
     shoot(page2, "not-answerable")
@@ -491,3 +491,118 @@ def test_a_logged_out_autosave_is_not_reported_as_saved(demo, new_page):
     assert page.input_value("#q0") == "Which options are on?"
     _wait_saved(page)
     assert Assignment.objects.get(stage="questions-1").draft["questions"][0] == "Which options are on?"
+
+
+def _focus(page) -> str:
+    """What has the keyboard: "text of element N", "full answer", or the tag of anything else."""
+    return page.evaluate(
+        """() => { const a = document.activeElement; if (!a) return "";
+           if (a.classList.contains("el-text")) return a.getAttribute("aria-label");
+           return a.id || a.tagName; }"""
+    )
+
+
+def test_focus_follows_what_the_annotator_clicked_and_rows_say_where_their_text_came_from(demo, new_page):
+    # given a settings screen: checkboxes without VH text, titles with it
+    (screen,) = generated_screens(
+        demo["project"], start_id=962000, kinds=("settings",), state=ScreenState.ANSWERING, split="train"
+    )
+    box = Candidate.objects.filter(screen=screen, class_name__endswith="CheckBox", text="").order_by("top").first()
+    title = Candidate.objects.filter(screen=screen, type="text").exclude(text="").order_by("top").first()
+    assert box is not None and title is not None
+    add_question(screen, author=demo["author"], text="Is the first setting on?")
+    page = new_page("annotator")
+    _open(page, "answers")
+    boxes_on = page.is_checked("#overlay-toggle")
+    # when they click the text candidate: it is added with its VH text, and the row says so
+    _click_box(page, title.bounds)
+    assert page.get_attribute("[data-testid=element-origin] >> nth=0", "data-origin") == "vh"
+    assert _focus(page) == "BODY" or not _focus(page).startswith("Text of")
+    # when they click the checkbox (no VH text): the cursor goes to its text field, so "off" is text
+    _click_box(page, box.bounds)
+    assert _focus(page) == "Text of element 2"
+    page.keyboard.type("off")
+    assert _rows(page) == [title.text, "off"]
+    assert page.is_checked("#overlay-toggle") == boxes_on  # "o" did not toggle the boxes
+    assert page.get_attribute("[data-testid=element-origin] >> nth=1", "data-origin") == "typed"
+    # Esc leaves the text field: single keys are shortcuts again (k selects the previous element)
+    page.keyboard.press("Escape")
+    assert not _focus(page).startswith("Text of")
+    page.keyboard.press("k")
+    assert page.locator(".el-row.sel").get_attribute("data-i") == "0"
+    # editing the VH text makes it typed
+    page.keyboard.press("e")
+    page.keyboard.type(" (edited)")
+    assert page.get_attribute("[data-testid=element-origin] >> nth=0", "data-origin") == "typed"
+    # a drawn box takes the cursor in its text; clicking the box gives the keys to the box
+    left, top = 20, screen.height - 300
+    _drag(page, (left, top), (left + 120, top + 60))
+    assert _focus(page) == "Text of element 3"
+    page.keyboard.type("drawn")
+    before = page.evaluate("window.workspace.editor.elements[2].bounds")
+    _click_box(page, before)
+    assert not _focus(page).startswith("Text of")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Shift+ArrowDown")
+    after = page.evaluate("window.workspace.editor.elements[2].bounds")
+    assert after == [before[0] + 1, before[1], before[2] + 1, before[3] + 10]
+    assert _rows(page)[2] == "drawn"
+    # the help lists each group once, and the nudge once
+    page.keyboard.press("?")
+    page.wait_for_selector("#help-dialog[open]")
+    groups = page.eval_on_selector_all("#shortcut-table th", "ths => ths.map(t => t.textContent)")
+    assert len(groups) == len(set(groups)) and "General" in groups
+    labels = page.eval_on_selector_all("#shortcut-table td:nth-child(2)", "tds => tds.map(t => t.textContent)")
+    assert len([label for label in labels if "Nudge" in label]) == 1
+    page.keyboard.press("Escape")
+
+
+def _status(assignment_id: int) -> str:
+    return Assignment.objects.get(pk=assignment_id).status
+
+
+def test_an_untouched_item_is_given_back_when_the_page_is_left(demo, new_page):
+    # given two screens waiting for questions
+    generated_screens(demo["project"], start_id=963000, kinds=("settings", "login"), state=ScreenState.QUESTIONS_1)
+    page = new_page("annotator")
+    # when the annotator opens the stage and leaves the item untouched for the workspace home
+    _open(page, "questions-1")
+    first = page.evaluate("window.workspace.config.assignment_id")
+    page.goto("/projects/demo/work/")
+    # then its lease is released at once (a beacon on pagehide, through the CSRF check)
+    deadline = timezone.now() + timedelta(seconds=10)
+    while _status(first) != AssignmentStatus.RELEASED and timezone.now() < deadline:
+        page.wait_for_timeout(100)
+    assert _status(first) == AssignmentStatus.RELEASED
+    # and an item they worked on keeps its lease and its draft when they leave
+    _open(page, "questions-1")
+    second = page.evaluate("window.workspace.config.assignment_id")
+    page.fill("#q0", "What is the title of this screen?")
+    _wait_saved(page)
+    page.goto("/projects/demo/work/")
+    page.wait_for_timeout(500)
+    assert _status(second) == AssignmentStatus.LEASED
+    # and submitting is no leaving: the submitted item stays submitted, the next one opens leased
+    page.goto(f"/projects/demo/work/a/{second}/")
+    page.wait_for_selector("#ws[data-ready]")
+    page.click("#submit-btn")
+    page.wait_for_load_state()
+    page.wait_for_timeout(500)
+    assert _status(second) == AssignmentStatus.SUBMITTED
+    assert Assignment.objects.filter(annotator=demo["annotator"], status=AssignmentStatus.LEASED).count() <= 1
+
+
+def test_question_hints_come_back_after_a_reload(demo, new_page):
+    generated_screens(demo["project"], start_id=964000, state=ScreenState.QUESTIONS_1)
+    page = new_page("annotator")
+    _open(page, "questions-1")
+    # given a question that gets a hint as it is typed
+    page.click("#q0")
+    page.keyboard.type("How many contacts are shown on the screen?")
+    page.wait_for_selector("[data-testid=hints-0] [data-kind=counting]")
+    _wait_saved(page)
+    # when the page is reloaded, then the restored question shows its hint again
+    page.reload()
+    page.wait_for_selector("#ws[data-ready]")
+    assert page.input_value("#q0") == "How many contacts are shown on the screen?"
+    page.wait_for_selector("[data-testid=hints-0] [data-kind=counting]")

@@ -478,7 +478,7 @@ def test_hints_partial_flags_duplicates_and_rule_breaks(client, project, annotat
     url = _url("hints", assignment)
     dup = client.post(url, {"question": ["what's the first exercise", ""], "index": "0"}, HTTP_HX_REQUEST="true")
     assert dup.status_code == 200 and b'data-kind="duplicate"' in dup.content
-    count = client.post(url, {"question": ["", "How many <sets> are there?"], "index": "1"})
+    count = client.post(url, {"question": ["", "How many <sets> are shown on the screen?"], "index": "1"})
     html = count.content.decode()
     assert 'data-kind="counting"' in html and "<sets>" not in html
     sibling = client.post(url, {"question": ["Where is the gym?", "where is the gym"], "index": "1"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import stat
 import zipfile
 
 import pytest
@@ -11,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotation.models import Candidate, Membership, Project, Screen
+from devtools.demo.services import DEMO_QUALITY
 
 
 def _run(**kwargs) -> str:
@@ -20,11 +22,11 @@ def _run(**kwargs) -> str:
 
 
 def _logins(output: str) -> dict[str, str]:
-    return dict(re.findall(r"^  (annotator2?|lead|admin)\s+(\S+)\s", output, flags=re.M))
+    return dict(re.findall(r"^  (annotator[2-4]?|lead|admin)\s+(\S+)\s", output, flags=re.M))
 
 
 @pytest.mark.django_db(transaction=True)
-def test_demo_setup_twice_one_project_same_screens_four_users(settings, tmp_path):
+def test_demo_setup_twice_one_project_same_screens_same_users_and_passwords(settings, tmp_path):
     # given an empty data folder
     settings.DATA_DIR = tmp_path / "data"
     # when demo_setup runs twice
@@ -38,21 +40,47 @@ def test_demo_setup_twice_one_project_same_screens_four_users(settings, tmp_path
     assert Candidate.objects.filter(screen__rico_id="900000").count() > 20
     assert len(list((tmp_path / "data" / "demo" / "screens").glob("*.json"))) == 10
     assert "10 screens imported" in first and "10 already present" in second
-    # and four users whose printed (new) passwords work, with the right roles
+    # and six users whose printed passwords work and stay the same across runs, with the right roles
     User = get_user_model()
-    assert User.objects.count() == 4
+    assert User.objects.count() == 6
     logins1, logins2 = _logins(first), _logins(second)
-    assert set(logins2) == {"annotator", "annotator2", "lead", "admin"}
+    assert set(logins2) == {"annotator", "annotator2", "annotator3", "annotator4", "lead", "admin"}
+    assert logins1 == logins2
     for username, password in logins2.items():
-        user = User.objects.get(username=username)
-        assert user.check_password(password)
-        assert not user.check_password(logins1[username])
+        assert User.objects.get(username=username).check_password(password)
     roles = dict(Membership.objects.values_list("user__username", "role"))
-    assert roles == {"annotator": "annotator", "annotator2": "annotator", "lead": "lead"}
-    assert Membership.objects.filter(in_answer_pool=True).count() == 2
+    assert roles == {f"annotator{n}": "annotator" for n in ("", "2", "3", "4")} | {"lead": "lead"}
+    assert set(Membership.objects.filter(in_answer_pool=True).values_list("user__username", flat=True)) == {
+        "annotator", "annotator2", "annotator3", "annotator4"
+    }  # fmt: skip
     assert User.objects.get(username="admin").is_superuser
     assert not User.objects.get(username="lead").is_superuser
     assert "http://127.0.0.1:8000/" in second
+    # and the passwords file holds the same logins, readable by its owner only
+    path = tmp_path / "data" / "demo-passwords.txt"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    written = dict(re.findall(r"^(\S+)\s+(\S+)\s", path.read_text(), flags=re.M))
+    assert {k: v for k, v in written.items() if k != "#"} == logins2
+    assert str(path) in second
+    # and the demo project's quality control lets a newcomer finish
+    project = Project.objects.get(slug="demo")
+    assert {name: getattr(project, name) for name in DEMO_QUALITY} == DEMO_QUALITY
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_setup_gives_a_new_password_to_a_user_missing_from_the_file(settings, tmp_path):
+    # given a demo whose passwords file lost the lead's line and whose mode was opened up
+    settings.DATA_DIR = tmp_path
+    first = _logins(_run(screens=1))
+    path = tmp_path / "demo-passwords.txt"
+    path.write_text("".join(line + "\n" for line in path.read_text().splitlines() if not line.startswith("lead")))
+    path.chmod(0o644)
+    # when demo_setup runs again
+    second = _logins(_run(screens=1))
+    # then only the lead has a new password, and the file is private again
+    assert {k for k in first if first[k] != second[k]} == {"lead"}
+    assert get_user_model().objects.get(username="lead").check_password(second["lead"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
 @pytest.mark.django_db

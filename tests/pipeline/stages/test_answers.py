@@ -151,3 +151,19 @@ def test_a_late_answer_to_a_full_question_is_refused_and_kept_as_draft(project):
     late.refresh_from_db()
     assert late.status == AssignmentStatus.EXPIRED and late.draft["full_answer"] == "Mine."
     assert Answer.objects.count() == 1
+
+
+@pytest.mark.parametrize("full_answer", ["", "   ", None, "missing"])
+def test_a_missing_full_answer_says_what_to_write(project, full_answer):
+    # given an answer without its full answer (absent, null, blank)
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    body = answered(full_answer=full_answer)
+    if full_answer == "missing":
+        del body["full_answer"]
+    # when it is submitted, then the refusal says what to do, not "This must be text."
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data=body)
+    assert (err.value.field, err.value.message) == ("full_answer", "Write the answer as a full sentence.")

@@ -176,6 +176,9 @@ export class AnswerEditor {
         this.drag = { mode: "resize", corner: handle.dataset.h, orig: this.elements[this.sel].bounds.slice(), start: p };
       } else if (boxG && this.elements[+boxG.dataset.i]?.vh_index === null) {
         const i = +boxG.dataset.i;
+        // The box has the focus now (pointerdown's default is prevented): the cursor leaves the
+        // element's text, so the arrow keys nudge the box and Shift+arrows resize it.
+        if (this.listHasFocus()) document.activeElement.blur();
         if (i !== this.sel) this.select(i, { focus: false });
         this.drag = { mode: "maybe-move", i, orig: this.elements[i].bounds.slice(), start: p, cx: e.clientX, cy: e.clientY };
       } else {
@@ -214,8 +217,14 @@ export class AnswerEditor {
         if (b[2] - b[0] >= MIN_BOX && b[3] - b[1] >= MIN_BOX) this.addBox(b);
       } else if (d.mode === "pending") {
         // A click: on an element already in the list it selects it, elsewhere it adds the candidate.
-        if (d.boxIndex >= 0) this.select(d.boxIndex, { focus: false });
-        else this.addCandidate(this.viewer.candidateAt(p), { focus: false });
+        // A candidate without text (a checkbox, an icon) gets the cursor in its text field, as a
+        // drawn box does: what is typed next is its text, not a shortcut.
+        const blank = (i) => i >= 0 && !this.elements[i].text.trim();
+        if (d.boxIndex >= 0) this.select(d.boxIndex, { focus: blank(d.boxIndex) });
+        else {
+          const c = this.viewer.candidateAt(p);
+          this.addCandidate(c, { focus: !!c && !(c.text || "").trim() });
+        }
         this.hover(p); // the status line now says "in the list"
       } else if (d.mode === "move" || d.mode === "resize") {
         this.elements[d.i ?? this.sel].bounds = this.elements[d.i ?? this.sel].bounds.map(Math.round);
@@ -304,6 +313,10 @@ export class AnswerEditor {
       } else {
         kind.textContent = "drawn";
       }
+      const origin = document.createElement("span");
+      origin.className = "el-origin";
+      origin.dataset.testid = "element-origin";
+      this.showOrigin(origin, e);
       const input = document.createElement("input");
       input.type = "text";
       input.className = "el-text";
@@ -314,13 +327,25 @@ export class AnswerEditor {
       const up = this.button("el-up", "↑", `Move element ${i + 1} up (Alt+↑)`);
       const down = this.button("el-down", "↓", `Move element ${i + 1} down (Alt+↓)`);
       const del = this.button("el-del", "✕", `Remove element ${i + 1} (Alt+D)`);
-      li.append(grip, num, kind, input, up, down, del);
+      li.append(grip, num, kind, input, origin, up, down, del);
       this.list.appendChild(li);
     });
     if ((focus || hadFocus) && this.sel >= 0) {
       const input = this.list.children[this.sel]?.querySelector(".el-text");
       if (input) input.focus();
     }
+  }
+
+  /** Where an element's text came from: the view hierarchy (which can disagree with the pixels:
+   * a clock that moved on), or typed by the annotator. */
+  showOrigin(span, e) {
+    const vhText = e.vh_index !== null ? (this.byVh.get(e.vh_index)?.text || "").trim() : "";
+    const fromVh = vhText !== "" && e.text === vhText;
+    span.dataset.origin = fromVh ? "vh" : e.text.trim() ? "typed" : "none";
+    span.textContent = fromVh ? "VH text" : e.text.trim() ? "typed" : "";
+    span.title = fromVh
+      ? "Pre-filled from the view hierarchy: check it against the screenshot"
+      : e.text.trim() ? "Typed by you" : "";
   }
 
   button(cls, text, title) {
@@ -339,6 +364,7 @@ export class AnswerEditor {
       const row = rowOf(e.target);
       if (!row || !e.target.classList.contains("el-text")) return;
       this.elements[+row.dataset.i].text = e.target.value;
+      this.showOrigin(row.querySelector(".el-origin"), this.elements[+row.dataset.i]);
       this.changed();
     });
     this.list.addEventListener("focusin", (e) => {

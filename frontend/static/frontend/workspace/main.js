@@ -184,6 +184,33 @@ keys.add(["?", "Alt+/"], "Show these shortcuts", () => keys.showHelp());
 $("#help-btn").addEventListener("click", () => keys.showHelp());
 if (config.errors && config.errors.form) showBanner(config.errors.form);
 
+// --- hints come back after a reload ---------------------------------------------------------
+// A question field restored from the draft asks for its writing hints again (its htmx trigger
+// listens for "hints-restore" besides typing). htmx binds its triggers when the document is
+// parsed; this module may run before or after that.
+const restoreHints = () => form.querySelectorAll("[data-hints-restore]").forEach((input) => {
+  if (input.value.trim()) input.dispatchEvent(new Event("hints-restore"));
+});
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => setTimeout(restoreHints, 0));
+else setTimeout(restoreHints, 0);
+
+// --- leaving an untouched item gives it back -----------------------------------------------
+// The item a stage opens by itself (after a submit, or "Open next") is leased for the project's
+// lease minutes. An annotator who leaves it untouched (closes the tab, goes home, stops for the
+// day) gives it back at once: a beacon to the release endpoint, with the CSRF token in its form
+// body (the cookie goes with it, same origin). Touched work (a draft) stays leased, and leaving
+// through the page's own forms (submit, skip, release) is not leaving it untouched.
+let leavingByForm = false;
+document.addEventListener("submit", (e) => { if (!e.defaultPrevented) leavingByForm = true; });
+window.addEventListener("pageshow", () => { leavingByForm = false; });
+window.addEventListener("pagehide", () => {
+  const untouched = drafts.version === 0 && initial.source === "none" && !config.restored;
+  if (leavingByForm || !untouched || lease.lost || !navigator.sendBeacon) return;
+  const body = new FormData();
+  body.append("csrfmiddlewaretoken", csrf);
+  navigator.sendBeacon(config.urls.release, body);
+});
+
 // For the browser tests and debugging.
 window.workspace = { viewer, get editor() { return ctl.editor; }, drafts, lease, config };
 document.getElementById("ws").dataset.ready = "1"; // the browser tests wait for this

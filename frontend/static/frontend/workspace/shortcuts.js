@@ -43,6 +43,12 @@ export class Shortcuts {
     if (openDialog && openDialog !== this.dialog) return; // dialogs own their keys
     const name = keyName(e);
     const typing = isTyping(e.target);
+    if (name === "Escape" && typing && !openDialog) {
+      // Esc leaves a text field: the single-key shortcuts (j / k, arrows on a drawn box) work again.
+      e.preventDefault();
+      e.target.blur();
+      return;
+    }
     for (const item of this.items) {
       if (!item.keys.includes(name)) continue;
       const single = !/^(Ctrl|Alt)\+/.test(name) && !/^F\d+$/.test(name) && name !== "Escape";
@@ -57,26 +63,29 @@ export class Shortcuts {
   showHelp() {
     const body = this.table.tBodies[0];
     body.replaceChildren();
-    let group = null;
-    for (const item of this.items) {
-      if (item.group !== group) {
-        group = item.group;
-        const tr = body.insertRow();
-        const th = document.createElement("th");
-        th.colSpan = 2;
-        th.textContent = group;
-        tr.appendChild(th);
-      }
+    // One section per group, in the order the groups were first registered (a group's items may
+    // be registered at different times: General before and after the stage's own).
+    const groups = [...new Set(this.items.map((item) => item.group))];
+    for (const group of groups) {
       const tr = body.insertRow();
-      const keys = tr.insertCell();
-      item.keys.forEach((k, i) => {
-        if (i) keys.append(" / ");
-        const kbd = document.createElement("kbd");
-        kbd.textContent = k;
-        keys.appendChild(kbd);
-      });
-      tr.insertCell().textContent = item.label;
+      const th = document.createElement("th");
+      th.colSpan = 2;
+      th.textContent = group;
+      tr.appendChild(th);
+      for (const item of this.items.filter((it) => it.group === group)) this.helpRow(body, item);
     }
     this.dialog.showModal();
+  }
+
+  helpRow(body, item) {
+    const tr = body.insertRow();
+    const keys = tr.insertCell();
+    item.keys.forEach((k, i) => {
+      if (i) keys.append(" / ");
+      const kbd = document.createElement("kbd");
+      kbd.textContent = k;
+      keys.appendChild(kbd);
+    });
+    tr.insertCell().textContent = item.label;
   }
 }

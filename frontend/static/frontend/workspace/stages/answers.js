@@ -50,11 +50,11 @@ export function controller({ $, form, config, viewer, onChange }) {
       keys.add(["Alt+ArrowUp"], "Move the element up", () => editor.move(-1), g);
       keys.add(["Alt+ArrowDown"], "Move the element down", () => editor.move(1), g);
       keys.add(["Delete", "x", "Alt+d"], "Remove the element", () => editor.remove(), g);
-      keys.add(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown"], "Nudge a drawn box (Shift: grow / shrink by 10)", (e) => {
+      keys.add(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown"], "Nudge the selected drawn box by 1 px", (e) => {
         const d = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[e.key];
         editor.nudge(d[0], d[1]);
       }, { ...g, when: drawnSelected });
-      keys.add(["Shift+ArrowLeft", "Shift+ArrowRight", "Shift+ArrowUp", "Shift+ArrowDown"], "Resize a drawn box", (e) => {
+      keys.add(["Shift+ArrowLeft", "Shift+ArrowRight", "Shift+ArrowUp", "Shift+ArrowDown"], "Grow / shrink the selected drawn box by 10 px", (e) => {
         const d = { ArrowLeft: [-10, 0], ArrowRight: [10, 0], ArrowUp: [0, -10], ArrowDown: [0, 10] }[e.key];
         editor.nudge(d[0], d[1], true);
       }, { ...g, when: drawnSelected });
