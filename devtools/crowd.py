@@ -42,11 +42,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
-from django.db.models import Max
 from rest_framework.authtoken.models import Token
 
 from annotation.exceptions import ApplicationError, PermissionDeniedError
-from annotation.models import Assignment, Membership, Project, Role, Screen
+from annotation.models import Assignment, AssignmentStatus, Membership, Project, Role, Screen
 from pipeline.ingest import import_screens
 from pipeline.stages import (
     assignment_next_by_slug,
@@ -155,18 +154,29 @@ class ScriptedAnnotator:
 
 def took(assignment_id: int, seconds: float) -> None:
     """Make a lease look ``seconds`` old (simulated work time, as the quality rules see it), but
-    never older than the end of the unit's previous lease (so no two leases seem to overlap)."""
-    lease = Assignment.objects.get(pk=assignment_id)
-    previous = (
-        Assignment.objects.filter(
+    never so old that the unit would seem held by more leases at once than it takes (the
+    earliest start at which it still fits)."""
+    lease = Assignment.objects.select_related("question", "project").get(pk=assignment_id)
+    stage = stage_get(lease.stage)
+    needed = lease.question.answers_needed if lease.question is not None else 1
+    capacity = stage.capacity(project=lease.project, unit_answers_needed=needed)
+    spans = [
+        (start, min(updated, expires) if status not in (AssignmentStatus.LEASED, AssignmentStatus.EXPIRED) else expires)
+        for start, updated, expires, status in Assignment.objects.filter(
             stage=lease.stage, screen=lease.screen_id, question=lease.question_id, reviewed=lease.reviewed_id
         )
         .exclude(pk=lease.pk)
-        .aggregate(end=Max("updated_at"))["end"]
-    )
-    start = lease.created_at - timedelta(seconds=seconds)
-    if previous is not None:
-        start = max(start, min(previous, lease.created_at))
+        .values_list("created_at", "updated_at", "lease_expires_at", "status")
+    ]
+    created = lease.created_at
+
+    def fits(begin: Any) -> bool:
+        points = [begin] + [s for s, _ in spans if begin < s <= created]
+        return all(sum(1 for s, e in spans if s <= t < e) < capacity for t in points)
+
+    wanted = created - timedelta(seconds=seconds)
+    later_ends = sorted(e for _, e in spans if wanted < e <= created)
+    start = next((c for c in [wanted, *later_ends] if fits(c)), created)
     Assignment.objects.filter(pk=assignment_id).update(created_at=start)
 
 
