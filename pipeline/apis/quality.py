@@ -210,7 +210,7 @@ class StandingActionApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(serializers.Serializer):
+    class StandingActionInputSerializer(serializers.Serializer):
         stage = serializers.ChoiceField(choices=Stage.values)
         action = serializers.ChoiceField(choices=list(LEAD_ACTIONS))
         note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
@@ -218,13 +218,13 @@ class StandingActionApi(APIView):
     @extend_schema(
         operation_id="quality_standing_action",
         summary="A lead's action on a member's standing in a stage",
-        request=InputSerializer,
+        request=StandingActionInputSerializer,
         responses={200: StageStandingSerializer, 409: CONFLICT, **ERRORS},
         tags=["quality"],
     )
     def post(self, request: Request, slug: str, user_id: int) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.StandingActionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         standing = standing_act(project=project, user_id=user_id, actor=request.user, **data.validated_data)
         row = quality_report(project=project, stage=standing.stage, user_id=user_id)[0]
@@ -277,7 +277,7 @@ class GoldListCreateApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(serializers.Serializer):
+    class GoldCreateInputSerializer(serializers.Serializer):
         stage = serializers.ChoiceField(choices=Stage.values)
         rico_id = serializers.CharField(help_text="the screen")
         question_id = serializers.IntegerField(required=False, allow_null=True, help_text="answers stage")
@@ -305,13 +305,13 @@ class GoldListCreateApi(APIView):
     @extend_schema(
         operation_id="quality_gold_create",
         summary="Write a gold item",
-        request=InputSerializer,
+        request=GoldCreateInputSerializer,
         responses={201: GoldItemSerializer, 409: CONFLICT, **ERRORS},
         tags=["quality"],
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.GoldCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         screen = Screen.objects.filter(project=project, rico_id=v["rico_id"]).first()
@@ -341,7 +341,7 @@ class GoldPromoteApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(serializers.Serializer):
+    class GoldPromoteInputSerializer(serializers.Serializer):
         assignment_id = serializers.IntegerField()
         answer = serializers.JSONField(required=False, allow_null=True, help_text="edited submit body")
 
@@ -353,13 +353,13 @@ class GoldPromoteApi(APIView):
     @extend_schema(
         operation_id="quality_gold_promote",
         summary="Promote a submission to gold",
-        request=InputSerializer,
+        request=GoldPromoteInputSerializer,
         responses={201: GoldItemSerializer, 409: CONFLICT, **ERRORS},
         tags=["quality"],
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.GoldPromoteInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         gold = gold_promote(
             project=project,
@@ -376,19 +376,19 @@ class GoldActiveApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(serializers.Serializer):
+    class GoldActiveInputSerializer(serializers.Serializer):
         active = serializers.BooleanField()
 
     @extend_schema(
         operation_id="quality_gold_active",
         summary="Activate or deactivate a gold item",
-        request=InputSerializer,
+        request=GoldActiveInputSerializer,
         responses={200: GoldItemSerializer, **ERRORS},
         tags=["quality"],
     )
     def post(self, request: Request, slug: str, gold_id: int) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        data = self.InputSerializer(data=request.data)
+        data = self.GoldActiveInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         gold_set_active(project=project, gold_id=gold_id, active=data.validated_data["active"])
         return Response(GoldItemSerializer(gold_stat(project=project, gold_id=gold_id)).data)

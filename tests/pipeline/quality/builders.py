@@ -28,6 +28,7 @@ from tests.factories import ScreenFactory
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.get_current_timezone())
 PREFILTER_RIGHT = {"non_english_app": False, "vh_out_of_sync": False}
 PREFILTER_WRONG = {"non_english_app": True, "vh_out_of_sync": False}
+WHY_WRONG = "Judged differently: non-English app."
 
 
 def work(
@@ -99,7 +100,7 @@ def control(
         purpose=purpose,
         attempt=attempt,
         correct=correct,
-        feedback={"given": given, "gold": item.answer, "why": "" if correct else "Judged differently: non-English app."},
+        feedback={"given": given, "gold": item.answer, "why": "" if correct else WHY_WRONG},
     )
     ControlResult.objects.filter(pk=result.pk).update(created_at=at)
     return result
