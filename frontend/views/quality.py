@@ -207,7 +207,8 @@ def annotator_page(request: HttpRequest, slug: str, user_id: int) -> HttpRespons
         "requalifiable": _requalifiable(),
         "chart": _chart(points, project.monitoring_threshold),
         "points": points,
-        "events": [{"event": e, "rule_label": rule_label(e.rule)} for e in events],
+        # figures as pairs: a dict key like "items" would shadow ``.items`` in the template
+        "events": [{"event": e, "rule_label": rule_label(e.rule), "figures": list(e.figures.items())} for e in events],
         "next": request.get_full_path(),
     }
     return render(request, "frontend/quality/annotator.html", context)

@@ -120,7 +120,11 @@ def test_bad_actions_are_400_and_strangers_404(project, data, lead, outsider, cl
 
 def test_annotator_page_charts_control_accuracy_with_the_items(project, data, lead, client):
     QualityEvent.objects.create(
-        project=project, user=data["bob"], stage="prefilter", rule="control-accuracy", figures={"accuracy": 0.33}
+        project=project,
+        user=data["bob"],
+        stage="prefilter",
+        rule="control-accuracy",
+        figures={"items": 3, "accuracy": 0.33},
     )
     login(client, lead)
     response = client.get(url(project, "quality-annotator", user_id=data["bob"].pk))
@@ -129,7 +133,7 @@ def test_annotator_page_charts_control_accuracy_with_the_items(project, data, le
     assert '<svg class="qc-chart"' in html and html.count('class="dot"') == 1
     assert "1 of 3 right (33.3%)" in html
     assert html.count("<tr data-result=") == 3 and "Judged differently" in html
-    assert 'data-rule="control-accuracy"' in html and "accuracy=0.33" in html
+    assert 'data-rule="control-accuracy"' in html and "items=3, accuracy=0.33" in html
     html = client.get(url(project, "quality-annotator", user_id=data["bob"].pk) + "?per=1").content.decode()
     assert html.count('class="dot"') == 3
     assert client.get(url(project, "quality-annotator", user_id=data["bob"].pk) + "?per=x").status_code == 400
