@@ -46,6 +46,21 @@ CHART_LEFT = 40
 CHART_TOP = 10
 CHART_BOTTOM = 30
 EVENTS_SHOWN = 200
+# The quality page's columns, each sortable (``pipeline.quality.report.SORT_KEYS``).
+COLUMNS = (
+    ("username", "Annotator"),
+    ("status", "Standing"),
+    ("qualification", "Qualification"),
+    ("control", "Control accuracy"),
+    ("agreement", "Agreement"),
+    ("accepted", "Accepted"),
+    ("rejected", "Rejected"),
+    ("invalid", "Invalid questions"),
+    ("median", "Median s/item"),
+    ("submitted", "Submitted"),
+    ("skips", "Skips"),
+)
+assert {key for key, _ in COLUMNS} == set(SORT_KEYS)
 
 
 def _stage_choices() -> list[tuple[str, str]]:
@@ -72,23 +87,6 @@ def quality_page(request: HttpRequest, slug: str) -> HttpResponse:
         rows = quality_report(project=project, stage=stage, sort=sort)
     except ApplicationError as exc:
         return _error(request, project, exc.message)
-    columns = [
-        (key, label)
-        for key, label in (
-            ("username", "Annotator"),
-            ("status", "Standing"),
-            ("qualification", "Qualification"),
-            ("control", "Control accuracy"),
-            ("agreement", "Agreement"),
-            ("accepted", "Accepted"),
-            ("rejected", "Rejected"),
-            ("invalid", "Invalid questions"),
-            ("median", "Median s/item"),
-            ("submitted", "Submitted"),
-            ("skips", "Skips"),
-        )
-        if key in SORT_KEYS
-    ]
     heads = [
         {
             "key": key,
@@ -96,7 +94,7 @@ def quality_page(request: HttpRequest, slug: str) -> HttpResponse:
             "query": urlencode({k: v for k, v in (("stage", stage), ("sort", "-" + key if sort == key else key)) if v}),
             "sorted": "asc" if sort == key else "desc" if sort == "-" + key else "",
         }
-        for key, label in columns
+        for key, label in COLUMNS
     ]
     context = {
         "project": project,

@@ -202,7 +202,7 @@ def quality_report(
     _add_work(rows, work)
     _add_questions(rows, project=project, stage=stage)
     if stage in (None, Stage.ANSWERS):
-        _add_agreement(rows, project=project)
+        _add_agreement(rows, project=project, user_id=user_id)
     return report_sort(list(rows.values()), sort)
 
 
@@ -276,15 +276,16 @@ def _add_questions(rows: dict[int, AnnotatorFigures], *, project: Project, stage
         rows[author_id].questions_written, rows[author_id].questions_flagged = written, n_flagged
 
 
-def _add_agreement(rows: dict[int, AnnotatorFigures], *, project: Project) -> None:
+def _add_agreement(rows: dict[int, AnnotatorFigures], *, project: Project, user_id: int | None) -> None:
     """An annotator's answer to a validation/test question whose answers are all in agrees with
     the majority when it is in the largest group of pairwise-agreeing answers and that group is
     more than half of the answers (``pipeline.release.agreement``; a tie: none agrees)."""
-    question_ids = list(
-        Question.objects.filter(
-            screen__project=project, screen__split__in=[Split.VALIDATION, Split.TEST], state__in=DECIDABLE_STATES
-        ).values_list("pk", flat=True)
+    questions = Question.objects.filter(
+        screen__project=project, screen__split__in=[Split.VALIDATION, Split.TEST], state__in=DECIDABLE_STATES
     )
+    if user_id is not None:  # one annotator: only the questions they answered
+        questions = questions.filter(answers__annotator_id=user_id)
+    question_ids = list(questions.values_list("pk", flat=True))
     if not question_ids:
         return
     settings = agreement_settings_for(project)

@@ -7,6 +7,8 @@ import json
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import GoldItem, GoldSource, QualityEvent, Standing
@@ -220,3 +222,23 @@ def test_project_page_links_the_quality_page_for_leads_only(project, data, lead,
     assert url(project).encode() in client.get(project_url).content
     login(client, data["annie"])
     assert url(project).encode() not in client.get(project_url).content
+
+
+def test_pages_run_a_fixed_number_of_queries(project, data, lead, client):
+    login(client, lead)
+
+    def counted(page):
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(page).status_code == 200
+        return len(ctx.captured_queries)
+
+    pages_ = [url(project), url(project, "quality-annotator", user_id=data["bob"].pk), url(project, "quality-gold")]
+    before = [counted(p) for p in pages_]
+    for i in range(4):
+        user = UserFactory(username=f"more{i}")
+        MembershipFactory(project=project, user=user)
+        standing(project, user)
+        for right in (True, False):
+            control(project, user, correct=right)
+        control(project, data["bob"], correct=False)
+    assert [counted(p) for p in pages_] == before

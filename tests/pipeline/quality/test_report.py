@@ -158,3 +158,19 @@ def test_quality_events_filter(project, crowd):
     QualityEvent.objects.create(project=project, user=crowd["bob"], stage="answers", rule="control-accuracy")
     assert [e.rule for e in quality_events(project=project, user_id=crowd["bob"].pk)] == ["control-accuracy"]
     assert [e.user.username for e in quality_events(project=project, stage="prefilter")] == ["annie"]
+
+
+def test_one_annotator_reads_only_their_questions(project, crowd):
+    (carl,) = quality_report(project=project, user_id=crowd["carl"].pk)
+    assert (carl.username, carl.agreement_agreed, carl.agreement_answers) == ("carl", 0, 2)
+    assert carl.questions_written == 4
+
+
+def test_timeline_and_gold_stats_are_one_query_each(project, crowd, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        points = control_timeline(project=project, user_id=crowd["annie"].pk)
+        [r.gold.screen.rico_id for p in points for r in p.results]
+    with django_assert_num_queries(1):
+        stats = gold_stats(project=project)
+        [s.gold.screen.rico_id for s in stats]
+    assert len(stats) == 12
