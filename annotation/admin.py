@@ -121,6 +121,7 @@ class StandingAdmin(admin.ModelAdmin):
 class GoldItemAdmin(admin.ModelAdmin):
     list_display = ["pk", "project", "stage", "screen", "question", "source", "active", "created_at"]
     list_filter = ["project", "stage", "source", "active"]
+    search_fields = ["screen__rico_id", "question__text", "note"]
     raw_id_fields = ["screen", "question", "origin", "created_by"]
 
 
@@ -128,19 +129,21 @@ class GoldItemAdmin(admin.ModelAdmin):
 class ControlResultAdmin(admin.ModelAdmin):
     list_display = ["pk", "user", "project", "stage", "purpose", "attempt", "correct", "created_at"]
     list_filter = ["project", "stage", "purpose", "correct"]
+    search_fields = ["user__username"]
     raw_id_fields = ["assignment", "gold", "user"]
 
 
 @admin.register(models.Review)
 class ReviewAdmin(admin.ModelAdmin):
     list_display = ["pk", "reviewed", "reviewer", "verdict", "reason", "created_at"]
-    list_filter = ["verdict"]
+    list_filter = ["verdict", "reviewed__project", "reviewed__stage", "reason"]
+    search_fields = ["reviewer__username", "reviewed__annotator__username", "comment"]
     raw_id_fields = ["reviewed", "assignment", "reviewer"]
 
 
 @admin.register(models.QualityEvent)
 class QualityEventAdmin(admin.ModelAdmin):
     list_display = ["created_at", "user", "project", "stage", "rule", "status_before", "status_after", "actor"]
-    list_filter = ["project", "stage", "rule"]
-    search_fields = ["user__username", "note"]
+    list_filter = ["project", "stage", "rule", "status_after"]
+    search_fields = ["user__username", "actor__username", "note"]
     raw_id_fields = ["user", "actor"]

@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from annotation.models import ImportJob, ReleaseJob
-from frontend.views import analytics, core, export, jobs, mine, postprocess, workspace
+from frontend.views import analytics, core, export, jobs, mine, postprocess, quality, workspace
 
 app_name = "frontend"
 
@@ -57,4 +57,11 @@ urlpatterns = [
     path("projects/<slug:slug>/exports/<int:job_id>/", export.export_detail, name="export-detail"),
     # analysis (leads)
     path("projects/<slug:slug>/analysis/", analytics.project_analysis, name="analysis"),
+    # quality control (leads)
+    path("projects/<slug:slug>/quality/", quality.quality_page, name="quality"),
+    path("projects/<slug:slug>/quality/gold/", quality.gold_page, name="quality-gold"),
+    path("projects/<slug:slug>/quality/gold/promote/", quality.gold_promote_view, name="quality-gold-promote"),
+    path("projects/<slug:slug>/quality/gold/<int:gold_id>/active/", quality.gold_active, name="quality-gold-active"),
+    path("projects/<slug:slug>/quality/<int:user_id>/", quality.annotator_page, name="quality-annotator"),
+    path("projects/<slug:slug>/quality/<int:user_id>/standing/", quality.standing_action, name="quality-standing"),
 ]

@@ -1,8 +1,8 @@
-"""The pipeline's REST API (under ``/api/``): imports, the stage engine, release, analysis."""
+"""The pipeline's REST API (under ``/api/``): imports, the stage engine, release, analysis, quality."""
 
 from django.urls import path
 
-from pipeline.apis import analytics, engine, export, imports, jobs, mine, postprocess
+from pipeline.apis import analytics, engine, export, imports, jobs, mine, postprocess, quality
 
 urlpatterns = [
     # imports (leads)
@@ -56,4 +56,28 @@ urlpatterns = [
     path("release-jobs/<int:job_id>/download/", export.ExportDownloadApi.as_view(), name="api-release-job-download"),
     # analysis (leads)
     path("projects/<slug:slug>/analysis/", analytics.AnalysisApi.as_view(), name="api-analysis"),
+    # quality control (leads)
+    path("projects/<slug:slug>/quality/", quality.QualityReportApi.as_view(), name="api-quality"),
+    path(
+        "projects/<slug:slug>/quality/annotators/<int:user_id>/",
+        quality.AnnotatorReportApi.as_view(),
+        name="api-quality-annotator",
+    ),
+    path(
+        "projects/<slug:slug>/quality/annotators/<int:user_id>/standing/",
+        quality.StandingActionApi.as_view(),
+        name="api-quality-standing",
+    ),
+    path("projects/<slug:slug>/quality/events/", quality.QualityEventListApi.as_view(), name="api-quality-events"),
+    path("projects/<slug:slug>/quality/gold/", quality.GoldListCreateApi.as_view(), name="api-quality-gold"),
+    path(
+        "projects/<slug:slug>/quality/gold/promote/",
+        quality.GoldPromoteApi.as_view(),
+        name="api-quality-gold-promote",
+    ),
+    path(
+        "projects/<slug:slug>/quality/gold/<int:gold_id>/active/",
+        quality.GoldActiveApi.as_view(),
+        name="api-quality-gold-active",
+    ),
 ]

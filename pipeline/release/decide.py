@@ -92,6 +92,7 @@ class AnswerRecord:
     elements: tuple[ElementView, ...] = ()
     kept: bool = True  # the answer's current decision
     drop_reason: str = ""
+    annotator_id: int | None = None
 
     @property
     def view(self) -> AnswerView:

@@ -68,13 +68,14 @@ def release_job_start(*, project: Project, kind: str, user: Any) -> ReleaseJob:
     return job_create(model=ReleaseJob, project=project, user=user, kind=kind)
 
 
-def _answer_records(question_ids: Sequence[int]) -> dict[int, list[AnswerRecord]]:
-    """Each question's answers in submission order, with their elements: two queries."""
+def answer_records(question_ids: Sequence[int]) -> dict[int, list[AnswerRecord]]:
+    """Each question's answers in submission order, with their elements and annotators: two queries
+    (post-processing decides on them; the quality report measures each annotator's agreement)."""
     rows = list(
         Answer.objects.filter(question_id__in=question_ids)
         .exclude(drop_reason__in=QUALITY_ANSWER_REASONS)
         .order_by("question_id", "created_at", "pk")
-        .values_list("pk", "question_id", "verdict", "question_text", "kept", "drop_reason")
+        .values_list("pk", "question_id", "verdict", "question_text", "kept", "drop_reason", "annotator_id")
     )
     elements: dict[int, list[ElementView]] = {}
     for answer_id, text, left, top, right, bottom in (
@@ -84,9 +85,9 @@ def _answer_records(question_ids: Sequence[int]) -> dict[int, list[AnswerRecord]
     ):
         elements.setdefault(answer_id, []).append(ElementView(text=text, bounds=(left, top, right, bottom)))
     records: dict[int, list[AnswerRecord]] = {}
-    for pk, question_id, verdict, question_text, kept, drop_reason in rows:
+    for pk, question_id, verdict, question_text, kept, drop_reason, annotator_id in rows:
         records.setdefault(question_id, []).append(
-            AnswerRecord(pk, verdict, question_text, tuple(elements.get(pk, ())), kept, drop_reason)
+            AnswerRecord(pk, verdict, question_text, tuple(elements.get(pk, ())), kept, drop_reason, annotator_id)
         )
     return records
 
@@ -105,7 +106,7 @@ def postprocess_batch_apply(*, question_ids: Sequence[int], settings: AgreementS
         .values_list("pk", "text", "state", "final_text", "drop_reason", "agreement")
     )
     ids = [row[0] for row in questions]
-    records = _answer_records(ids)
+    records = answer_records(ids)
     changed_questions: list[Question] = []
     changed_answers: list[Answer] = []
     for pk, text, *old in questions:

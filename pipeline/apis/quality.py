@@ -1,0 +1,394 @@
+"""Quality control API for leads (docs/quality.md, "API"): every member's standings and quality
+figures, one member's report (control accuracy over time with its items, quality events), the
+lead's actions on a standing, the quality event log, and gold items (list, create, promote,
+activate/deactivate).
+
+Who may use it: leads of the project and site admins. Other members get 403, users who are not
+members 404, anonymous callers 403 (the one exception handler shapes every error as ``detail``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.apis.errors import ErrorSerializer
+from annotation.exceptions import NotFoundError
+from annotation.models import GoldSource, Question, Screen, Stage
+from annotation.permissions import IsAuthenticated, project_get_for_lead
+from pipeline.quality.gold import gold_item_create, gold_promote, gold_set_active
+from pipeline.quality.report import (
+    SORT_KEYS,
+    GoldStat,
+    control_timeline,
+    gold_stat,
+    gold_stats,
+    member_get_for_report,
+    quality_events,
+    quality_report,
+    rule_label,
+)
+from pipeline.quality.standing import LEAD_ACTIONS, standing_act
+
+ERRORS: dict[int, Any] = {
+    400: OpenApiResponse(ErrorSerializer, description="bad input (the body says which field)"),
+    403: OpenApiResponse(ErrorSerializer, description="not logged in, or not a lead of the project"),
+    404: OpenApiResponse(ErrorSerializer, description="no such project, member or item, or not a member"),
+}
+CONFLICT = OpenApiResponse(ErrorSerializer, description="already so (paused, or already gold)")
+STAGE_PARAM = OpenApiParameter("stage", str, enum=list(Stage.values), description="only this stage")
+
+
+class StageStandingSerializer(serializers.Serializer):
+    stage = serializers.CharField()
+    status = serializers.CharField(help_text="qualifying / active / paused / not_qualified")
+    reason = serializers.CharField(help_text="why, in the annotator's words")
+    attempt = serializers.IntegerField(help_text="qualification attempts started")
+    items_done = serializers.IntegerField()
+    qualification_correct = serializers.IntegerField(help_text="last attempt: right")
+    qualification_items = serializers.IntegerField(help_text="last attempt: items done")
+    qualification_score = serializers.FloatField(allow_null=True)
+
+
+class AnnotatorFiguresSerializer(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField()
+    role = serializers.CharField()
+    status = serializers.CharField(help_text="the worst of their stage standings (blank: none yet)")
+    standings = StageStandingSerializer(many=True)
+    qualification_score = serializers.FloatField(allow_null=True, help_text="lowest last-attempt score")
+    control_correct = serializers.IntegerField()
+    control_items = serializers.IntegerField()
+    control_accuracy = serializers.FloatField(allow_null=True)
+    agreement_agreed = serializers.IntegerField(help_text="validation/test answers in the majority group")
+    agreement_answers = serializers.IntegerField()
+    agreement = serializers.FloatField(allow_null=True)
+    reviews_accepted = serializers.IntegerField()
+    reviews_rejected = serializers.IntegerField()
+    questions_written = serializers.IntegerField()
+    questions_flagged = serializers.IntegerField(help_text="judged invalid or not answerable by an answerer")
+    invalid_rate = serializers.FloatField(allow_null=True)
+    submitted = serializers.IntegerField()
+    skips = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True, help_text="median submitted_at - created_at")
+
+
+class ControlItemSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    gold_id = serializers.IntegerField()
+    assignment_id = serializers.IntegerField()
+    stage = serializers.CharField()
+    correct = serializers.BooleanField()
+    feedback = serializers.JSONField(help_text="{given, gold, why}")
+    created_at = serializers.DateTimeField()
+
+
+class AccuracyPointSerializer(serializers.Serializer):
+    # A field named like Field.label: fine for DRF (its metaclass collects it), not for the stubs.
+    label = serializers.CharField(help_text="the day, or the run of items (1–10)")  # type: ignore[assignment]
+    correct = serializers.IntegerField()
+    items = serializers.IntegerField()
+    accuracy = serializers.FloatField()
+    results = ControlItemSerializer(many=True)
+
+
+class QualityEventSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    user_id = serializers.IntegerField()
+    username = serializers.CharField(source="user.username")
+    stage = serializers.CharField()
+    rule = serializers.CharField()
+    rule_label = serializers.SerializerMethodField()
+    status_before = serializers.CharField()
+    status_after = serializers.CharField()
+    actor = serializers.SerializerMethodField(help_text="the lead who acted; null: a rule")
+    figures = serializers.JSONField()
+    note = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+    def get_rule_label(self, obj: Any) -> str:
+        return rule_label(obj.rule)
+
+    def get_actor(self, obj: Any) -> str | None:
+        return obj.actor.username if obj.actor is not None else None
+
+
+class AnnotatorReportSerializer(serializers.Serializer):
+    figures = AnnotatorFiguresSerializer()
+    timeline = AccuracyPointSerializer(many=True, help_text="control accuracy per day (or per N items)")
+    events = QualityEventSerializer(many=True, help_text="newest first (the last 200)")
+
+
+class GoldItemSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="gold.pk")
+    stage = serializers.CharField(source="gold.stage")
+    screen_id = serializers.IntegerField(source="gold.screen_id")
+    rico_id = serializers.CharField(source="gold.screen.rico_id")
+    question_id = serializers.IntegerField(source="gold.question_id", allow_null=True)
+    answer = serializers.JSONField(source="gold.answer")
+    source = serializers.CharField(source="gold.source")  # type: ignore[assignment]
+    origin_id = serializers.IntegerField(source="gold.origin_id", allow_null=True)
+    active = serializers.BooleanField(source="gold.active")
+    note = serializers.CharField(source="gold.note")
+    served = serializers.IntegerField()
+    correct = serializers.IntegerField()
+    share = serializers.FloatField(allow_null=True)
+    suspect = serializers.BooleanField(help_text="most annotators fail it (3+ served, under half right)")
+
+
+def _gold_out(gold: Any) -> dict[str, Any]:
+    """A fresh gold item with its (empty) results, shaped like the list's rows."""
+    return GoldItemSerializer(GoldStat(gold, 0, 0)).data
+
+
+class QualityReportApi(APIView):
+    """``GET /api/projects/<slug>/quality/``: every member with their standings and figures.
+    ``?stage=`` restricts to a stage, ``?sort=`` sorts (``-`` descending). Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="quality_report",
+        summary="Every member's standings and quality figures",
+        parameters=[STAGE_PARAM, OpenApiParameter("sort", str, enum=[*SORT_KEYS, *(f"-{k}" for k in SORT_KEYS)])],
+        responses={200: AnnotatorFiguresSerializer(many=True), **ERRORS},
+        tags=["quality"],
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        rows = quality_report(
+            project=project,
+            stage=request.query_params.get("stage"),
+            sort=request.query_params.get("sort") or "username",
+        )
+        return Response(AnnotatorFiguresSerializer(rows, many=True).data)
+
+
+class AnnotatorReportApi(APIView):
+    """``GET /api/projects/<slug>/quality/annotators/<user_id>/``: one member's figures, control
+    accuracy over time (per day, or ``?per=N`` items) with the items behind each point, and their
+    quality events. Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    class FilterSerializer(serializers.Serializer):
+        stage = serializers.ChoiceField(choices=Stage.values, required=False, allow_blank=True)
+        per = serializers.IntegerField(min_value=1, required=False)
+
+    @extend_schema(
+        operation_id="quality_annotator",
+        summary="One member's quality report",
+        parameters=[STAGE_PARAM, OpenApiParameter("per", int, description="points of N control items (else per day)")],
+        responses={200: AnnotatorReportSerializer, **ERRORS},
+        tags=["quality"],
+    )
+    def get(self, request: Request, slug: str, user_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        member_get_for_report(project=project, user_id=user_id)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        stage = filters.validated_data.get("stage") or None
+        body: dict[str, Any] = {
+            "figures": quality_report(project=project, stage=stage, user_id=user_id)[0],
+            "timeline": control_timeline(
+                project=project, user_id=user_id, stage=stage, per=filters.validated_data.get("per")
+            ),
+            "events": list(quality_events(project=project, user_id=user_id, stage=stage)[:200]),
+        }
+        return Response(AnnotatorReportSerializer(body).data)
+
+
+class StandingActionApi(APIView):
+    """``POST /api/projects/<slug>/quality/annotators/<user_id>/standing/``: pause, reinstate or
+    requalify a member in a stage; recorded as a quality event with the caller as actor. Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    class StandingActionInputSerializer(serializers.Serializer):
+        stage = serializers.ChoiceField(choices=Stage.values)
+        action = serializers.ChoiceField(choices=list(LEAD_ACTIONS))
+        note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+    @extend_schema(
+        operation_id="quality_standing_action",
+        summary="A lead's action on a member's standing in a stage",
+        request=StandingActionInputSerializer,
+        responses={200: StageStandingSerializer, 409: CONFLICT, **ERRORS},
+        tags=["quality"],
+    )
+    def post(self, request: Request, slug: str, user_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        data = self.StandingActionInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        standing = standing_act(project=project, user_id=user_id, actor=request.user, **data.validated_data)
+        row = quality_report(project=project, stage=standing.stage, user_id=user_id)[0]
+        return Response(StageStandingSerializer(row.standings[0]).data)
+
+
+class EventPagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class QualityEventListApi(APIView):
+    """``GET /api/projects/<slug>/quality/events/``: the project's quality decisions, newest
+    first, paginated; ``?user=<id>`` and ``?stage=`` filter. Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    class FilterSerializer(serializers.Serializer):
+        user = serializers.IntegerField(required=False)
+        stage = serializers.ChoiceField(choices=Stage.values, required=False, allow_blank=True)
+
+    @extend_schema(
+        operation_id="quality_events",
+        summary="Quality decisions: who, when, which rule, the figures",
+        parameters=[
+            OpenApiParameter("user", int),
+            STAGE_PARAM,
+            OpenApiParameter("page", int),
+            OpenApiParameter("page_size", int),
+        ],
+        responses={200: QualityEventSerializer(many=True), **ERRORS},
+        tags=["quality"],
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        events = quality_events(
+            project=project, user_id=filters.validated_data.get("user"), stage=filters.validated_data.get("stage")
+        )
+        paginator = EventPagination()
+        page = paginator.paginate_queryset(events, request, view=self)
+        return paginator.get_paginated_response(QualityEventSerializer(page or [], many=True).data)
+
+
+class GoldListCreateApi(APIView):
+    """``GET /api/projects/<slug>/quality/gold/``: gold items (``?stage=``) with how often each was
+    served and answered right. ``POST``: a new gold item from a unit and its answer. Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    class GoldCreateInputSerializer(serializers.Serializer):
+        stage = serializers.ChoiceField(choices=Stage.values)
+        rico_id = serializers.CharField(help_text="the screen")
+        question_id = serializers.IntegerField(required=False, allow_null=True, help_text="answers stage")
+        answer = serializers.JSONField(help_text="a submit body of the stage (validated by it)")
+        note = serializers.CharField(required=False, allow_blank=True, default="")
+
+        def validate_answer(self, value: Any) -> Any:
+            if not isinstance(value, dict):
+                raise serializers.ValidationError("A JSON object: the stage's submit body.")
+            return value
+
+    @extend_schema(
+        operation_id="quality_gold_list",
+        summary="Gold items with their results",
+        parameters=[STAGE_PARAM],
+        responses={200: GoldItemSerializer(many=True), **ERRORS},
+        tags=["quality"],
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        return Response(
+            GoldItemSerializer(gold_stats(project=project, stage=request.query_params.get("stage")), many=True).data
+        )
+
+    @extend_schema(
+        operation_id="quality_gold_create",
+        summary="Write a gold item",
+        request=GoldCreateInputSerializer,
+        responses={201: GoldItemSerializer, 409: CONFLICT, **ERRORS},
+        tags=["quality"],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        data = self.GoldCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        screen = Screen.objects.filter(project=project, rico_id=v["rico_id"]).first()
+        question = None
+        if v.get("question_id") is not None:
+            question = Question.objects.filter(pk=v["question_id"], screen__project=project).first()
+            if question is None:
+                raise NotFoundError("No such question in this project.")
+        if screen is None:
+            raise NotFoundError("No such screen in this project.")
+        gold = gold_item_create(
+            project=project,
+            stage=v["stage"],
+            screen=screen,
+            question=question,
+            answer=v["answer"],
+            user=request.user,
+            source=GoldSource.MANUAL,
+            note=v["note"],
+        )
+        return Response(_gold_out(gold), status=status.HTTP_201_CREATED)
+
+
+class GoldPromoteApi(APIView):
+    """``POST /api/projects/<slug>/quality/gold/promote/``: make a submission gold, its answer as
+    submitted or as edited (``answer``). Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    class GoldPromoteInputSerializer(serializers.Serializer):
+        assignment_id = serializers.IntegerField()
+        answer = serializers.JSONField(required=False, allow_null=True, help_text="edited submit body")
+
+        def validate_answer(self, value: Any) -> Any:
+            if value is not None and not isinstance(value, dict):
+                raise serializers.ValidationError("A JSON object: the stage's submit body.")
+            return value
+
+    @extend_schema(
+        operation_id="quality_gold_promote",
+        summary="Promote a submission to gold",
+        request=GoldPromoteInputSerializer,
+        responses={201: GoldItemSerializer, 409: CONFLICT, **ERRORS},
+        tags=["quality"],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        data = self.GoldPromoteInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        gold = gold_promote(
+            project=project,
+            assignment_id=data.validated_data["assignment_id"],
+            user=request.user,
+            answer=data.validated_data.get("answer"),
+        )
+        return Response(_gold_out(gold), status=status.HTTP_201_CREATED)
+
+
+class GoldActiveApi(APIView):
+    """``POST /api/projects/<slug>/quality/gold/<gold_id>/active/``: ``{"active": false}``
+    deactivates a gold item (it is served no more), ``true`` activates it. Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    class GoldActiveInputSerializer(serializers.Serializer):
+        active = serializers.BooleanField()
+
+    @extend_schema(
+        operation_id="quality_gold_active",
+        summary="Activate or deactivate a gold item",
+        request=GoldActiveInputSerializer,
+        responses={200: GoldItemSerializer, **ERRORS},
+        tags=["quality"],
+    )
+    def post(self, request: Request, slug: str, gold_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        data = self.GoldActiveInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        gold_set_active(project=project, gold_id=gold_id, active=data.validated_data["active"])
+        return Response(GoldItemSerializer(gold_stat(project=project, gold_id=gold_id)).data)

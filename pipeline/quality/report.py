@@ -1,0 +1,396 @@
+"""The lead's quality figures (docs/quality.md, "Leads"): per annotator of a project, per stage or
+over all stages, what quality control knows of their work; per annotator, control accuracy over
+time with the items behind each point, and their quality events; per gold item, how annotators
+fared on it.
+
+``quality_report`` runs a fixed number of grouped queries however many annotators and items the
+project has (the tests count them): memberships, standings, control results, reviews, assignment
+durations and skips, the questions they wrote, and the answers of decided validation/test
+questions (agreement is computed in Python with ``pipeline.release.agreement``, as
+post-processing does). Median durations use PostgreSQL's ``percentile_cont``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from django.db.models import (
+    Aggregate,
+    Count,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Q,
+    QuerySet,
+)
+from django.db.models.functions import Extract, TruncDate
+
+from annotation.exceptions import ApplicationError, NotFoundError
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    ControlResult,
+    Membership,
+    Project,
+    Purpose,
+    QualityEvent,
+    Question,
+    QuestionSource,
+    ReviewState,
+    Split,
+    Stage,
+    Standing,
+    Verdict,
+)
+from pipeline.release.agreement import agreement_group
+from pipeline.release.decide import DECIDABLE_STATES, QUALITY_ANSWER_REASONS, agreement_settings_for
+from pipeline.release.postprocess import answer_records
+from pipeline.stages import stages
+
+from .gold import gold_items_with_results
+from .standing import RULES
+
+# A gold item "most fail": at least this many results, and fewer than this share right.
+GOLD_SUSPECT_MIN_SERVED = 3
+GOLD_SUSPECT_SHARE = 0.5
+# The writing stages whose questions answerers judge (the question's source names the stage).
+WRITING_SOURCES: dict[str, str] = {
+    Stage.QUESTIONS_1: QuestionSource.PASS_1,
+    Stage.QUESTIONS_2: QuestionSource.PASS_2,
+    Stage.NOT_ANSWERABLE: QuestionSource.NOT_ANSWERABLE,
+}
+
+
+class Median(Aggregate):
+    """``percentile_cont(0.5)`` of the expression (PostgreSQL)."""
+
+    function = "percentile_cont"
+    name = "Median"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+@dataclass
+class StageStanding:
+    """An annotator's standing in one stage, with their last qualification attempt's score."""
+
+    stage: str
+    status: str
+    reason: str
+    attempt: int
+    items_done: int
+    qualification_correct: int = 0
+    qualification_items: int = 0
+
+    @property
+    def qualification_score(self) -> float | None:
+        return _share(self.qualification_correct, self.qualification_items)
+
+
+@dataclass
+class AnnotatorFigures:
+    """What quality control knows of one annotator's work (in one stage, or all of them)."""
+
+    user_id: int
+    username: str
+    role: str
+    standings: list[StageStanding] = field(default_factory=list)
+    control_correct: int = 0
+    control_items: int = 0
+    agreement_agreed: int = 0
+    agreement_answers: int = 0
+    reviews_accepted: int = 0
+    reviews_rejected: int = 0
+    questions_written: int = 0
+    questions_flagged: int = 0
+    submitted: int = 0
+    skips: int = 0
+    median_seconds: float | None = None
+
+    @property
+    def control_accuracy(self) -> float | None:
+        return _share(self.control_correct, self.control_items)
+
+    @property
+    def agreement(self) -> float | None:
+        return _share(self.agreement_agreed, self.agreement_answers)
+
+    @property
+    def invalid_rate(self) -> float | None:
+        return _share(self.questions_flagged, self.questions_written)
+
+    @property
+    def qualification_score(self) -> float | None:
+        """The lowest last-attempt score of the stages they qualified (or tried to) on gold."""
+        scores = [s.qualification_score for s in self.standings if s.qualification_score is not None]
+        return min(scores) if scores else None
+
+    @property
+    def status(self) -> str:
+        """The worst of their stage standings (paused first), for sorting and a glance."""
+        order = ["paused", "not_qualified", "qualifying", "active"]
+        found = [s.status for s in self.standings]
+        return next((status for status in order if status in found), "")
+
+
+# Columns of the quality page and API, and what sorts them (``?sort=`` / ``?sort=-...``).
+SORT_KEYS: dict[str, Any] = {
+    "username": lambda r: r.username.casefold(),
+    "status": lambda r: ["paused", "not_qualified", "qualifying", "active", ""].index(r.status),
+    "qualification": lambda r: r.qualification_score,
+    "control": lambda r: r.control_accuracy,
+    "agreement": lambda r: r.agreement,
+    "accepted": lambda r: r.reviews_accepted,
+    "rejected": lambda r: r.reviews_rejected,
+    "invalid": lambda r: r.invalid_rate,
+    "median": lambda r: r.median_seconds,
+    "submitted": lambda r: r.submitted,
+    "skips": lambda r: r.skips,
+}
+
+
+def stage_check(stage: str | None) -> str | None:
+    """``stage`` if it is a stage of the product (blank: none); else a 400 naming the field."""
+    if not stage:
+        return None
+    if stage not in stages():
+        raise ApplicationError(f"Unknown stage {stage!r}; one of {', '.join(stages())}.", field="stage")
+    return stage
+
+
+def report_sort(rows: list[AnnotatorFigures], sort: str) -> list[AnnotatorFigures]:
+    """``rows`` sorted by a column of ``SORT_KEYS`` (``-`` first: descending); blank figures last."""
+    key = sort.removeprefix("-")
+    if key not in SORT_KEYS:
+        raise ApplicationError(f"Unknown sort {sort!r}; one of {', '.join(SORT_KEYS)}.", field="sort")
+    get = SORT_KEYS[key]
+    present = [r for r in rows if get(r) is not None]
+    missing = [r for r in rows if get(r) is None]
+    present.sort(key=lambda r: (get(r), r.username.casefold()), reverse=sort.startswith("-"))
+    return present + missing
+
+
+def quality_report(
+    *, project: Project, stage: str | None = None, user_id: int | None = None, sort: str = "username"
+) -> list[AnnotatorFigures]:
+    """Every member of ``project`` (or only ``user_id``) with their quality figures, in ``stage``
+    or over every stage, sorted by ``sort``. Nine queries, whatever the size of the project."""
+    stage = stage_check(stage)
+    members = Membership.objects.filter(project=project).select_related("user").order_by("user__username")
+    if user_id is not None:
+        members = members.filter(user_id=user_id)
+    rows = {m.user_id: AnnotatorFigures(m.user_id, m.user.username, m.role) for m in members}
+    if not rows:
+        return []
+
+    def scoped(qs: QuerySet[Any], *, stage_field: str = "stage", user_field: str = "user_id") -> QuerySet[Any]:
+        qs = qs.filter(**{f"{user_field}__in": list(rows)})
+        return qs.filter(**{stage_field: stage}) if stage else qs
+
+    _add_standings(rows, scoped(Standing.objects.filter(project=project)), project=project, scoped=scoped)
+    _add_control(rows, scoped(ControlResult.objects.filter(project=project, purpose=Purpose.CONTROL)))
+    work = scoped(Assignment.objects.filter(project=project, purpose=Purpose.WORK), user_field="annotator_id")
+    _add_work(rows, work)
+    _add_questions(rows, project=project, stage=stage)
+    if stage in (None, Stage.ANSWERS):
+        _add_agreement(rows, project=project, user_id=user_id)
+    return report_sort(list(rows.values()), sort)
+
+
+def _add_standings(
+    rows: dict[int, AnnotatorFigures], standings: QuerySet[Any], *, project: Project, scoped: Any
+) -> None:
+    found = list(
+        standings.order_by("stage").values_list("user_id", "stage", "status", "reason", "attempt", "items_done")
+    )
+    # The last attempt's qualification results, per user and stage (one grouped query).
+    quals = scoped(ControlResult.objects.filter(project=project, purpose=Purpose.QUALIFICATION))
+    by_attempt = {
+        (u, s, a): (c, n)
+        for u, s, a, c, n in quals.values("user_id", "stage", "attempt")
+        .annotate(c=Count("pk", filter=Q(correct=True)), n=Count("pk"))
+        .values_list("user_id", "stage", "attempt", "c", "n")
+    }
+    for user_id, stage, status, reason, attempt, items_done in found:
+        correct, items = by_attempt.get((user_id, stage, attempt), (0, 0))
+        if not items:  # an attempt started without results yet: show the one before
+            correct, items = by_attempt.get((user_id, stage, attempt - 1), (0, 0))
+        rows[user_id].standings.append(StageStanding(stage, status, reason, attempt, items_done, correct, items))
+
+
+def _add_control(rows: dict[int, AnnotatorFigures], results: QuerySet[Any]) -> None:
+    for user_id, correct, items in (
+        results.values("user_id")
+        .annotate(c=Count("pk", filter=Q(correct=True)), n=Count("pk"))
+        .values_list("user_id", "c", "n")
+    ):
+        rows[user_id].control_correct, rows[user_id].control_items = correct, items
+
+
+def _add_work(rows: dict[int, AnnotatorFigures], work: QuerySet[Any]) -> None:
+    submitted = Q(status=AssignmentStatus.SUBMITTED)
+    seconds = Extract(ExpressionWrapper(F("submitted_at") - F("created_at"), output_field=DurationField()), "epoch")
+    for user_id, n_submitted, skips, median, accepted, rejected in (
+        work.values("annotator_id")
+        .annotate(
+            n_submitted=Count("pk", filter=submitted),
+            skips=Count("pk", filter=Q(status=AssignmentStatus.SKIPPED)),
+            median=Median(seconds, filter=submitted),
+            accepted=Count("pk", filter=Q(review_state=ReviewState.ACCEPTED)),
+            rejected=Count("pk", filter=Q(review_state=ReviewState.REJECTED)),
+        )
+        .values_list("annotator_id", "n_submitted", "skips", "median", "accepted", "rejected")
+    ):
+        row = rows[user_id]
+        row.submitted, row.skips, row.reviews_accepted, row.reviews_rejected = n_submitted, skips, accepted, rejected
+        row.median_seconds = round(median, 1) if median is not None else None
+
+
+def _add_questions(rows: dict[int, AnnotatorFigures], *, project: Project, stage: str | None) -> None:
+    """Questions each wrote, and how many of them answerers judged invalid or not answerable (a
+    question of the not-answerable stage is meant to be: only ``invalid`` counts against it)."""
+    questions = Question.objects.filter(screen__project=project, author_id__in=list(rows))
+    if stage:
+        if stage not in WRITING_SOURCES:
+            return
+        questions = questions.filter(source=WRITING_SOURCES[stage])
+    live = ~Q(answers__drop_reason__in=QUALITY_ANSWER_REASONS)
+    flagged = live & (
+        Q(answers__verdict=Verdict.INVALID)
+        | (Q(answers__verdict=Verdict.NOT_ANSWERABLE) & ~Q(source=QuestionSource.NOT_ANSWERABLE))
+    )
+    for author_id, written, n_flagged in (
+        questions.values("author_id")
+        .annotate(written=Count("pk", distinct=True), flagged=Count("pk", filter=flagged, distinct=True))
+        .values_list("author_id", "written", "flagged")
+    ):
+        rows[author_id].questions_written, rows[author_id].questions_flagged = written, n_flagged
+
+
+def _add_agreement(rows: dict[int, AnnotatorFigures], *, project: Project, user_id: int | None) -> None:
+    """An annotator's answer to a validation/test question whose answers are all in agrees with
+    the majority when it is in the largest group of pairwise-agreeing answers and that group is
+    more than half of the answers (``pipeline.release.agreement``; a tie: none agrees)."""
+    questions = Question.objects.filter(
+        screen__project=project, screen__split__in=[Split.VALIDATION, Split.TEST], state__in=DECIDABLE_STATES
+    )
+    if user_id is not None:  # one annotator: only the questions they answered
+        questions = questions.filter(answers__annotator_id=user_id)
+    question_ids = list(questions.values_list("pk", flat=True))
+    if not question_ids:
+        return
+    settings = agreement_settings_for(project)
+    for answers in answer_records(question_ids).values():
+        if len(answers) < 2 or not any(a.annotator_id in rows for a in answers):
+            continue
+        result = agreement_group([a.view for a in answers], settings=settings)
+        majority = set(result.group) if 2 * len(result.group) > len(answers) else set()
+        for i, answer in enumerate(answers):
+            if answer.annotator_id in rows:
+                row = rows[answer.annotator_id]
+                row.agreement_answers += 1
+                row.agreement_agreed += i in majority
+
+
+# --- one annotator ---------------------------------------------------------------------------------
+
+
+@dataclass
+class AccuracyPoint:
+    """Control accuracy of one day (or one run of N control items), with the results behind it."""
+
+    label: str
+    correct: int
+    items: int
+    results: list[ControlResult]
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.items
+
+
+def control_timeline(
+    *, project: Project, user_id: int, stage: str | None = None, per: int | None = None
+) -> list[AccuracyPoint]:
+    """The annotator's control items in order, grouped by day (``per`` None) or in runs of ``per``
+    items, each point with its results (the given and gold answers, and why). One query."""
+    stage = stage_check(stage)
+    if per is not None and per < 1:
+        raise ApplicationError("per is a number of control items, 1 or more.", field="per")
+    results = (
+        ControlResult.objects.filter(project=project, user_id=user_id, purpose=Purpose.CONTROL)
+        .select_related("gold", "gold__screen", "gold__question", "assignment")
+        .annotate(day=TruncDate("created_at"))
+        .order_by("created_at", "pk")
+    )
+    if stage:
+        results = results.filter(stage=stage)
+    groups: dict[str, list[ControlResult]] = defaultdict(list)
+    for n, result in enumerate(results):
+        day: date = result.day  # type: ignore[attr-defined]
+        label = day.isoformat() if per is None else f"{n // per * per + 1}–{n // per * per + per}"
+        groups[label].append(result)
+    return [AccuracyPoint(label, sum(r.correct for r in rs), len(rs), rs) for label, rs in groups.items()]
+
+
+def member_get_for_report(*, project: Project, user_id: int) -> Membership:
+    found = Membership.objects.filter(project=project, user_id=user_id).select_related("user").first()
+    if found is None:
+        raise NotFoundError("This user is not a member of the project.")
+    return found
+
+
+def quality_events(*, project: Project, user_id: int | None = None, stage: str | None = None) -> QuerySet[QualityEvent]:
+    """The project's quality events, newest first, with who they are about and who acted."""
+    stage = stage_check(stage)
+    events = QualityEvent.objects.filter(project=project).select_related("user", "actor")
+    if user_id is not None:
+        events = events.filter(user_id=user_id)
+    if stage:
+        events = events.filter(stage=stage)
+    return events.order_by("-created_at", "-pk")
+
+
+def rule_label(rule: str) -> str:
+    return RULES.get(rule, rule)
+
+
+# --- gold items ------------------------------------------------------------------------------------
+
+
+@dataclass
+class GoldStat:
+    gold: Any
+    served: int
+    correct: int
+
+    @property
+    def share(self) -> float | None:
+        return _share(self.correct, self.served)
+
+    @property
+    def suspect(self) -> bool:
+        """Most annotators fail it: perhaps the gold answer is wrong."""
+        return self.served >= GOLD_SUSPECT_MIN_SERVED and self.correct / self.served < GOLD_SUSPECT_SHARE
+
+
+def gold_stats(*, project: Project, stage: str | None = None) -> list[GoldStat]:
+    """Each gold item (of ``stage``) with how often it was served and answered right. One query."""
+    items: Iterable[Any] = gold_items_with_results(project=project, stage=stage_check(stage))
+    return [GoldStat(g, g.served, g.correct) for g in items]
+
+
+def gold_stat(*, project: Project, gold_id: int) -> GoldStat:
+    found = gold_items_with_results(project=project).filter(pk=gold_id).first()
+    if found is None:
+        raise NotFoundError("Gold item not found.")
+    return GoldStat(found, found.served, found.correct)  # type: ignore[attr-defined]

@@ -1,0 +1,244 @@
+"""The lead's quality pages: the figures they show, sorting, the actions on a standing (recorded
+as quality events with the lead as actor), gold items, and who may use them."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import GoldItem, GoldSource, QualityEvent, Standing
+from tests.conftest import login
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+from tests.pipeline.quality.report_builders import PREFILTER_WRONG, control, gold, standing, work
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def data(project, annotator):
+    bob = UserFactory(username="bob")
+    MembershipFactory(project=project, user=bob)
+    standing(project, annotator, reason="qualified with 10 of 10")
+    standing(project, bob, status="paused", reason="2 of your last 10 control items were right")
+    for right in (True, True, True, False):
+        control(project, annotator, correct=right)
+    for right in (True, False, False):
+        control(project, bob, correct=right)
+    return {"annie": annotator, "bob": bob}
+
+
+def url(project, name="quality", **kw):
+    return reverse(f"frontend:{name}", kwargs={"slug": project.slug, **kw})
+
+
+def pages(project, user_id):
+    gold_id = GoldItem.objects.filter(project=project).values_list("pk", flat=True).first()
+    return {
+        "get": [
+            url(project),
+            url(project, "quality-annotator", user_id=user_id),
+            url(project, "quality-gold"),
+        ],
+        "post": [
+            (url(project, "quality-standing", user_id=user_id), {"stage": "prefilter", "action": "pause"}),
+            (url(project, "quality-gold-active", gold_id=gold_id), {"active": "0"}),
+            (url(project, "quality-gold-promote"), {"assignment_id": "1"}),
+        ],
+    }
+
+
+def test_lead_sees_every_annotator_with_their_figures(project, data, lead, client):
+    login(client, lead)
+    response = client.get(url(project))
+    assert response.status_code == 200
+    html = response.content.decode()
+    annie = re.search(r'<tr data-annotator="annie">.*?</tr>', html, re.S).group(0)
+    assert 'data-col="control">75.0%' in annie and "(3/4)" in annie
+    assert "prefilter: active" in annie and 'data-action="pause"' in annie
+    bob = re.search(r'<tr data-annotator="bob">.*?</tr>', html, re.S).group(0)
+    assert "prefilter: paused" in bob and 'data-action="reinstate"' in bob and 'data-action="pause"' not in bob
+    assert "csrfmiddlewaretoken" in bob
+
+
+def test_sorted_by_a_column_on_the_server(project, data, lead, client):
+    login(client, lead)
+    html = client.get(url(project) + "?sort=control").content.decode()
+    assert html.index('data-annotator="bob"') < html.index('data-annotator="annie"')
+    html = client.get(url(project) + "?sort=-control").content.decode()
+    assert html.index('data-annotator="annie"') < html.index('data-annotator="bob"')
+    assert 'href="?sort=control"' in html  # the sorted column's link flips the order
+    response = client.get(url(project) + "?sort=shoe-size")
+    assert response.status_code == 400 and b"Unknown sort" in response.content
+    assert client.get(url(project) + "?stage=nope").status_code == 400
+
+
+def test_reinstate_changes_the_standing_and_records_the_lead(project, data, lead, client):
+    login(client, lead)
+    back = url(project) + "?sort=status"
+    response = client.post(
+        url(project, "quality-standing", user_id=data["bob"].pk),
+        {"stage": "prefilter", "action": "reinstate", "note": "talked to him", "next": back},
+    )
+    assert response.status_code == 302 and response["Location"] == back
+    assert Standing.objects.get(user=data["bob"]).status == "active"
+    event = QualityEvent.objects.get(user=data["bob"], rule="lead-reinstate")
+    assert (event.actor, event.status_before, event.status_after) == (lead, "paused", "active")
+    assert event.note == "talked to him"
+
+
+def test_pause_and_requalify(project, data, lead, client):
+    gold(project)  # the stage has gold: requalifying starts a qualification set
+    login(client, lead)
+    action = url(project, "quality-standing", user_id=data["annie"].pk)
+    client.post(action, {"stage": "prefilter", "action": "pause"})
+    assert Standing.objects.get(user=data["annie"]).status == "paused"
+    # pausing again is a conflict: a warning, nothing recorded
+    client.post(action, {"stage": "prefilter", "action": "pause"})
+    assert QualityEvent.objects.filter(user=data["annie"], rule="lead-pause").count() == 1
+    client.post(action, {"stage": "prefilter", "action": "requalify"})
+    annie = Standing.objects.get(user=data["annie"])
+    assert (annie.status, annie.attempt) == ("qualifying", 1)
+    assert list(QualityEvent.objects.filter(user=data["annie"]).values_list("rule", "actor")) == [
+        ("lead-requalify", lead.pk),
+        ("lead-pause", lead.pk),
+    ]
+
+
+def test_bad_actions_are_400_and_strangers_404(project, data, lead, outsider, client):
+    login(client, lead)
+    action = url(project, "quality-standing", user_id=data["annie"].pk)
+    response = client.post(action, {"stage": "prefilter", "action": "promote"})
+    assert response.status_code == 400 and b"The action is one of" in response.content
+    assert client.post(action, {"stage": "moon", "action": "pause"}).status_code == 400
+    stranger = url(project, "quality-standing", user_id=outsider.pk)
+    assert client.post(stranger, {"stage": "prefilter", "action": "pause"}).status_code == 404
+    assert client.get(url(project, "quality-annotator", user_id=outsider.pk)).status_code == 404
+
+
+def test_annotator_page_charts_control_accuracy_with_the_items(project, data, lead, client):
+    QualityEvent.objects.create(
+        project=project,
+        user=data["bob"],
+        stage="prefilter",
+        rule="control-accuracy",
+        figures={"items": 3, "accuracy": 0.33},
+    )
+    login(client, lead)
+    response = client.get(url(project, "quality-annotator", user_id=data["bob"].pk))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert '<svg class="qc-chart"' in html and html.count('class="dot"') == 1
+    assert "1 of 3 right (33.3%)" in html
+    assert html.count("<tr data-result=") == 3 and "Judged differently" in html
+    assert 'data-rule="control-accuracy"' in html and "items=3, accuracy=0.33" in html
+    html = client.get(url(project, "quality-annotator", user_id=data["bob"].pk) + "?per=1").content.decode()
+    assert html.count('class="dot"') == 3
+    assert client.get(url(project, "quality-annotator", user_id=data["bob"].pk) + "?per=x").status_code == 400
+
+
+def test_gold_page_marks_an_item_most_fail_and_toggles_it(project, data, lead, client):
+    bad = gold(project)
+    for name, right in (("annie", False), ("bob", False)):
+        control(project, data[name], correct=right, item=bad)
+    control(project, UserFactory(username="carl"), correct=False, item=bad)
+    login(client, lead)
+    html = client.get(url(project, "quality-gold")).content.decode()
+    row = re.search(rf'<tr data-gold="{bad.pk}".*?</tr>', html, re.S).group(0)
+    assert "qc-suspect" in row and 'data-col="served">3<' in row and 'data-col="correct">0<' in row
+    client.post(url(project, "quality-gold-active", gold_id=bad.pk), {"active": "0"})
+    assert not GoldItem.objects.get(pk=bad.pk).active
+    assert client.post(url(project, "quality-gold-active", gold_id=bad.pk), {"active": "maybe"}).status_code == 400
+
+
+def test_promote_a_submission_to_gold_with_an_edited_answer(project, data, lead, client):
+    submitted = work(project, data["annie"])
+    login(client, lead)
+    response = client.post(
+        url(project, "quality-gold-promote"),
+        {"assignment_id": str(submitted.pk), "answer": json.dumps(PREFILTER_WRONG)},
+    )
+    assert response.status_code == 302
+    item = GoldItem.objects.get(origin=submitted)
+    assert (item.source, item.answer["non_english_app"]) == (GoldSource.PROMOTED, True)
+    for body, says in (
+        ({"assignment_id": "x"}, b"whole number"),
+        ({"assignment_id": str(submitted.pk), "answer": "{oops"}, b"not valid JSON"),
+        ({"assignment_id": str(submitted.pk), "answer": "[1]"}, b"JSON object"),
+        ({"assignment_id": "999999"}, b"No accepted submission"),
+        ({"assignment_id": str(submitted.pk)}, b"already gold"),
+    ):
+        response = client.post(url(project, "quality-gold-promote"), body)
+        assert response.status_code == 400 and says in response.content, body
+
+
+def test_lead_and_site_admin_may_use_every_page(project, data, lead, client):
+    gold(project)
+    admin = UserFactory(username="root", is_superuser=True, is_staff=True)
+    for user in (lead, admin):
+        login(client, user)
+        for page in pages(project, data["annie"].pk)["get"]:
+            assert client.get(page).status_code == 200, page
+
+
+@pytest.mark.parametrize("who", ["annotator", "reviewer", "lead of another project", "outsider", "anonymous"])
+def test_everybody_else_is_refused(project, data, client, who):
+    gold(project)
+    expected = 403
+    if who in ("annotator", "reviewer"):
+        user = UserFactory(username="rita")
+        MembershipFactory(project=project, user=user, role=who)
+    elif who == "lead of another project":
+        user = UserFactory(username="olga")
+        MembershipFactory(project=ProjectFactory(slug="other"), user=user, role="lead")
+        expected = 404
+    elif who == "outsider":
+        user, expected = UserFactory(username="otto"), 404
+    else:
+        user = None
+    if user is not None:
+        login(client, user)
+    found = pages(project, data["annie"].pk)
+    for page in found["get"]:
+        response = client.get(page)
+        if user is None:
+            assert response.status_code == 302 and reverse("frontend:login") in response["Location"]
+        else:
+            assert response.status_code == expected, page
+    for page, body in found["post"]:
+        response = client.post(page, body)
+        assert response.status_code == (302 if user is None else expected), page
+    assert Standing.objects.get(user=data["annie"]).status == "active"
+    assert GoldItem.objects.filter(active=False).count() == 0
+
+
+def test_project_page_links_the_quality_page_for_leads_only(project, data, lead, client):
+    project_url = reverse("frontend:project", kwargs={"slug": project.slug})
+    login(client, lead)
+    assert url(project).encode() in client.get(project_url).content
+    login(client, data["annie"])
+    assert url(project).encode() not in client.get(project_url).content
+
+
+def test_pages_run_a_fixed_number_of_queries(project, data, lead, client):
+    login(client, lead)
+
+    def counted(page):
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(page).status_code == 200
+        return len(ctx.captured_queries)
+
+    pages_ = [url(project), url(project, "quality-annotator", user_id=data["bob"].pk), url(project, "quality-gold")]
+    before = [counted(p) for p in pages_]
+    for i in range(4):
+        user = UserFactory(username=f"more{i}")
+        MembershipFactory(project=project, user=user)
+        standing(project, user)
+        for right in (True, False):
+            control(project, user, correct=right)
+        control(project, data["bob"], correct=False)
+    assert [counted(p) for p in pages_] == before
