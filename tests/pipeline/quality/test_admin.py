@@ -9,7 +9,7 @@ from annotation.models import ControlResult, GoldItem, QualityEvent, Review, Sta
 from tests.conftest import login
 from tests.factories import UserFactory
 
-from .builders import control, standing, work
+from .report_builders import control, standing, work
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ from annotation.models import GoldItem, QualityEvent, Standing
 from tests.conftest import login
 from tests.factories import MembershipFactory, ProjectFactory, ScreenFactory, UserFactory
 
-from .builders import PREFILTER_RIGHT, PREFILTER_WRONG, control, gold, standing, work
+from .report_builders import PREFILTER_RIGHT, PREFILTER_WRONG, control, gold, standing, work
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from annotation.models import GoldItem, GoldSource
 from tests.factories import UserFactory
 
-from .builders import PREFILTER_WRONG, control, gold, work
+from .report_builders import PREFILTER_WRONG, control, gold, work
 
 pytestmark = pytest.mark.django_db
 

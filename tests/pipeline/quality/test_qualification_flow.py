@@ -10,7 +10,7 @@ from pipeline.quality.report import quality_report
 from pipeline.stages import assignment_next, assignment_submit
 from tests.pipeline.stages.helpers import member, screens
 
-from .builders import PREFILTER_RIGHT, PREFILTER_WRONG, gold
+from .report_builders import PREFILTER_RIGHT, PREFILTER_WRONG, gold
 
 pytestmark = pytest.mark.django_db
 

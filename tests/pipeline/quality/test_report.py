@@ -12,7 +12,7 @@ from annotation.models import AssignmentStatus, Purpose, QualityEvent, QuestionS
 from pipeline.quality.report import control_timeline, gold_stats, quality_events, quality_report
 from tests.factories import MembershipFactory, UserFactory
 
-from .builders import START, answer, control, gold, question, standing, work
+from .report_builders import START, answer, control, gold, question, standing, work
 
 pytestmark = pytest.mark.django_db
 
