@@ -31,6 +31,7 @@ class Standing(models.Model):
     attempt = models.PositiveSmallIntegerField(default=0, help_text="qualification attempts started")
     attempt_started_at = models.DateTimeField(null=True, blank=True)
     items_done = models.PositiveIntegerField(default=0, help_text="real submissions in the stage")
+    controls_done = models.PositiveIntegerField(default=0, help_text="control items submitted or skipped")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

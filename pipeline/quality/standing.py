@@ -85,6 +85,7 @@ class StandingBrief:
     status: str
     attempt: int
     items_done: int
+    controls_done: int = 0
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime
 def standing_read(*, project: Project, user: Any, stage: str) -> StandingBrief | None:
     row = (
         Standing.objects.filter(project=project, user=user, stage=stage)
-        .values_list("status", "attempt", "items_done")
+        .values_list("status", "attempt", "items_done", "controls_done")
         .first()
     )
     return StandingBrief(*row) if row else None
@@ -194,7 +195,7 @@ def plan_next(
         return WORK
     if standing is None:
         row = _start(stage=stage, project=project, user=user, now=now)
-        standing = StandingBrief(row.status, row.attempt, row.items_done)
+        standing = StandingBrief(row.status, row.attempt, row.items_done, row.controls_done)
     if standing.status == StandingStatus.PAUSED:
         raise PermissionDeniedError(_refusal(project=project, user=user, stage=stage))
     if standing.status == StandingStatus.NOT_QUALIFIED:
@@ -208,7 +209,10 @@ def plan_next(
     if stage.has_gold:
         new = standing.items_done < project.control_new_items
         rate = project.control_rate_new if new else project.control_rate
-        if rate > 0 and _draw(user.pk, stage.name, standing.items_done, "control") < rate:
+        # The draw moves on with every real item and every control item done (so a control
+        # item drawn once is not drawn again for the same count).
+        draw = _draw(user.pk, stage.name, standing.items_done, standing.controls_done, "control")
+        if rate > 0 and draw < rate:
             return Plan(Purpose.CONTROL)
     return WORK
 
@@ -250,7 +254,7 @@ def _retry_or_refuse(*, stage: StageDefinition, project: Project, user: Any, now
         attempt_started_at=now,
     )
     event(standing=row, rule="qualification-retry", before=before, figures={"attempt": row.attempt})
-    return StandingBrief(row.status, row.attempt, row.items_done)
+    return StandingBrief(row.status, row.attempt, row.items_done, row.controls_done)
 
 
 # --- what a submission does --------------------------------------------------------------------
@@ -279,6 +283,8 @@ def gold_submitted(*, stage: StageDefinition, assignment: Assignment, cleaned: d
     if assignment.purpose == Purpose.QUALIFICATION:
         qualification_check(stage=stage, standing=standing, project=assignment.project, now=now)
     else:
+        standing.controls_done += 1
+        standing.save(update_fields=["controls_done", "updated_at"])
         _accuracy_check(stage=stage, standing=standing, project=assignment.project, now=now)
 
 
@@ -417,6 +423,10 @@ def skip_recorded(*, stage: StageDefinition, assignment: Assignment, now: dateti
             if standing is not None:
                 qualification_check(stage=stage, standing=standing, project=project, now=now)
         return
+    if assignment.purpose == Purpose.CONTROL:  # the control draw moves on
+        Standing.objects.filter(project=project, user_id=assignment.annotator_id, stage=stage.name).update(
+            controls_done=F("controls_done") + 1
+        )
     limit = project.skips_in_a_row
     if limit <= 0:
         return

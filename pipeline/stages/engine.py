@@ -115,6 +115,7 @@ def _member_open_build(stage: str) -> compiled.Build:
                 standing_status=Subquery(standing.values("status")[:1]),
                 standing_attempt=Subquery(standing.values("attempt")[:1]),
                 standing_items=Subquery(standing.values("items_done")[:1]),
+                standing_controls=Subquery(standing.values("controls_done")[:1]),
             )
             .values_list(
                 "open_id",
@@ -122,6 +123,7 @@ def _member_open_build(stage: str) -> compiled.Build:
                 "standing_status",
                 "standing_attempt",
                 "standing_items",
+                "standing_controls",
                 *_MEMBER.paths,
                 *_PROJECT.paths,
             )
@@ -140,9 +142,9 @@ def member_context_get(*, slug: str, user: Any, stage: str) -> MemberContext:
         key=("member-open", stage), build=_member_open_build(stage), values={"slug": slug, "user_id": user.pk}
     )
     if row is not None:
-        membership, project = compiled.load_row((_MEMBER, _PROJECT), row[5:])
+        membership, project = compiled.load_row((_MEMBER, _PROJECT), row[6:])
         membership.project = project
-        standing = StandingBrief(row[2], row[3], row[4]) if row[2] is not None else None
+        standing = StandingBrief(row[2], row[3], row[4], row[5]) if row[2] is not None else None
         return MemberContext(project, membership, (row[0], row[1]) if row[0] is not None else None, standing)
     found = Project.objects.filter(slug=slug).first() if user.is_superuser else None
     if found is None:
