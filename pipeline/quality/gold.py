@@ -43,9 +43,24 @@ def _stage_with_gold(name: str) -> Any:
     return stage
 
 
+def _as_submit_body(answer: dict[str, Any]) -> dict[str, Any]:
+    """A normalised submission (or a gold answer) back as a submit body: an element normalised to
+    ``{"vh_index", "bounds", "text"}`` names either its candidate or its drawn box, not both."""
+    elements = answer.get("elements")
+    if not isinstance(elements, list):
+        return answer
+    body = []
+    for element in elements:
+        if isinstance(element, dict) and "vh_index" in element and "bounds" in element:
+            drop = "bounds" if element["vh_index"] is not None else "vh_index"
+            element = {k: v for k, v in element.items() if k != drop}
+        body.append(element)
+    return {**answer, "elements": body}
+
+
 def _validated_answer(*, stage: Any, unit_assignment: Assignment, answer: dict[str, Any]) -> dict[str, Any]:
     """``answer`` as the stage would accept it from an annotator of ``unit_assignment``'s unit."""
-    cleaned = stage.clean(assignment=unit_assignment, data=answer)
+    cleaned = stage.clean(assignment=unit_assignment, data=_as_submit_body(answer))
     return stage.gold_answer(submission=cleaned)
 
 

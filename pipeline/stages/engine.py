@@ -410,8 +410,10 @@ def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) ->
                 raise ConflictError("This assignment is already submitted, with other content.")
             now = timezone.now()
             if assignment.purpose != Purpose.WORK:  # a gold item: scored, nothing of the pipeline moves
-                gold_submitted(stage=stage, assignment=assignment, cleaned=cleaned, now=now)
-                return assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
+                # Marked submitted first: the qualification check counts this item as done.
+                submitted = assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
+                gold_submitted(stage=stage, assignment=submitted, cleaned=cleaned, now=now)
+                return submitted
             if assignment.status != AssignmentStatus.LEASED:
                 if not stage.open_to(unit=unit, user=user, now=now, own=assignment):
                     raise ConflictError(
