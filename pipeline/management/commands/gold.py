@@ -70,8 +70,8 @@ class Command(BaseCommand):
                 "question": g.question.final_text or g.question.text if g.question else None,
                 "source": g.source,
                 "active": g.active,
-                "served": g.served,
-                "correct": g.correct,
+                "served": getattr(g, "served"),  # noqa: B009  (annotated by the selector)
+                "correct": getattr(g, "correct"),  # noqa: B009
                 "answer": g.answer,
             }
             for g in gold_items_with_results(project=project, stage=options["stage"])
