@@ -183,7 +183,7 @@ def test_control_items_and_qualifications_mixed_in_under_contention(project):
     project.save()
     lead = member(project, "lead", role="lead")
     real = screens(project, 120, candidates=1)
-    gold_screens = screens(project, 30, state=ScreenState.EXCLUDED, candidates=1)
+    gold_screens = screens(project, 30, state=ScreenState.EXCLUDED, exclusion_reason="vh_out_of_sync", candidates=1)
     right = {"non_english_app": False, "vh_out_of_sync": False}
     for screen in gold_screens:
         gold_item_create(project=project, stage="prefilter", screen=screen, question=None, answer=right, user=lead)
