@@ -74,6 +74,10 @@ class Command(BaseCommand):
         self.stdout.write(f"  screens:   {progress['screens']}")
         self.stdout.write(f"  excluded:  {progress['excluded']}")
         self.stdout.write(f"  questions: {progress['questions']}")
+        for stage, n in summary["lead_gold"].items():
+            self.stdout.write(f"  gold made by the lead in {stage}: {n}")
+        for stage, refused in summary["refused"].items():
+            self.stdout.write(f"  refused in {stage}: {', '.join(sorted(refused))}")
         ready = "yes" if progress["ready_for_postprocessing"] else "no"
         self.stdout.write(f"ready for post-processing: {ready}")
         if not progress["ready_for_postprocessing"]:
