@@ -5,17 +5,18 @@ The scripted annotators behave like a plausible crowd, deterministically from a 
 
 * pre-filtering: an app is non-English for ~17% of packages (the paper: 11k of 66k
   screens), a screen's VH is out of sync for ~20% of the rest (13k of 55k); each judge
-  disagrees with that truth 5% of the time;
+  disagrees with that truth at their profile's ``noise``;
 * questions: built from the screen's candidate texts (``What does "Sign in" say?``),
   0-5 in pass 1 and 0-3 in pass 2, never repeating a question of the screen;
 * not-answerable: a plausible question about something the screen does not show;
 * answers: find the quoted text among the candidates, then select the candidate (half the
   time) or draw a box around it (the other half), sometimes add a neighbour; questions
-  that quote nothing are marked not answerable; ~3% invalid; ~20% of questions get their
+  that quote nothing are marked not answerable; a few are marked invalid or not answerable
+  by mistake (the profile's ``invalid``, ``unanswerable``); ~20% of questions get their
   grammar fixed. About 15% of questions are about two elements read together (the quoted
   one and the next text on the screen, like "C Max" and "2014"): each answerer includes the
   second one 70% of the time, so answers whose elements are a subset of another's are
-  common, as in the release. ~2% of answers select the wrong element.
+  common, as in the release. A profile's ``wrong_element`` of answers select the wrong element.
 
 Annotators come in profiles (``PROFILES``: careful, careless, spammer, in configurable shares):
 how often a judgment is wrong, how often an answer picks another element, how long an item
@@ -42,11 +43,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from annotation.exceptions import ApplicationError, PermissionDeniedError
-from annotation.models import Assignment, AssignmentStatus, Membership, Project, Role, Screen
+from annotation.models import Assignment, AssignmentStatus, Membership, Project, Purpose, Role, Screen
 from pipeline.ingest import import_screens
+from pipeline.quality.gold import gold_promote
 from pipeline.stages import (
     assignment_next_by_slug,
     assignment_skip,
@@ -89,21 +92,40 @@ def crowd_screens_create(*, project: Project, count: int, seed: int = 0, apps: i
 @dataclass(frozen=True)
 class Profile:
     """How a scripted annotator works: ``noise``, the share of wrong judgments; ``wrong_element``,
-    the share of answers on another element than the one asked about; ``seconds``, the range of
-    time per item; ``spam``: answers at random."""
+    the share of answers on another element than the one asked about; ``invalid`` and
+    ``unanswerable``, the shares of questions marked invalid / not answerable by mistake;
+    ``extra``, the share of answers with a neighbour added; ``pair``, how often the text read
+    together with the quoted one is included; ``seconds``, the range of time per item; ``spam``:
+    answers at random."""
 
     name: str
     noise: float
     wrong_element: float
     seconds: tuple[float, float]
     spam: bool = False
+    invalid: float = 0.03
+    unanswerable: float = 0.02
+    extra: float = 0.1
+    pair: float = 0.7
 
 
+# Calibrated for quality control with the project's defaults (docs/quality.md). Monitoring pauses
+# at the first wrong control item among an annotator's first 19 (one wrong of fewer than 20 is
+# under 95%), so a careful annotator's item is wrong ~0.25% of the time (pre-filtering: two
+# judgments at 0.12% each; answers: invalid, not answerable, another element at 0.1%, 0.1%,
+# 0.05%): P(a wrong one among 19) ~ 5%. Three careful answers still disagree on ~2% of questions
+# (the paper: 97.9% all agree) because ~1.6% of questions read two ways (``pipeline.stages.answers``),
+# which a lead does not make gold. A careless annotator errs ~15-25% (fails the qualification or
+# is paused soon); a spammer answers at random, fast.
 PROFILES = {
-    "careful": Profile("careful", noise=0.03, wrong_element=0.01, seconds=(6.0, 30.0)),
+    "careful": Profile(
+        "careful", noise=0.0012, wrong_element=0.0005, seconds=(6.0, 30.0), invalid=0.001, unanswerable=0.001
+    ),
     "careless": Profile("careless", noise=0.12, wrong_element=0.10, seconds=(3.0, 12.0)),
     "spammer": Profile("spammer", noise=0.5, wrong_element=1.0, seconds=(0.5, 4.0), spam=True),
 }
+# The lead making gold: the scripted truth, no slips.
+TRUTH = Profile("truth", noise=0.0, wrong_element=0.0, seconds=(20.0, 40.0), invalid=0.0, unanswerable=0.0, extra=0.0)
 DEFAULT_SHARES = {"careful": 1.0}
 
 
@@ -131,14 +153,21 @@ class ScriptedAnnotator:
     username: str
     seed: int
     profile: Profile = PROFILES["careful"]
+    review_rejects: float = 0.05  # a reviewer's share of rejections (``pipeline.stages.review``)
     noise: float = field(init=False)
     wrong_element: float = field(init=False)
     spam: bool = field(init=False)
+    invalid: float = field(init=False)
+    unanswerable: float = field(init=False)
+    extra: float = field(init=False)
+    pair: float = field(init=False)
     rng: random.Random = field(init=False)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.seed}:{self.username}")
-        self.noise, self.wrong_element, self.spam = self.profile.noise, self.profile.wrong_element, self.profile.spam
+        p = self.profile
+        self.noise, self.wrong_element, self.spam = p.noise, p.wrong_element, p.spam
+        self.invalid, self.unanswerable, self.extra, self.pair = p.invalid, p.unanswerable, p.extra, p.pair
 
     def seconds(self) -> float:
         low, high = self.profile.seconds
@@ -157,6 +186,9 @@ def took(assignment_id: int, seconds: float) -> None:
     never so old that the unit would seem held by more leases at once than it takes (the
     earliest start at which it still fits)."""
     lease = Assignment.objects.select_related("question", "project").get(pk=assignment_id)
+    if lease.purpose != Purpose.WORK:  # a gold item is served to many: nothing to fit
+        Assignment.objects.filter(pk=assignment_id).update(created_at=lease.created_at - timedelta(seconds=seconds))
+        return
     stage = stage_get(lease.stage)
     needed = lease.question.answers_needed if lease.question is not None else 1
     capacity = stage.capacity(project=lease.project, unit_answers_needed=needed)
@@ -165,6 +197,7 @@ def took(assignment_id: int, seconds: float) -> None:
         for start, updated, expires, status in Assignment.objects.filter(
             stage=lease.stage, screen=lease.screen_id, question=lease.question_id, reviewed=lease.reviewed_id
         )
+        .filter(purpose=Purpose.WORK)
         .exclude(pk=lease.pk)
         .values_list("created_at", "updated_at", "lease_expires_at", "status")
     ]
@@ -295,6 +328,24 @@ def _crowd_users(*, project: Project, annotators: int) -> tuple[list[Any], Any]:
     return users, lead
 
 
+def _lead_makes_gold(
+    *, client: EngineServiceClient | EngineHttpClient, project: Project, stage: Any, lead: Any, truth: ScriptedAnnotator
+) -> int:
+    """The lead works some of ``stage``'s waiting units with the scripted truth and promotes each
+    submission to gold (``pipeline.quality.gold.gold_promote``). Returns how many."""
+    waiting = stage.available_count(project=project, user=lead, now=timezone.now())
+    made = 0
+    for _ in range(min(project.qualification_items + 20, waiting // 3)):
+        payload = client.next(lead, stage.name)
+        if payload is None:
+            break
+        client.submit(lead, payload["id"], truth.work(payload))
+        if stage.crowd_gold_fit(payload=payload):
+            gold_promote(project=project, assignment_id=payload["id"], user=lead)
+            made += 1
+    return made
+
+
 def crowd_simulate(
     *,
     project: Project,
@@ -304,6 +355,8 @@ def crowd_simulate(
     new_screens: int = 0,
     max_rounds: int = 100_000,
     profiles: dict[str, float] | None = None,
+    qc: bool = False,
+    review_rejects: float = 0.05,
 ) -> dict[str, Any]:
     """Drive the project through every stage with scripted annotators until it is ready
     for post-processing (or no annotator can do anything more).
@@ -313,9 +366,17 @@ def crowd_simulate(
     happens once the question passes are done. Returns a summary with the submissions per
     stage, the skips, the final ``project_progress`` and the elapsed seconds.
     ``new_screens`` first adds that many synthetic screens (``crowd_screens_create``);
-    ``profiles``: the shares of each profile (default all careful). The lead does the reviews.
+    ``profiles``: the shares of each profile (default all careful). The lead does the reviews,
+    rejecting ``review_rejects`` of them at random (the scripted writers write alike in every
+    profile, so a review's verdict says nothing of the writer).
     An annotator the engine refuses in a stage (paused, not qualified) stops there; the summary
     lists them (``refused``).
+
+    ``qc``: the lead makes gold before the crowd starts on a stage with gold items
+    (``lead_gold``): they work ``qualification_items`` + 20 of the stage's units (at most a third of
+    those waiting) with the scripted truth and promote each submission to gold: pre-filtering
+    judgments on screens, answers on questions once the questions exist. The crowd then
+    qualifies on them and meets them as control items.
     """
     if annotators < 2:
         raise ApplicationError("Two question passes need at least two annotators.", field="annotators")
@@ -328,7 +389,11 @@ def crowd_simulate(
         u.pk: ScriptedAnnotator(username=f"crowd-{i}", seed=seed, profile=crowd_profiles[i])
         for i, u in enumerate(users)
     }
-    scripts[lead.pk] = ScriptedAnnotator(username="crowd-lead", seed=seed)
+    scripts[lead.pk] = ScriptedAnnotator(username="crowd-lead", seed=seed, review_rejects=review_rejects)
+    truth = ScriptedAnnotator(username="crowd-lead-gold", seed=seed, profile=TRUTH)
+    if qc:  # the lead answers questions to make answers gold
+        Membership.objects.filter(project=project, user=lead).update(in_answer_pool=True)
+    lead_gold: dict[str, int] = {}
     refused: dict[str, dict[str, str]] = {}
     rng = random.Random(seed)
     client: EngineServiceClient | EngineHttpClient
@@ -352,6 +417,10 @@ def crowd_simulate(
                 step = stage.crowd_lead_step(project=project)
                 if step is not None:
                     lead_steps.setdefault(name, step)
+                if qc and stage.has_gold and not lead_gold.get(name):
+                    lead_gold[name] = _lead_makes_gold(
+                        client=client, project=project, stage=stage, lead=lead, truth=truth
+                    )
                 crew = [lead] if stage.reviewing else users
                 while rounds < max_rounds:
                     rounds += 1
@@ -391,6 +460,7 @@ def crowd_simulate(
         "profiles": {u.username: scripts[u.pk].profile.name for u in users},
         "refused": refused,
         "lead_steps": lead_steps,
+        "lead_gold": lead_gold,
         "progress": project_progress(project=project).as_api(),
         "seconds": round(time.perf_counter() - started, 2),
         "lead": lead.username,

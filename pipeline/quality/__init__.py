@@ -5,6 +5,9 @@ annotator, review outcomes, gold items, and the figures leads and annotators see
   qualification item, a control item), what each submission does to it, the lead's actions;
 * ``gold``: making gold items (promoted work, an imported release, a lead's own) and picking one;
 * ``report``: the figures of the lead's quality pages and API.
+* ``consensus``: agreement with the majority on validation/test questions, Dawid–Skene over
+  several pre-filtering judgments per screen;
+* ``release``: the quality-control section of a release's manifest.
 """
 
 # The stage engine imports this package's modules and they import the stage registry: load the

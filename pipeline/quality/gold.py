@@ -8,14 +8,17 @@ submission the stage would accept.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import CharField, Count, Q, QuerySet, Value
+from django.db.models import CharField, Count, Prefetch, Q, QuerySet, Value
 from django.db.models.functions import MD5, Cast, Concat
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import (
+    Answer,
+    AnswerElement,
     Assignment,
     AssignmentStatus,
     GoldItem,
@@ -23,21 +26,41 @@ from annotation.models import (
     Project,
     Purpose,
     Question,
+    QuestionSource,
     Screen,
 )
-from pipeline.stages.registry import stage_get
+from pipeline.release.agreement import AnswerView, ElementView, agreement_group
+from pipeline.release.decide import agreement_settings_for
 
 
 def _stage_with_gold(name: str) -> Any:
+    # Imported here: ``pipeline.stages`` (the engine) imports this module to serve gold items.
+    from pipeline.stages.registry import stage_get
+
     stage = stage_get(name)
     if not stage.has_gold:
         raise ApplicationError(f"The stage {name!r} has no gold items (it is qualified by review).", field="stage")
     return stage
 
 
+def _as_submit_body(answer: dict[str, Any]) -> dict[str, Any]:
+    """A normalised submission (or a gold answer) back as a submit body: an element normalised to
+    ``{"vh_index", "bounds", "text"}`` names either its candidate or its drawn box, not both."""
+    elements = answer.get("elements")
+    if not isinstance(elements, list):
+        return answer
+    body = []
+    for element in elements:
+        if isinstance(element, dict) and "vh_index" in element and "bounds" in element:
+            drop = "bounds" if element["vh_index"] is not None else "vh_index"
+            element = {k: v for k, v in element.items() if k != drop}
+        body.append(element)
+    return {**answer, "elements": body}
+
+
 def _validated_answer(*, stage: Any, unit_assignment: Assignment, answer: dict[str, Any]) -> dict[str, Any]:
     """``answer`` as the stage would accept it from an annotator of ``unit_assignment``'s unit."""
-    cleaned = stage.clean(assignment=unit_assignment, data=answer)
+    cleaned = stage.clean(assignment=unit_assignment, data=_as_submit_body(answer))
     return stage.gold_answer(submission=cleaned)
 
 
@@ -145,3 +168,92 @@ def gold_items_with_results(*, project: Project, stage: str | None = None) -> Qu
         .annotate(served=Count("results"), correct=Count("results", filter=Q(results__correct=True)))
         .order_by("stage", "pk")
     )
+
+
+def _release_answer_body(answer: Any, question_text: str) -> dict[str, Any]:
+    """A submit body of the answers stage from an imported release answer (drawn boxes: the
+    release keeps boxes and texts, not always the candidate)."""
+    elements = [{"bounds": [e.left, e.top, e.right, e.bottom], "text": e.text} for e in answer.elements.all()]
+    full = answer.full_answer or (f"It says {', '.join(e['text'] for e in elements)}." if elements else "")
+    return {"question": question_text, "verdict": answer.verdict, "elements": elements, "full_answer": full}
+
+
+def gold_from_release(*, project: Project, user: Any, limit: int | None = None) -> dict[str, Any]:
+    """Answers gold from a public-format release imported into ``project`` (``import_release
+    --gold``): for each imported question without gold, the answer its release answers agree on
+    (the first of the largest agreeing group under the project's agreement rule; a question with
+    one answer takes it). Questions whose answers agree on nothing, or whose answer the answers
+    stage would refuse (a box outside the screenshot, an empty text), are skipped and counted.
+    Idempotent: a question that is already gold is left alone. ``limit``: at most that many new
+    gold items. Returns ``{"created", "already_gold", "skipped": {reason: n}}``."""
+    stage = _stage_with_gold("answers")
+    settings = agreement_settings_for(project)
+    gold_questions = set(
+        GoldItem.objects.filter(project=project, stage="answers", question__isnull=False).values_list(
+            "question_id", flat=True
+        )
+    )
+    questions = (
+        Question.objects.filter(screen__project=project, source=QuestionSource.IMPORTED)
+        .select_related("screen")
+        .prefetch_related(
+            Prefetch(
+                "answers",
+                queryset=Answer.objects.filter(kept=True).prefetch_related(
+                    Prefetch("elements", queryset=AnswerElement.objects.order_by("position"))
+                ),
+            )
+        )
+        .order_by("pk")
+    )
+    created, already = 0, 0
+    skipped: Counter[str] = Counter()
+    for question in questions.iterator(chunk_size=500):
+        if limit is not None and created >= limit:
+            break
+        if question.pk in gold_questions:
+            already += 1
+            continue
+        answers = list(question.answers.all())
+        if not answers:
+            skipped["no-answer"] += 1
+            continue
+        views = [
+            AnswerView(
+                verdict=a.verdict,
+                elements=tuple(
+                    ElementView(text=e.text, bounds=(e.left, e.top, e.right, e.bottom)) for e in a.elements.all()
+                ),
+            )
+            for a in answers
+        ]
+        group = agreement_group(views, settings=settings).group if len(answers) > 1 else (0,)
+        if not group:
+            skipped["no-agreement"] += 1
+            continue
+        text = question.final_text or question.text
+        probe = Assignment(project=project, stage=stage.name, screen=question.screen, question=question)
+        try:
+            cleaned = _validated_answer(
+                stage=stage, unit_assignment=probe, answer=_release_answer_body(answers[group[0]], text)
+            )
+        except ApplicationError:
+            skipped["refused-by-stage"] += 1
+            continue
+        try:
+            with transaction.atomic():
+                GoldItem.objects.create(
+                    project=project,
+                    stage=stage.name,
+                    screen=question.screen,
+                    question=question,
+                    answer=cleaned,
+                    source=GoldSource.IMPORTED,
+                    created_by=user if getattr(user, "is_authenticated", False) else None,
+                    note="from the imported release",
+                )
+        except IntegrityError:
+            already += 1
+            continue
+        created += 1
+    return {"created": created, "already_gold": already, "skipped": dict(skipped)}

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.db.models import F
@@ -54,10 +54,11 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
-from pipeline.stages.base import StageDefinition
-from pipeline.stages.registry import stage_get
 
 from .gold import gold_available
+
+if TYPE_CHECKING:  # the engine (``pipeline.stages``) imports this module
+    from pipeline.stages.base import StageDefinition
 
 # Rules (the ``QualityEvent.rule`` codes) and how they read.
 RULES = {
@@ -215,6 +216,27 @@ def plan_next(
         if rate > 0 and draw < rate:
             return Plan(Purpose.CONTROL)
     return WORK
+
+
+def work_refusal(*, stage: StageDefinition, project: Project, user: Any) -> str | None:
+    """Why ``user`` may not submit real work of ``stage`` now (paused, not qualified, or qualifying
+    on gold), ``None`` when they may. Read when a lease that is no longer open is submitted (a
+    pause releases the annotator's leases: work done while paused never enters the release)."""
+    membership = Membership.objects.filter(project=project, user=user).first()
+    if trusted(user=user, membership=membership):
+        return None
+    row = Standing.objects.filter(project=project, user=user, stage=stage.name).values_list("status", "reason").first()
+    if row is None:
+        return None
+    status, reason = row
+    why = f": {reason}" if reason else ""
+    if status == StandingStatus.PAUSED:
+        return f"You are paused in {stage.label}{why}; this work is not accepted."
+    if status == StandingStatus.NOT_QUALIFIED:
+        return f"You did not qualify for {stage.label}{why}; this work is not accepted."
+    if status == StandingStatus.QUALIFYING and qualification_mode(stage) == "gold":
+        return f"You are qualifying for {stage.label}; finish the qualification first."
+    return None
 
 
 def _refusal(*, project: Project, user: Any, stage: StageDefinition) -> str:
@@ -461,6 +483,8 @@ def skip_recorded(*, stage: StageDefinition, assignment: Assignment, now: dateti
 def review_recorded(*, reviewed: Assignment, now: datetime) -> None:
     """After a review of ``reviewed``: a writer qualifying by review is decided once their first
     ``qualification_review_sets`` submissions are reviewed. Caller holds the reviewed assignment's lock."""
+    from pipeline.stages.registry import stage_get  # here: the engine imports this module
+
     stage = stage_get(reviewed.stage)
     if qualification_mode(stage) != "review":
         return
@@ -552,6 +576,8 @@ def standing_act(*, project: Project, user_id: int, stage: str, action: str, act
     ``requalify`` (a new qualification: a gold set, or review of the next submissions)."""
     if action not in LEAD_ACTIONS:
         raise ApplicationError(f"The action is one of {', '.join(LEAD_ACTIONS)}.", field="action")
+    from pipeline.stages.registry import stage_get  # here: the engine imports this module
+
     definition = stage_get(stage)
     if not Membership.objects.filter(project=project, user_id=user_id).exists():
         raise NotFoundError("This user is not a member of the project.")

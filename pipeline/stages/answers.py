@@ -63,6 +63,7 @@ ELEMENTS_MAX = 50
 # The page's actions and the verdicts they submit.
 ACTIONS = {"answer": Verdict.ANSWERED, "invalid": Verdict.INVALID, "not_answerable": Verdict.NOT_ANSWERABLE}
 QUOTED = re.compile(r'"([^"]+)"')
+AMBIGUOUS_SHARE = 0.016
 
 
 def answers_withdraw(answers: QuerySet[Answer], *, reason: str, requeue: bool) -> int:
@@ -387,31 +388,42 @@ class Answers(StageDefinition):
     def pending(self, *, project: Project, screens: dict[str, int], questions: dict[str, int]) -> int:
         return questions.get(QuestionState.DRAFTING, 0) + questions.get(QuestionState.ANSWERING, 0)
 
+    def crowd_gold_fit(self, *, payload: dict[str, Any]) -> bool:
+        """A lead makes no gold of a question that reads two ways."""
+        return not _crowd_ambiguous(screen=payload["screen"], question=payload["question"]["text"])
+
     def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
         """Find the quoted text among the candidates, then select the candidate (half the time)
         or draw a box around it, sometimes add a neighbour; a question that quotes nothing is
-        not answerable; ~3% invalid; ~2% pick a wrong element; for ~15% of questions (the same for
-        every answerer) the text read together with the quoted one belongs to the answer, and
-        each answerer adds it 70% of the time; ~20% get their first letter capitalised."""
+        not answerable; the actor's ``invalid`` / ``unanswerable`` shares (default 3% / 2%) are
+        marked so by mistake, ``wrong_element`` pick another element; for ~15% of questions (the
+        same for every answerer) the text read together with the quoted one belongs to the answer,
+        and each answerer adds it ``pair`` of the time (default 70%); ``extra`` (10%) add a
+        neighbour; ~1.6% of questions read two ways (either of two elements); ~20% get their first
+        letter capitalised."""
         screen, question = payload["screen"], payload["question"]["text"]
         fixed = question[0].upper() + question[1:] if actor.rng.random() < 0.2 else question
         if getattr(actor, "spam", False):  # a spammer: any verdict, any element
             return _spam_answer(question=fixed, screen=screen, rng=actor.rng)
-        if actor.rng.random() < 0.03:
+        if actor.rng.random() < getattr(actor, "invalid", 0.03):
             return {"question": fixed, "verdict": "invalid", "elements": [], "full_answer": ""}
         quoted = QUOTED.search(question)
         matches = [c for c in screen["candidates"] if quoted and c["text"][:40].replace('"', "'") == quoted.group(1)]
-        if not matches or actor.rng.random() < 0.02:
+        if not matches or actor.rng.random() < getattr(actor, "unanswerable", 0.02):
             return {"question": fixed, "verdict": "not_answerable", "elements": [], "full_answer": ""}
         chosen = [matches[0]]
-        if actor.rng.random() < getattr(actor, "wrong_element", 0.02):  # another element than the one asked about
+        if _crowd_ambiguous(screen=screen, question=question):  # two readings: either element
+            neighbours = [c for c in screen["candidates"] if c["text"] and c["text"] != matches[0]["text"]]
+            if neighbours and actor.rng.random() < 0.5:
+                chosen = [neighbours[0]]
+        elif actor.rng.random() < getattr(actor, "wrong_element", 0.02):  # another element than the one asked about
             wrong = [c for c in screen["candidates"] if c["text"] and c["text"] != matches[0]["text"]]
             chosen = [actor.rng.choice(wrong)] if wrong else chosen
         second = _second_element(question, matches[0], screen)
-        if second is not None and second not in chosen and actor.rng.random() < 0.7:
+        if second is not None and second not in chosen and actor.rng.random() < getattr(actor, "pair", 0.7):
             chosen.append(second)
         others = [c for c in screen["candidates"] if c not in chosen and c["text"]]
-        if others and actor.rng.random() < 0.1:
+        if others and actor.rng.random() < getattr(actor, "extra", 0.1):
             chosen.append(actor.rng.choice(others))
         elements = [_crowd_element(c, screen, actor) for c in chosen]
         return {
@@ -420,6 +432,12 @@ class Answers(StageDefinition):
             "elements": elements,
             "full_answer": f"It says {', '.join(e['text'] for e in elements)}.",
         }
+
+
+def _crowd_ambiguous(*, screen: dict[str, Any], question: str) -> bool:
+    """~1.6% of questions (the same for every answerer) read two ways: careful answerers pick either
+    of two elements, so three answers do not all agree (with the slips, the paper's ~2.1%)."""
+    return crowd_share(f"ambiguous:{screen['rico_id']}:{question}") < AMBIGUOUS_SHARE
 
 
 def _spam_answer(*, question: str, screen: dict[str, Any], rng: Any) -> dict[str, Any]:

@@ -25,7 +25,8 @@ A definition declares:
   against one (``gold_score``, ``gold_answer``), whether its submissions are reviewed and the
   rules a reviewer rejects by (``review_reasons``), what a rejection does (``review_rejected``)
   and what happens to a paused annotator's work (``withdraw``);
-* how the scripted crowd works it: ``crowd_submission`` (and ``crowd_lead_step``).
+* how the scripted crowd works it: ``crowd_submission`` (and ``crowd_lead_step``, and
+  ``crowd_gold_fit``: whether a lead would make a unit gold).
 """
 
 from __future__ import annotations
@@ -169,6 +170,11 @@ class StageDefinition:
     def crowd_lead_step(self, *, project: Project) -> dict[str, Any] | None:
         """What a lead does before the scripted crowd works this stage (``None``: nothing)."""
         return None
+
+    def crowd_gold_fit(self, *, payload: dict[str, Any]) -> bool:
+        """Whether a lead would make this unit gold: its right answer is clear (every careful
+        scripted annotator agrees with the scripted truth on it)."""
+        return True
 
     def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
         """The submit body a scripted annotator (``devtools.crowd``) sends for ``payload``.

@@ -62,6 +62,7 @@ from pipeline.quality.standing import (
     qualification_check,
     skip_recorded,
     standing_read,
+    work_refusal,
     work_submitted,
 )
 
@@ -419,6 +420,9 @@ def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) ->
                 gold_submitted(stage=stage, assignment=submitted, cleaned=cleaned, now=now)
                 return submitted
             if assignment.status != AssignmentStatus.LEASED:
+                refusal = work_refusal(stage=stage, project=assignment.project, user=user)
+                if refusal is not None:  # paused (their leases were released) or not qualified
+                    raise PermissionDeniedError(refusal)
                 if not stage.open_to(unit=unit, user=user, now=now, own=assignment):
                     raise ConflictError(
                         "Your lease ended and this work went to someone else (or is complete). "

@@ -143,3 +143,25 @@ def test_expire_leases_command(project):
     call_command("expire_leases", "--project", "demo", stdout=out)
     assert out.getvalue().strip() == "1 lease(s) expired"
     assert Assignment.objects.get(pk=lease.pk).status == "expired"
+
+
+def test_simulate_crowd_with_profiles_and_qc(project):
+    out = StringIO()
+    call_command(
+        "simulate_crowd",
+        *("--project", "demo", "--annotators", "6", "--screens", "40", "--json"),
+        *("--profiles", "careful=0.5,spammer=0.5", "--qc"),
+        stdout=out,
+    )
+    summary = json.loads(out.getvalue())
+    # The lead made gold in both stages with gold before the crowd started on them
+    assert summary["lead_gold"]["prefilter"] > 0 and summary["lead_gold"]["answers"] > 0
+    spammers = {name for name, profile in summary["profiles"].items() if profile == "spammer"}
+    assert len(spammers) == 3
+    # Every spammer is refused in pre-filtering (they fail the qualification)
+    assert spammers <= set(summary["refused"]["prefilter"])
+    assert not Answer.objects.filter(annotator__username__in=spammers).exists()
+    with pytest.raises(CommandError, match="--profiles"):
+        call_command("simulate_crowd", "--project", "demo", "--profiles", "careful=lots")
+    with pytest.raises(CommandError, match="profiles"):
+        call_command("simulate_crowd", "--project", "demo", "--profiles", "genius=1")

@@ -16,7 +16,20 @@ import pytest
 from django.db import connection
 
 from annotation.exceptions import ConflictError
-from annotation.models import Answer, Assignment, AssignmentStatus, PrefilterJudgment, Screen, ScreenState, Split
+from annotation.models import (
+    Answer,
+    Assignment,
+    AssignmentStatus,
+    ControlResult,
+    PrefilterJudgment,
+    Purpose,
+    Screen,
+    ScreenState,
+    Split,
+    Standing,
+    StandingStatus,
+)
+from pipeline.quality.gold import gold_item_create
 from pipeline.stages import assignment_double_leases, assignment_next, assignment_release, assignment_submit
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
@@ -159,3 +172,43 @@ def test_same_submission_from_two_threads_is_one_row(project):
     assert run_threads([submit] * 8) == []
     assert results == ["submitted"] * 8
     assert Assignment.objects.get(pk=lease.pk).screen.questions.count() == 1
+
+
+def test_control_items_and_qualifications_mixed_in_under_contention(project):
+    # given 120 screens waiting for pre-filtering, 30 gold screens, a high control rate, and 16
+    # annotators new to the stage (each qualifies on 5 gold items first)
+    project.qualification_items = 5
+    project.control_rate = project.control_rate_new = 0.5
+    project.fast_response_seconds = 0  # the threads submit at once
+    project.save()
+    lead = member(project, "lead", role="lead")
+    real = screens(project, 120, candidates=1)
+    gold_screens = screens(project, 30, state=ScreenState.EXCLUDED, exclusion_reason="vh_out_of_sync", candidates=1)
+    right = {"non_english_app": False, "vh_out_of_sync": False}
+    for screen in gold_screens:
+        gold_item_create(project=project, stage="prefilter", screen=screen, question=None, answer=right, user=lead)
+    judges = [member(project, f"j{i}") for i in range(16)]
+    # when they all drain the queue at once, sometimes giving work back
+    errors = run_threads(
+        [drain(project, j, "prefilter", lambda lease: {**right, "note": ""}, i, 0.1) for i, j in enumerate(judges)]
+    )
+    # then nobody held a unit twice, every judge qualified, and no gold item went twice to one judge
+    assert errors == []
+    assert assignment_double_leases(project=project) == 0
+    assert set(Standing.objects.filter(user__in=judges).values_list("status", flat=True)) == {StandingStatus.ACTIVE}
+    held = Assignment.objects.filter(
+        gold__isnull=False, status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED]
+    )
+    pairs = list(held.values_list("annotator_id", "gold_id"))
+    assert len(pairs) == len(set(pairs))
+    served = Counter(held.filter(status=AssignmentStatus.SUBMITTED).values_list("purpose", flat=True))
+    assert served[Purpose.QUALIFICATION] == 16 * 5
+    assert served[Purpose.CONTROL] > 0
+    assert ControlResult.objects.count() == sum(served.values())
+    # and every real screen has exactly one judgment, the gold screens none
+    work = Assignment.objects.filter(purpose=Purpose.WORK, status=AssignmentStatus.SUBMITTED)
+    assert sorted(work.values_list("screen_id", flat=True)) == sorted(s.pk for s in real)
+    assert Counter(PrefilterJudgment.objects.values_list("screen_id", flat=True)) == {s.pk: 1 for s in real}
+    assert set(Screen.objects.filter(pk__in=[s.pk for s in real]).values_list("state", flat=True)) == {
+        ScreenState.QUESTIONS_1
+    }

@@ -1,9 +1,12 @@
 """python manage.py simulate_crowd --project SLUG --annotators N [--seed S] [--screens M] [--http URL] [--json]
+    [--profiles careful=0.7,careless=0.1,spammer=0.2] [--qc]
 
 Scripted annotators drive the project through every stage (pre-filtering, both question
 passes, the not-answerable sample, answers) until it is ready for post-processing. By
 default through the services; ``--http URL`` goes through the REST API of a running server.
-``--screens M`` first adds M synthetic screens (for a demo from nothing).
+``--screens M`` first adds M synthetic screens (for a demo from nothing). ``--profiles``: the
+shares of annotator profiles (default all careful); ``--qc``: the lead makes gold before each
+stage with gold items, so the crowd qualifies and meets control items (docs/quality.md).
 """
 
 from __future__ import annotations
@@ -18,6 +21,18 @@ from annotation.models import Project
 from devtools.crowd import crowd_simulate
 
 
+def profile_shares(text: str) -> dict[str, float]:
+    """``careful=0.7,spammer=0.3`` as shares (``crowd_simulate`` checks the names)."""
+    shares: dict[str, float] = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        try:
+            shares[name.strip()] = float(value)
+        except ValueError as exc:
+            raise CommandError(f"--profiles: {part!r} is not NAME=SHARE.", returncode=2) from exc
+    return shares
+
+
 class Command(BaseCommand):
     help = "Drive a project through the whole pipeline with a scripted crowd."
 
@@ -28,6 +43,8 @@ class Command(BaseCommand):
         parser.add_argument("--screens", type=int, default=0, help="first add this many synthetic screens")
         parser.add_argument("--http", help="base URL of a running server, e.g. http://127.0.0.1:8000")
         parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+        parser.add_argument("--profiles", help="profile shares, e.g. careful=0.7,careless=0.1,spammer=0.2")
+        parser.add_argument("--qc", action="store_true", help="the lead makes gold first (quality control)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = Project.objects.filter(slug=options["project"]).first()
@@ -42,6 +59,8 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 http_url=options["http"],
                 new_screens=options["screens"],
+                profiles=profile_shares(options["profiles"]) if options["profiles"] else None,
+                qc=options["qc"],
             )
         except ApplicationError as exc:
             raise CommandError(f"--{exc.field}: {exc.message}" if exc.field else exc.message, returncode=2) from exc
@@ -55,6 +74,10 @@ class Command(BaseCommand):
         self.stdout.write(f"  screens:   {progress['screens']}")
         self.stdout.write(f"  excluded:  {progress['excluded']}")
         self.stdout.write(f"  questions: {progress['questions']}")
+        for stage, n in summary["lead_gold"].items():
+            self.stdout.write(f"  gold made by the lead in {stage}: {n}")
+        for stage, refused in summary["refused"].items():
+            self.stdout.write(f"  refused in {stage}: {', '.join(sorted(refused))}")
         ready = "yes" if progress["ready_for_postprocessing"] else "no"
         self.stdout.write(f"ready for post-processing: {ready}")
         if not progress["ready_for_postprocessing"]:

@@ -1,88 +1,144 @@
-"""python manage.py gold <project-slug> list [--stage STAGE] [--json]
-python manage.py gold <project-slug> promote <assignment-id> [--answer JSON]
-python manage.py gold <project-slug> activate|deactivate <gold-id>
+"""python manage.py gold {list,create,promote,deactivate,activate} --project SLUG ...
 
-A lead's gold items from the command line (docs/quality.md): list them with how often each was
-served and answered right (``most fail`` marks one that most annotators got wrong), promote a
-submission to gold (its answer as submitted, or ``--answer`` edited), activate or deactivate one.
+A lead's gold items from the command line (docs/quality.md), over ``pipeline.quality.gold``:
+
+* ``list [--stage S] [--json]``: every gold item with how annotators fared on it;
+* ``create FILE``: gold items from a JSON file, a list of ``{"stage", "rico_id", "question"
+  (answers: the question's text on that screen), "answer" (a submit body of the stage),
+  "note"}``; all or nothing;
+* ``promote ASSIGNMENT_ID [--answer FILE]``: an accepted submission becomes gold (as submitted,
+  or with the answer in FILE);
+* ``deactivate ID`` / ``activate ID``: stop (or resume) serving a gold item.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+from django.db.models import Q
 
 from annotation.exceptions import ApplicationError
-from annotation.models import Project
-from pipeline.quality.gold import gold_promote, gold_set_active
-from pipeline.quality.report import gold_stats
+from annotation.models import Project, Question, Screen
+from pipeline.quality.gold import gold_item_create, gold_items_with_results, gold_promote, gold_set_active
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CommandError(f"{path}: not a readable JSON file ({exc}).") from exc
 
 
 class Command(BaseCommand):
-    help = "List, promote, activate or deactivate a project's gold items."
+    help = "List, create, promote, deactivate or activate gold (control) items of a project."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("project", help="project slug")
-        parser.add_argument("action", choices=["list", "promote", "activate", "deactivate"])
-        parser.add_argument("id", nargs="?", type=int, help="promote: the assignment id; (de)activate: the gold id")
-        parser.add_argument("--answer", help="promote: the answer as JSON (the stage's submit body)")
-        parser.add_argument("--stage", help="list: only this stage")
-        parser.add_argument("--json", action="store_true", help="list: print JSON")
+        sub = parser.add_subparsers(dest="action", required=True)
+        listing = sub.add_parser("list", help="gold items with how annotators fared on each")
+        listing.add_argument("--stage", help="only this stage")
+        listing.add_argument("--json", action="store_true")
+        create = sub.add_parser("create", help="gold items from a JSON file (all or nothing)")
+        create.add_argument("file", type=Path)
+        promote = sub.add_parser("promote", help="make an accepted submission gold")
+        promote.add_argument("assignment_id", type=int)
+        promote.add_argument("--answer", type=Path, help="JSON file: the edited answer (a submit body)")
+        for name in ("deactivate", "activate"):
+            one = sub.add_parser(name, help=f"{name} a gold item")
+            one.add_argument("gold_id", type=int)
+        for action in sub.choices.values():
+            action.add_argument("--project", required=True, help="project slug")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = Project.objects.filter(slug=options["project"]).first()
         if project is None:
             raise CommandError(f"No project {options['project']!r}.", returncode=2)
-        action = options["action"]
         try:
-            if action == "list":
-                self._list(project, stage=options["stage"], as_json=options["json"])
-                return
-            if options["id"] is None:
-                raise CommandError(f"{action} needs an id.", returncode=2)
-            if action == "promote":
-                answer = _answer(options["answer"])
-                gold = gold_promote(project=project, assignment_id=options["id"], user=None, answer=answer)
-                self.stdout.write(f"gold item #{gold.pk} ({gold.stage}) from assignment #{options['id']}")
-            else:
-                gold = gold_set_active(project=project, gold_id=options["id"], active=action == "activate")
-                self.stdout.write(f"gold item #{gold.pk} {'active' if gold.active else 'inactive'}")
+            getattr(self, f"_{options['action']}")(project=project, options=options)
         except ApplicationError as exc:
-            raise CommandError(exc.message, returncode=2) from exc
+            raise CommandError(f"{exc.field}: {exc.message}" if exc.field else exc.message, returncode=2) from exc
 
-    def _list(self, project: Project, *, stage: str | None, as_json: bool) -> None:
+    def _list(self, *, project: Project, options: dict[str, Any]) -> None:
         rows = [
             {
-                "id": s.gold.pk,
-                "stage": s.gold.stage,
-                "rico_id": s.gold.screen.rico_id,
-                "question_id": s.gold.question_id,
-                "active": s.gold.active,
-                "served": s.served,
-                "correct": s.correct,
-                "suspect": s.suspect,
+                "id": g.pk,
+                "stage": g.stage,
+                "rico_id": g.screen.rico_id,
+                "question": g.question.final_text or g.question.text if g.question else None,
+                "source": g.source,
+                "active": g.active,
+                "served": getattr(g, "served"),  # noqa: B009  (annotated by the selector)
+                "correct": getattr(g, "correct"),  # noqa: B009
+                "answer": g.answer,
             }
-            for s in gold_stats(project=project, stage=stage)
+            for g in gold_items_with_results(project=project, stage=options["stage"])
         ]
-        if as_json:
-            self.stdout.write(json.dumps(rows, sort_keys=True))
+        if options["json"]:
+            self.stdout.write(json.dumps(rows, indent=2))
             return
         for r in rows:
-            flags = ("" if r["active"] else " inactive") + (" most fail" if r["suspect"] else "")
-            self.stdout.write(
-                f"#{r['id']} {r['stage']} screen {r['rico_id']}: {r['correct']} of {r['served']} right{flags}"
+            fared = f"{r['correct']}/{r['served']} right" if r["served"] else "not served yet"
+            state = "" if r["active"] else " (inactive)"
+            about = f" {r['question']!r}" if r["question"] else ""
+            self.stdout.write(f"#{r['id']}\t{r['stage']}\t{r['rico_id']}{about}\t{r['source']}\t{fared}{state}")
+
+    def _create(self, *, project: Project, options: dict[str, Any]) -> None:
+        items = _load_json(options["file"])
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            raise CommandError("The file holds a JSON list of objects.", returncode=2)
+        created = []
+        with transaction.atomic():
+            for n, item in enumerate(items):
+                try:
+                    created.append(self._create_one(project=project, item=item).pk)
+                except ApplicationError as exc:
+                    where = f"item {n}" + (f", {exc.field}" if exc.field else "")
+                    raise CommandError(f"{where}: {exc.message} Nothing was created.", returncode=2) from exc
+        self.stdout.write(json.dumps({"created": created}))
+
+    def _create_one(self, *, project: Project, item: dict[str, Any]) -> Any:
+        unknown = set(item) - {"stage", "rico_id", "question", "answer", "note"}
+        if unknown:
+            raise ApplicationError(f"Unknown keys: {', '.join(sorted(unknown))}.")
+        if not isinstance(item.get("answer"), dict):
+            raise ApplicationError("An object with the stage's submit body.", field="answer")
+        screen = Screen.objects.filter(project=project, rico_id=str(item.get("rico_id", ""))).first()
+        if screen is None:
+            raise ApplicationError("No screen with this rico_id in the project.", field="rico_id")
+        question = None
+        if item.get("question") is not None:
+            question = (
+                Question.objects.filter(screen=screen)
+                .filter(Q(text=item["question"]) | Q(final_text=item["question"]))
+                .order_by("pk")
+                .first()
             )
+            if question is None:
+                raise ApplicationError("No question with this text on the screen.", field="question")
+        return gold_item_create(
+            project=project,
+            stage=str(item.get("stage", "")),
+            screen=screen,
+            question=question,
+            answer=item["answer"],
+            user=None,
+            note=str(item.get("note", "")),
+        )
 
+    def _promote(self, *, project: Project, options: dict[str, Any]) -> None:
+        answer = _load_json(options["answer"]) if options["answer"] else None
+        if answer is not None and not isinstance(answer, dict):
+            raise CommandError("The answer file holds a JSON object (a submit body).", returncode=2)
+        gold = gold_promote(project=project, assignment_id=options["assignment_id"], user=None, answer=answer)
+        self.stdout.write(json.dumps({"id": gold.pk, "stage": gold.stage, "answer": gold.answer}))
 
-def _answer(raw: str | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise CommandError(f"--answer is not valid JSON: {exc.msg}.", returncode=2) from exc
-    if not isinstance(value, dict):
-        raise CommandError("--answer is a JSON object (the stage's submit body).", returncode=2)
-    return value
+    def _deactivate(self, *, project: Project, options: dict[str, Any]) -> None:
+        gold = gold_set_active(project=project, gold_id=options["gold_id"], active=False)
+        self.stdout.write(json.dumps({"id": gold.pk, "active": gold.active}))
+
+    def _activate(self, *, project: Project, options: dict[str, Any]) -> None:
+        gold = gold_set_active(project=project, gold_id=options["gold_id"], active=True)
+        self.stdout.write(json.dumps({"id": gold.pk, "active": gold.active}))

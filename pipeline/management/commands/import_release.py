@@ -1,4 +1,4 @@
-"""python manage.py import_release DIR --project SLUG [--skip-invalid]"""
+"""python manage.py import_release DIR --project SLUG [--skip-invalid] [--gold [--gold-limit N]]"""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Project
+from pipeline.quality.gold import gold_from_release
 from pipeline.release.imports import release_import
 
 
@@ -25,6 +26,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--skip-invalid", action="store_true", help="skip malformed entries (reported) instead of refusing all"
         )
+        parser.add_argument(
+            "--gold",
+            action="store_true",
+            help="also make answers gold items from the release's answers (docs/quality.md); idempotent",
+        )
+        parser.add_argument("--gold-limit", type=int, default=None, help="at most this many new gold items")
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = Project.objects.filter(slug=options["project"]).first()
@@ -36,6 +43,10 @@ class Command(BaseCommand):
             )
         except ApplicationError as exc:
             raise CommandError(exc.message) from exc
+        if options["gold"]:
+            if options["gold_limit"] is not None and options["gold_limit"] < 0:
+                raise CommandError("--gold-limit is a number >= 0.")
+            summary["gold"] = gold_from_release(project=project, user=None, limit=options["gold_limit"])
         self.stdout.write(json.dumps(summary, indent=2))
         if summary["unknown_image_ids"]:
             self.stderr.write(

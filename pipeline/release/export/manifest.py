@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db.models import Count
 
 from annotation.models import Answer, Project, Question, QuestionState
+from pipeline.quality.release import release_quality_figures
 
 from .atomic import atomic_writer
 from .records import SPLITS
@@ -110,6 +111,8 @@ def manifest_build(*, project: Project, fmt: str, written: WrittenFiles) -> dict
         "settings": {name: getattr(project, name) for name in PROJECT_SETTINGS},
         "agreement": agreement_shares(project=project),
         "dropped": dropped_counts(project=project),
+        # Quality control: who the released answers are from, control accuracy, reviews, withdrawals.
+        "quality": release_quality_figures(project=project),
         # Kept questions on screens without a split cannot be placed in any file: say so.
         "kept_without_split": Question.objects.filter(screen__project=project, state=QuestionState.KEPT)
         .exclude(screen__split__in=SPLITS)
