@@ -3,11 +3,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.http import HttpRequest
 from rest_framework.test import APIClient
 
 from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _throttle_counts_reset():
+    """Every test starts with no login failures or API request counts in the cache (they are
+    keyed by the client's address, which every test shares)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)
@@ -59,8 +71,16 @@ def api_client() -> APIClient:
     return APIClient()
 
 
+def login_request() -> HttpRequest:
+    """What ``Client.login`` passes to ``authenticate``: django-axes guards every password check
+    and needs the request (and its client address) it would lock out."""
+    request = HttpRequest()
+    request.META["REMOTE_ADDR"] = "127.0.0.1"
+    return request
+
+
 def login(client, user) -> None:
-    assert client.login(username=user.username, password=PASSWORD)
+    assert client.login(request=login_request(), username=user.username, password=PASSWORD)
 
 
 def _celery_pools_reset(app) -> None:
