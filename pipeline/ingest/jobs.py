@@ -21,6 +21,7 @@ from django.db.models import QuerySet
 from annotation.exceptions import ApplicationError
 from annotation.models import ImportJob, Project
 from pipeline.ingest import StoragePrefix, import_screens
+from pipeline.ingest.sources import zip_entries_check
 from pipeline.jobs.lifecycle import Outcome, Progress, job_create
 
 DEVICE_SIZE_RE = re.compile(r"^\s*(\d{2,5})\s*[xX×]\s*(\d{2,5})\s*$")
@@ -79,6 +80,8 @@ def _upload_check(upload: UploadedFile) -> None:
     upload.seek(0)
     if head not in ZIP_MAGIC:
         raise ApplicationError("The file is not a zip archive.", field="file")
+    # Refused in the request, before it is stored or queued (the worker checks again: ZipSource).
+    zip_entries_check(upload, cap=int(settings.SCREENQA_IMPORT["ZIP_MAX_ENTRIES"]))
 
 
 def import_job_create(
