@@ -32,51 +32,61 @@ def client_ip(request: Any) -> str:
     return str(BaseThrottle().get_ident(request))
 
 
-class _LiveRate:
-    """DRF reads the rates once, at import; these read them per request."""
+def _rate(scope: str | None) -> str | None:
+    """DRF reads the rates once, at import; the throttles here read them per request."""
+    rate = api_settings.DEFAULT_THROTTLE_RATES.get(scope) if scope else None
+    return None if rate is None else str(rate)
 
-    scope: str
 
+class AnonThrottle(AnonRateThrottle):
     def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+        return _rate(self.scope)
 
-
-class AnonThrottle(_LiveRate, AnonRateThrottle):
     def get_cache_key(self, request: Any, view: Any) -> str | None:
         if request.user and request.user.is_authenticated:
             return None
         return self.cache_format % {"scope": self.scope, "ident": client_ip(request)}
 
 
-class UserThrottle(_LiveRate, UserRateThrottle):
-    pass
+class UserThrottle(UserRateThrottle):
+    def get_rate(self) -> str | None:
+        return _rate(self.scope)
 
 
-class TokenFailureThrottle(_LiveRate, SimpleRateThrottle):
+class TokenFailureThrottle(SimpleRateThrottle):
     """Wrong ``Authorization: Token`` keys per client. ``blocked`` reads (no write);
     ``failed`` records one wrong key."""
 
     scope = "token_failure"
 
+    def get_rate(self) -> str | None:
+        return _rate(self.scope)
+
     def get_cache_key(self, request: Any, view: Any) -> str:
         return self.cache_format % {"scope": self.scope, "ident": client_ip(request)}
 
+    def _window(self, request: Any) -> tuple[str, list[float], float, int, int] | None:
+        limit, duration = self.parse_rate(self.rate)
+        if limit is None or duration is None:
+            return None
+        key = self.get_cache_key(request, None)
+        now = self.timer()
+        history = [t for t in self.cache.get(key, []) if t > now - duration]
+        return key, history, now, limit, duration
+
     def blocked(self, request: Any) -> float | None:
         """Seconds to wait when the client has used up its wrong tokens, else ``None``."""
-        if self.rate is None:
+        window = self._window(request)
+        if window is None:
             return None
-        self.key = self.get_cache_key(request, None)
-        self.history = self.cache.get(self.key, [])
-        self.now = self.timer()
-        while self.history and self.history[-1] <= self.now - self.duration:
-            self.history.pop()
-        if len(self.history) >= self.num_requests:
-            return self.wait()
-        return None
+        _key, history, now, limit, duration = window
+        if len(history) < limit:
+            return None
+        return max(duration - (now - min(history)), 1.0)
 
     def failed(self, request: Any) -> None:
-        if self.rate is None:
+        window = self._window(request)
+        if window is None:
             return
-        self.blocked(request)
-        self.history.insert(0, self.now)
-        self.cache.set(self.key, self.history, self.duration)
+        key, history, now, _limit, duration = window
+        self.cache.set(key, [now, *history], duration)
