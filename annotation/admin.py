@@ -1,4 +1,8 @@
+from typing import Any
+
 from django.contrib import admin
+
+from annotation.services.members import member_remove
 
 from . import models
 
@@ -16,6 +20,19 @@ class MembershipAdmin(admin.ModelAdmin):
     list_display = ["user", "project", "role", "in_answer_pool"]
     list_filter = ["role", "project"]
     search_fields = ["user__username"]
+
+    # Removing a member releases their open leases (``member_remove``), one at a time or in bulk.
+    def delete_model(self, request: Any, obj: models.Membership) -> None:
+        member_remove(project_id=obj.project_id, user_id=obj.user_id)
+
+    def delete_queryset(self, request: Any, queryset: Any) -> None:
+        for project_id, user_id in queryset.values_list("project_id", "user_id"):
+            member_remove(project_id=project_id, user_id=user_id)
+
+    def get_readonly_fields(self, request: Any, obj: models.Membership | None = None) -> Any:
+        # A membership is not moved to another user or project (that would skip the release
+        # above): remove it and add a new one.
+        return ["project", "user"] if obj is not None else []
 
 
 @admin.register(models.App)

@@ -18,6 +18,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
 from annotation.db import compiled
+from annotation.throttling import TokenFailureThrottle
 
 _USER = compiled.Load(get_user_model(), "user__", plain=True)
 
@@ -27,9 +28,25 @@ def _token_user_build(values: dict[str, Any]) -> QuerySet[Any]:
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
+    """Wrong keys are counted per client (``annotation.throttling.TokenFailureThrottle``): past
+    the limit every token request of that client is refused with 429 until the window passes,
+    so keys cannot be guessed at speed."""
+
+    def authenticate(self, request: Any) -> tuple[Any, Token] | None:
+        self._request = request
+        return super().authenticate(request)
+
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
+        guard = TokenFailureThrottle()
+        request = getattr(self, "_request", None)
+        if request is not None:
+            wait = guard.blocked(request)
+            if wait is not None:
+                raise exceptions.Throttled(wait=wait, detail="Too many wrong tokens from this address.")
         row = compiled.fetch_one(key="token-user", build=_token_user_build, values={"key": key})
         if row is None:
+            if request is not None:
+                guard.failed(request)
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         user: Any = _USER.instance(row[1:])
         if not user.is_active:

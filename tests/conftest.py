@@ -1,13 +1,26 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.http import HttpRequest
 from rest_framework.test import APIClient
 
 from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _throttle_counts_reset():
+    """Every test starts with no login failures or API request counts in the cache (they are
+    keyed by the client's address, which every test shares)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)
@@ -59,8 +72,16 @@ def api_client() -> APIClient:
     return APIClient()
 
 
+def login_request() -> HttpRequest:
+    """What ``Client.login`` passes to ``authenticate``: django-axes guards every password check
+    and needs the request (and its client address) it would lock out."""
+    request = HttpRequest()
+    request.META["REMOTE_ADDR"] = "127.0.0.1"
+    return request
+
+
 def login(client, user) -> None:
-    assert client.login(username=user.username, password=PASSWORD)
+    assert client.login(request=login_request(), username=user.username, password=PASSWORD)
 
 
 def _celery_pools_reset(app) -> None:
@@ -112,3 +133,71 @@ def celery_worker(celery_broker):
 
     with start_worker(celery_broker, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=30):
         yield celery_broker
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[str]:
+    """moto's S3-compatible server (``moto[server]``, requirements-dev.txt) on a free local port,
+    for the whole session: the endpoint URL."""
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    moto = shutil.which("moto_server") or str(Path(sys.executable).with_name("moto_server"))
+    proc = subprocess.Popen(
+        [moto, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(url, timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("moto_server did not start") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+@pytest.fixture
+def s3_storage(settings, moto_server):
+    """The default storage on S3 (django-storages against the moto server), in a fresh bucket."""
+    import uuid
+
+    import boto3
+
+    bucket = f"screenqa-test-{uuid.uuid4().hex[:12]}"
+    boto3.client(
+        "s3",
+        endpoint_url=moto_server,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ).create_bucket(Bucket=bucket)
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": bucket,
+                "endpoint_url": moto_server,
+                "region_name": "us-east-1",
+                "access_key": "testing",
+                "secret_key": "testing",
+                "default_acl": None,
+                "file_overwrite": True,
+            },
+        },
+    }
+    return bucket

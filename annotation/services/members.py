@@ -1,4 +1,4 @@
-"""Member onboarding: add people to a project with fresh passwords and API tokens."""
+"""Members: add people to a project with fresh passwords and API tokens; remove them."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from annotation.exceptions import ApplicationError
-from annotation.models import Membership, Project, Role
+from annotation.lock_objects import user_lock
+from annotation.models import Assignment, AssignmentStatus, Membership, Project, Role
 
 
 @transaction.atomic
@@ -60,3 +62,27 @@ def members_create(
             }
         )
     return created
+
+
+@transaction.atomic
+def member_remove(*, project_id: int, user_id: int) -> int:
+    """Remove a user from a project and give their open leases back to the queue.
+
+    Every way a membership is deleted goes through here (the admin included), so a removed
+    member holds no work: their assignments that were still leased become ``released`` (their
+    drafts are kept, as on any release) and the assignment endpoints refuse them from then on
+    (``annotation.permissions`` checks current membership). Returns how many leases it released.
+    Idempotent. Locks the user first (as ``next`` does, so a lease being taken at the same
+    moment is either released here or refused after), then the assignments.
+    """
+    user_lock(user_id=user_id)
+    released = (
+        Assignment.objects.filter(project_id=project_id, annotator_id=user_id, status=AssignmentStatus.LEASED)
+        .select_for_update()
+        .order_by("pk")
+    )
+    ids = list(released.values_list("pk", flat=True))
+    if ids:
+        Assignment.objects.filter(pk__in=ids).update(status=AssignmentStatus.RELEASED, updated_at=timezone.now())
+    Membership.objects.filter(project_id=project_id, user_id=user_id).delete()
+    return len(ids)

@@ -11,6 +11,7 @@ Everything that differs between machines comes from the environment (see
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "csp",
+    "axes",
     "annotation",
     "pipeline",
     "frontend",
@@ -80,6 +82,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # NUL characters, lone surrogates and deep JSON answered 400 before any view (annotation.hostile)
+    "annotation.hostile.HostileInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -88,6 +92,13 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # last, as django-axes asks: turns a locked-out login into its 429 answer
+    "axes.middleware.AxesMiddleware",
+]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out login before the password is checked
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "annotation.urls"
@@ -236,7 +247,26 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "annotation.apis.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Brute force (annotation/throttling.py, docs/operations.md). Users get room for a fast crowd
+    # client; anonymous callers and wrong tokens do not.
+    "DEFAULT_THROTTLE_CLASSES": ["annotation.throttling.AnonThrottle", "annotation.throttling.UserThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env("SCREENQA_THROTTLE_ANON", "60/min"),
+        "user": env("SCREENQA_THROTTLE_USER", "6000/min"),
+        "token_failure": env("SCREENQA_THROTTLE_TOKEN_FAILURES", "20/min"),
+    },
+    # Proxies in front whose X-Forwarded-For is trusted (the image's nginx role: 1); 0 = REMOTE_ADDR.
+    "NUM_PROXIES": env_int("SCREENQA_TRUSTED_PROXIES", 0) or None,
 }
+
+# Logins (/login/, /admin/login/): django-axes locks a username out for one client address after
+# AXES_FAILURE_LIMIT wrong passwords, for AXES_COOLOFF_TIME, even when the right one comes next.
+AXES_FAILURE_LIMIT = env_int("SCREENQA_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("SCREENQA_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "annotation.throttling.client_ip"
+AXES_VERBOSE = False
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "ScreenQA annotation platform API",

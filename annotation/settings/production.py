@@ -9,7 +9,7 @@ deployment is silenced by name in ``DJANGO_SILENCED_SYSTEM_CHECKS``, where a rev
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import STORAGES, env, env_bool, env_int, env_list
+from .base import REST_FRAMEWORK, STORAGES, env, env_bool, env_int, env_list
 
 
 def required(name: str) -> str:
@@ -23,6 +23,16 @@ SECRET_KEY = required("DJANGO_SECRET_KEY")
 required("DATABASE_URL")
 CELERY_BROKER_URL = required("CELERY_BROKER_URL")
 CELERY_TASK_ALWAYS_EAGER = False
+# The cache holds the login lockouts' and the API throttles' counts: shared by every web process.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env("CACHE_URL", CELERY_BROKER_URL),
+        "KEY_PREFIX": "screenqa",
+    }
+}
+# The image's proxy role (nginx) is the one hop in front of gunicorn: the client is the address it saw.
+REST_FRAMEWORK = {**REST_FRAMEWORK, "NUM_PROXIES": env_int("SCREENQA_TRUSTED_PROXIES", 1) or None}
 SCREENQA_INPROCESS_THREADS = False
 required("AWS_STORAGE_BUCKET_NAME")
 DEBUG = False

@@ -55,7 +55,11 @@ def domain_errors_as_http(view: Callable[..., HttpResponse]) -> Callable[..., Ht
 
 class ImportForm(forms.Form):
     file = forms.FileField(required=False, help_text="A zip of <id>.jpg/.png screenshots with their <id>.json VH.")
-    prefix = forms.CharField(required=False, max_length=1024, help_text="…or a folder already in storage.")
+    prefix = forms.CharField(
+        required=False,
+        max_length=1024,
+        help_text="…or a folder already in this project's import area (staging/<project>/ in storage), e.g. batch-1.",
+    )
     device_size = forms.CharField(
         required=False, max_length=16, help_text="VH device size as WxH; empty: the project's (RICO 1440x2560)."
     )

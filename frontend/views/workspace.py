@@ -27,7 +27,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
 from annotation.models import Assignment, AssignmentStatus, Project, Question
-from annotation.permissions import assignment_get_for_annotator, project_get_for_member
+from annotation.permissions import assignment_get_for_annotator, member_get, project_get_for_member
+from annotation.selectors.assignments import assignment_open_brief
 from annotation.services.assignments import DRAFT_MAX_BYTES, SKIP_REASON_MAX
 from frontend import hints
 from pipeline import stages as engine
@@ -150,16 +151,34 @@ def workspace_home(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 @domain_errors_as_http
 def workspace_next(request: HttpRequest, slug: str, stage: str) -> HttpResponse:
-    """Open the annotator's current assignment in ``stage``, or lease the next one.
+    """POST: open the annotator's current assignment in ``stage``, or lease the next one.
+    GET: never leases (a cross-site link or a prefetch must not hold work): it opens the
+    caller's live lease in the stage if there is one, else shows a button that POSTs here.
 
-    A GET on purpose: ``assignment_next`` is idempotent per (user, stage) (it returns the open
-    lease before leasing a new one), so a reload or the redirect after a submit is safe.
+    ``assignment_next`` is idempotent per (user, stage) (it returns the open lease before
+    leasing a new one), so a double POST is safe.
     """
     definition = _stage_or_404(stage)
     project: Project = project_get_for_member(user=request.user, slug=slug)
+    if request.method == "POST":
+        return _open_next(request, project=project, definition=definition)
+    definition.check_access(user=request.user, membership=member_get(project=project, user=request.user))
+    now = timezone.now()
+    held = assignment_open_brief(project=project, user=request.user, stage=definition.name)
+    if held is not None and held[1] > now:
+        return redirect("frontend:workspace-assignment", slug=slug, pk=held[0])
+    context = {"project": project, "stage": definition.name, "stage_label": definition.label}
+    if not definition.available_count(project=project, user=request.user, now=now):
+        return render(request, "frontend/workspace/nothing.html", context)
+    return render(request, "frontend/workspace/next.html", context)
+
+
+def _open_next(request: HttpRequest, *, project: Project, definition: StageDefinition) -> HttpResponse:
+    """Lease (or reopen) the caller's next assignment of the stage and redirect to it, or to
+    this stage's GET page (which says when nothing waits). Only ever called on a POST."""
     try:
         assignment = engine.assignment_next(project=project, user=request.user, stage=definition.name)
     except NotFoundError:
@@ -180,12 +199,12 @@ def workspace_next(request: HttpRequest, slug: str, stage: str) -> HttpResponse:
         return render(
             request,
             "frontend/workspace/nothing.html",
-            {"project": project, "stage_label": definition.label, "reason": exc.message},
+            {"project": project, "stage": definition.name, "stage_label": definition.label, "reason": exc.message},
             status=409 if isinstance(exc, ConflictError) else 400,
         )
     if assignment is None:
-        return render(request, "frontend/workspace/nothing.html", {"project": project, "stage_label": definition.label})
-    return redirect("frontend:workspace-assignment", slug=slug, pk=assignment.pk)
+        return redirect("frontend:workspace-next", slug=project.slug, stage=definition.name)
+    return redirect("frontend:workspace-assignment", slug=project.slug, pk=assignment.pk)
 
 
 @login_required
@@ -211,7 +230,7 @@ def assignment_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         raise
     except ApplicationError as exc:
         return _render_assignment(request, assignment, state=stage.form_state(post=request.POST), error=exc, status=400)
-    return redirect("frontend:workspace-next", slug=slug, stage=assignment.stage)
+    return _open_next(request, project=assignment.project, definition=stage)
 
 
 @login_required
@@ -278,7 +297,7 @@ def assignment_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             refused = ApplicationError(exc.message, field="skip_reason")
             return _render_assignment(request, assignment, error=refused, status=400)
         return _render_assignment(request, assignment, error=exc, status=409 if isinstance(exc, ConflictError) else 400)
-    return redirect("frontend:workspace-next", slug=slug, stage=assignment.stage)
+    return _open_next(request, project=assignment.project, definition=engine.stage_get(assignment.stage))
 
 
 @login_required

@@ -41,7 +41,11 @@ class ImportJobCreateApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         file = serializers.FileField(required=False, help_text="a zip of screenshots and VH JSON files")
-        prefix = serializers.CharField(required=False, allow_blank=True, help_text="a folder in storage")
+        prefix = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            help_text="a folder in the project's import area staging/<slug>/ of the storage, e.g. batch-1 (no ..)",
+        )
         device_size = serializers.CharField(required=False, allow_blank=True, help_text='e.g. "1440x2560"')
 
     @extend_schema(

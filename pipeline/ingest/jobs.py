@@ -21,6 +21,7 @@ from django.db.models import QuerySet
 from annotation.exceptions import ApplicationError
 from annotation.models import ImportJob, Project
 from pipeline.ingest import StoragePrefix, import_screens
+from pipeline.ingest.sources import zip_entries_check
 from pipeline.jobs.lifecycle import Outcome, Progress, job_create
 
 DEVICE_SIZE_RE = re.compile(r"^\s*(\d{2,5})\s*[xX×]\s*(\d{2,5})\s*$")
@@ -40,13 +41,48 @@ def device_size_parse(*, value: str | None) -> tuple[int, int] | None:
     return width, height
 
 
-def _prefix_clean(prefix: str) -> str:
-    """A relative storage prefix without ``..``: a lead may only name folders inside storage."""
-    cleaned = prefix.strip().strip("/")
+# Storage-prefix imports read only from the project's own import area: ``staging/<slug>/`` in
+# the default storage (the bucket in production), where its leads stage screens.
+IMPORT_AREA = "staging"
+_DRIVE_RE = re.compile(r"^[A-Za-z]:")
+
+
+def project_import_area(*, project: Project) -> str:
+    """The storage folder a project's storage-prefix imports may read: ``staging/<slug>``."""
+    return f"{IMPORT_AREA}/{project.slug}"
+
+
+def _prefix_clean(*, project: Project, prefix: str) -> str:
+    """The storage path of a folder named by a lead, inside the project's import area.
+
+    ``prefix`` is relative to the area (``batch-1``; the area's own path in front is accepted
+    too). Absolute paths, ``..``, ``.``, backslashes and control characters are refused: a lead
+    may not reach outside their project's area, and nothing outside it is ever listed."""
+    raw = prefix.strip()
+    refused = ApplicationError(
+        f"Name a folder inside this project's import area {project_import_area(project=project)}/, "
+        "like batch-1 (relative: no leading /, no ..).",
+        field="prefix",
+    )
+    if raw.startswith(("/", "\\")) or _DRIVE_RE.match(raw) or "://" in raw:
+        raise refused
+    cleaned = raw.strip("/")
     parts = PurePosixPath(cleaned).parts if cleaned else ()
-    if not parts or any(part in ("..", ".") for part in parts) or "\\" in cleaned or "\x00" in cleaned:
-        raise ApplicationError("Name a folder inside storage, like imports/rico-batch-1.", field="prefix")
-    return "/".join(parts)
+    if not parts or any(part in ("..", ".") for part in cleaned.split("/")) or "\\" in cleaned:
+        raise refused
+    if any(ord(c) < 32 or ord(c) == 127 for c in cleaned):
+        raise refused
+    area = project_import_area(project=project)
+    relative = "/".join(parts)
+    if relative == area or relative.startswith(f"{area}/"):
+        relative = relative[len(area) :].strip("/")
+    return f"{area}/{relative}" if relative else area
+
+
+def _in_import_area(*, project: Project, source: str) -> bool:
+    area = project_import_area(project=project)
+    parts = source.split("/")
+    return (source == area or source.startswith(f"{area}/")) and ".." not in parts and "." not in parts
 
 
 def _too_large(size: int) -> ApplicationError:
@@ -79,6 +115,8 @@ def _upload_check(upload: UploadedFile) -> None:
     upload.seek(0)
     if head not in ZIP_MAGIC:
         raise ApplicationError("The file is not a zip archive.", field="file")
+    # Refused in the request, before it is stored or queued (the worker checks again: ZipSource).
+    zip_entries_check(upload, cap=int(settings.SCREENQA_IMPORT["ZIP_MAX_ENTRIES"]))
 
 
 def import_job_create(
@@ -105,7 +143,7 @@ def import_job_create(
         kind = "zip"
     else:
         assert prefix is not None
-        source = _prefix_clean(prefix)
+        source = _prefix_clean(project=project, prefix=prefix)
         kind = "prefix"
         try:
             dirs, files = default_storage.listdir(source)
@@ -133,6 +171,12 @@ def import_job_create(
 def _source_open(job: ImportJob) -> tuple[Any, IO[bytes] | None]:
     """The importer's ``source`` for a job and the file to close afterwards (if any)."""
     if job.source_kind == "prefix":
+        # Checked again here: a job recorded before imports were scoped may name any folder.
+        if not _in_import_area(project=job.project, source=job.source):
+            raise ApplicationError(
+                f"The folder {job.source!r} is outside this project's import area "
+                f"{project_import_area(project=job.project)}/: start a new import from there."
+            )
         return StoragePrefix(job.source), None
     try:
         # Local storage: hand over the path (the zip is read in place, no copy).

@@ -12,7 +12,6 @@ screenshot pixels, each with a non-empty text) and the full-sentence answer.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from datetime import datetime
@@ -24,6 +23,7 @@ from django.http import QueryDict
 from rest_framework import serializers
 
 from annotation.exceptions import ConflictError, PermissionDeniedError
+from annotation.hostile import HostileInputError, json_loads_checked
 from annotation.models import (
     Answer,
     AnswerElement,
@@ -349,7 +349,9 @@ class Answers(StageDefinition):
         if not raw.strip():
             return []
         try:
-            elements = json.loads(raw)
+            elements = json_loads_checked(raw, field="elements")
+        except HostileInputError:
+            raise
         except ValueError as exc:
             raise form_refuse(self.messages["unreadable"], field="elements") from exc
         if not isinstance(elements, list):
@@ -358,8 +360,8 @@ class Answers(StageDefinition):
 
     def form_state(self, *, post: QueryDict) -> dict[str, Any]:
         try:
-            elements = json.loads(post.get("elements") or "[]")
-        except ValueError:
+            elements = json_loads_checked(post.get("elements") or "[]", field="elements")
+        except (ValueError, HostileInputError):
             elements = []
         return {
             "question": post.get("question", ""),

@@ -63,7 +63,12 @@ def _wait_saved(page) -> None:
 
 
 def _open(page, stage: str) -> None:
+    """Open the next item of ``stage`` as an annotator does: the GET page leases nothing, its
+    button POSTs (the server redirects straight to a lease already held)."""
     page.goto(f"/projects/demo/work/{stage}/next/")
+    if page.locator("[data-testid=open-next-page]").count():
+        with page.expect_navigation():
+            page.click("[data-testid=open-next]")
     page.wait_for_selector("#ws[data-ready]")
 
 
@@ -79,7 +84,7 @@ def test_prefilter_judge_a_screen(demo, new_page):
     page.goto("/projects/demo/work/")
     assert page.locator('tr[data-stage="prefilter"] [data-testid=available]').inner_text() == "2"
     shoot(page, "workspace-home")
-    page.click('tr[data-stage="prefilter"] a.button')
+    page.click('tr[data-stage="prefilter"] .button')
     page.wait_for_selector("#ws[data-ready]")
     # then the VH is drawn over the screenshot, each box labelled with short class name and text
     labels = page.locator("#overlay .cand-label").all_text_contents()
@@ -126,7 +131,7 @@ def test_questions_two_passes_by_two_writers(demo, new_page):
     # pass 2: another writer sees pass 1 read-only
     page2 = new_page("annotator2")
     page2.goto("/projects/demo/work/")
-    page2.click('tr[data-stage="questions-2"] a.button')
+    page2.click('tr[data-stage="questions-2"] .button')
     page2.wait_for_selector("#ws[data-ready]")
     assert page2.locator("[data-testid=previous-questions] li").all_inner_texts() == [
         f"What did {name} write?",
@@ -171,7 +176,7 @@ def test_answer_select_draw_reorder_reload_submit(demo, new_page):
     question = add_question(screen, author=demo["author"], text=f"Waht did {name.text} write?")
     page = new_page("annotator")
     page.goto("/projects/demo/work/")
-    page.click('tr[data-stage="answers"] a.button')
+    page.click('tr[data-stage="answers"] .button')
     page.wait_for_selector("#ws[data-ready]")
     assert f"Waht did {name.text} write?" in page.inner_text("[data-testid=original-question]")
     # fix the typo in the question (the original stays shown)

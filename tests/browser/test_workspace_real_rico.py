@@ -12,7 +12,7 @@ import pytest
 from annotation.models import Answer, Candidate, Screen, ScreenState
 from pipeline.ingest import import_screens
 from tests.browser.conftest import add_question, shoot
-from tests.browser.test_workspace_browser import WORST_MISALIGNMENT, _click_box
+from tests.browser.test_workspace_browser import WORST_MISALIGNMENT, _click_box, _open
 
 pytestmark = [pytest.mark.browser, pytest.mark.realdata, pytest.mark.django_db(transaction=True)]
 
@@ -35,8 +35,7 @@ def test_real_screens_overlay_is_aligned_at_both_sizes(demo, new_page, real_scre
     page = new_page("annotator")
     seen = set()
     for _ in real_screens:
-        page.goto("/projects/demo/work/prefilter/next/")
-        page.wait_for_selector("#ws[data-ready]")
+        _open(page, "prefilter")
         page.wait_for_function("document.getElementById('shot').complete")
         rico_id = page.inner_text("[data-testid=rico-id]")
         seen.add(rico_id)
@@ -62,8 +61,7 @@ def test_real_question_answered_by_clicking_the_real_leaf(demo, new_page, real_s
     question = add_question(screen, author=demo["author"], text=real["question"])
     leaf = Candidate.objects.get(screen=screen, text="Chicago Police")
     page = new_page("annotator")
-    page.goto("/projects/demo/work/answers/next/")
-    page.wait_for_selector("#ws[data-ready]")
+    _open(page, "answers")
     _click_box(page, leaf.bounds)
     assert page.eval_on_selector_all("#element-list .el-text", "els => els.map(e => e.value)") == ["Chicago Police"]
     page.keyboard.press("w")

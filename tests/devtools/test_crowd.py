@@ -13,6 +13,7 @@ from annotation.models import Answer, AnswerElement, Membership, PrefilterJudgme
 from devtools.crowd import ScriptedAnnotator, crowd_screens_create, crowd_simulate
 from pipeline.release.decide import QUALITY_ANSWER_REASONS, QUALITY_QUESTION_REASONS
 from pipeline.stages import assignment_double_leases
+from tests.conftest import login_request
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -101,7 +102,7 @@ def test_create_annotators_prints_working_credentials(project, client):
     call_command("create_annotators", "--project", "demo", "--count", "3", "--pool", "answers", "--json", stdout=out)
     members = json.loads(out.getvalue())
     assert [m["username"] for m in members] == ["demo-annotator-1", "demo-annotator-2", "demo-annotator-3"]
-    assert client.login(username=members[0]["username"], password=members[0]["password"])
+    assert client.login(request=login_request(), username=members[0]["username"], password=members[0]["password"])
     assert Token.objects.get(key=members[2]["token"]).user.username == "demo-annotator-3"
     assert Membership.objects.filter(project=project, in_answer_pool=True, role="annotator").count() == 3
     # a second run adds people instead of failing; leads are created the same way

@@ -11,6 +11,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -110,16 +111,50 @@ def test_home_is_for_members_only(client, project, outsider):
     assert client.get(url).status_code == 404
 
 
-def test_next_leases_and_opens_the_assignment_page(client, project, annotator):
+def test_next_leases_on_post_and_opens_the_assignment_page(client, project, annotator):
     _screen(project)
     login(client, annotator)
-    response = client.get(reverse("frontend:workspace-next", kwargs={"slug": project.slug, "stage": "prefilter"}))
+    url = reverse("frontend:workspace-next", kwargs={"slug": project.slug, "stage": "prefilter"})
+    response = client.post(url)
     assignment = Assignment.objects.get(annotator=annotator)
     assert response.status_code == 302 and response["Location"] == _page(assignment)
     # asking again is idempotent: the same open lease
-    again = client.get(reverse("frontend:workspace-next", kwargs={"slug": project.slug, "stage": "prefilter"}))
+    again = client.post(url)
     assert again["Location"] == _page(assignment)
     assert Assignment.objects.count() == 1
+    # a GET opens the lease the annotator holds, without writing
+    assert client.get(url)["Location"] == _page(assignment)
+
+
+def test_next_on_get_never_leases(client, project, annotator):
+    # given a screen waiting and an annotator holding nothing
+    _screen(project)
+    login(client, annotator)
+    url = reverse("frontend:workspace-next", kwargs={"slug": project.slug, "stage": "prefilter"})
+    # when they (or a cross-site link, or a prefetch) GET the next URL
+    response = client.get(url)
+    # then nothing is leased: the page is a form that POSTs to the same URL
+    assert response.status_code == 200
+    assert not Assignment.objects.exists()
+    html = response.content.decode()
+    assert f'<form method="post" action="{url}"' in html and 'data-testid="open-next"' in html
+    assert "csrfmiddlewaretoken" in html
+
+
+def test_open_next_forms_on_home_post_with_csrf(project, annotator):
+    # given the CSRF check as in production (the test client skips it by default)
+    _screen(project)
+    strict = Client(enforce_csrf_checks=True)
+    login(strict, annotator)
+    url = reverse("frontend:workspace-next", kwargs={"slug": project.slug, "stage": "prefilter"})
+    # when a cross-site form posts without the token: refused, nothing leased
+    assert strict.post(url).status_code == 403
+    assert not Assignment.objects.exists()
+    # the home page's button carries the token and leases
+    home = strict.get(reverse("frontend:workspace", kwargs={"slug": project.slug})).content.decode()
+    token = home.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
+    assert strict.post(url, {"csrfmiddlewaretoken": token}).status_code == 302
+    assert Assignment.objects.filter(annotator=annotator).count() == 1
 
 
 def test_next_with_nothing_waiting_says_so(client, project, annotator):
@@ -205,10 +240,9 @@ def test_prefilter_submit_records_the_judgment_and_opens_the_next(client, projec
     assert response.status_code == 302
     judgment = PrefilterJudgment.objects.get(screen=screen)
     assert (judgment.non_english_app, judgment.vh_out_of_sync, judgment.note) == (False, True, "menu <b>ghost</b>")
-    # the redirect leases the next screen at once
-    follow = client.get(response["Location"])
+    # the submit leases the next screen at once and opens it
     nxt = Assignment.objects.get(annotator=annotator, status=AssignmentStatus.LEASED)
-    assert nxt.screen == second and follow["Location"] == _page(nxt)
+    assert nxt.screen == second and response["Location"] == _page(nxt)
 
 
 def test_questions_submit_without_questions_is_refused_and_keeps_input(client, project, annotator):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import struct
+import tracemalloc
 import warnings
 import zipfile
 import zlib
@@ -12,11 +13,14 @@ from pathlib import Path
 
 import pytest
 from django.core.files.storage import default_storage
+from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
 from annotation.exceptions import ApplicationError
-from annotation.models import Candidate, Screen
+from annotation.models import Candidate, ImportJob, Screen
 from pipeline.ingest import import_screens
+from pipeline.ingest.sources import zip_entries_check
+from tests.conftest import login
 from tests.pipeline.ingest.rico_files import jpeg_bytes, node, vh_bytes, vh_dict, write_pair
 
 pytestmark = pytest.mark.django_db
@@ -317,3 +321,66 @@ def test_every_bad_case_in_one_run_still_imports_the_good_ones(project, tmp_path
     assert all(reason and "\n" not in reason and len(reason) < 300 for _, reason in summary.rejected)
     assert Screen.objects.filter(project=project).count() == 2
     assert sorted(p.name for p in Path(default_storage.path("screens/demo")).iterdir()) == ["good1.jpg", "good2.jpg"]
+
+
+# --- the entry cap, read from the end record before the central directory is parsed ------
+
+
+def _eocd(count: int, cd_size: int = 0, cd_offset: int = 0) -> bytes:
+    return b"PK\x05\x06" + struct.pack("<HHHHIIH", 0, 0, min(count, 0xFFFF), min(count, 0xFFFF), cd_size, cd_offset, 0)
+
+
+def test_crafted_zip64_header_claiming_600k_entries_is_refused_from_the_end_record(project, settings):
+    settings.SCREENQA_IMPORT = {**settings.SCREENQA_IMPORT, "ZIP_MAX_ENTRIES": 500_000}
+    # the ZIP64 end record sits at offset 0 here, as its locator says
+    record = b"PK\x06\x06" + struct.pack("<QHHIIQQQQ", 44, 45, 45, 0, 0, 600_000, 600_000, 46 * 600_000, 0)
+    locator = b"PK\x06\x07" + struct.pack("<IQI", 0, 0, 1)
+    classic = b"PK\x05\x06" + struct.pack("<HHHHIIH", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    crafted = record + locator + classic
+    with pytest.raises(ApplicationError, match="The zip has 600,000 entries; the cap is 500,000"):
+        zip_entries_check(io.BytesIO(crafted), cap=500_000)
+    with pytest.raises(ApplicationError, match="600,000 entries"):
+        import_screens(project=project, source=io.BytesIO(crafted))
+
+
+def test_classic_end_record_over_the_cap_is_refused(settings):
+    crafted = b"PK\x03\x04" + b"\x00" * 100 + _eocd(60_000, cd_size=46 * 60_000, cd_offset=104)
+    with pytest.raises(ApplicationError, match="The zip has 60,000 entries; the cap is 1,000"):
+        zip_entries_check(io.BytesIO(crafted), cap=1000)
+
+
+def test_an_end_record_that_lies_about_the_count_is_caught_by_the_walk():
+    # given a real zip of 50 empty entries whose end record claims just one
+    archive = bytearray(zip_bytes([(f"e{n}.json", b"") for n in range(50)], method=zipfile.ZIP_STORED))
+    at = archive.rfind(b"PK\x05\x06")
+    archive[at + 8 : at + 12] = struct.pack("<HH", 1, 1)
+    with pytest.raises(ApplicationError, match="more than 10 entries"):
+        zip_entries_check(io.BytesIO(bytes(archive)), cap=10)
+    # and under the cap it is counted right
+    assert zip_entries_check(io.BytesIO(bytes(archive)), cap=100) == 50
+
+
+def test_entry_check_memory_stays_flat_where_zipfile_would_grow():
+    # given 20,000 empty entries over a cap of 100
+    archive = io.BytesIO(zip_bytes([(f"{n}", b"") for n in range(20_000)], method=zipfile.ZIP_STORED))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ApplicationError, match="20,000 entries"):
+            zip_entries_check(archive, cap=100)
+        ours = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        zipfile.ZipFile(archive).close()
+        theirs = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ours < 200_000 < 10 * ours < theirs  # the tail only (64 KiB), not an object per entry
+
+
+def test_an_upload_over_the_entry_cap_is_refused_in_the_request(client, project, lead, settings):
+    settings.SCREENQA_IMPORT = {**settings.SCREENQA_IMPORT, "ZIP_MAX_ENTRIES": 3}
+    login(client, lead)
+    upload = SimpleUploadedFile("many.zip", zip_bytes([*good_entries("a"), *good_entries("b")]))
+    response = client.post(f"/api/projects/{project.slug}/imports/", {"file": upload})
+    assert response.status_code == 400
+    assert response.json()["field"] == "file" and "4 entries" in response.json()["detail"]
+    assert not ImportJob.objects.exists()

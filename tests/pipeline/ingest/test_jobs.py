@@ -139,14 +139,14 @@ class TestImportJobCreate:
     def test_prefix_import(self, project, lead, django_capture_on_commit_callbacks):
         # given pairs stored under a storage prefix
         for rico_id in ["7", "8"]:
-            default_storage.save(f"incoming/batch1/{rico_id}.png", ContentFile(png_bytes(144, 256)))
-            default_storage.save(f"incoming/batch1/{rico_id}.json", ContentFile(json.dumps(synthetic_vh("x"))))
-        # when a lead imports the prefix
+            default_storage.save(f"staging/demo/batch1/{rico_id}.png", ContentFile(png_bytes(144, 256)))
+            default_storage.save(f"staging/demo/batch1/{rico_id}.json", ContentFile(json.dumps(synthetic_vh("x"))))
+        # when a lead imports the prefix (relative to the project's import area)
         with django_capture_on_commit_callbacks(execute=True):
-            job = import_job_create(project=project, user=lead, prefix="/incoming/batch1/")
-        # then the prefix is recorded (cleaned) and the screens are imported
+            job = import_job_create(project=project, user=lead, prefix=" batch1/")
+        # then the prefix is recorded (inside the area) and the screens are imported
         job.refresh_from_db()
-        assert (job.source_kind, job.source) == ("prefix", "incoming/batch1")
+        assert (job.source_kind, job.source) == ("prefix", "staging/demo/batch1")
         assert job.status == ImportJob.Status.DONE, job.error
         assert job.summary["imported"] == 2
 
@@ -264,11 +264,11 @@ class TestImportApi:
     def test_lead_names_a_prefix_as_json_and_follows_the_job(
         self, api_client, lead, django_capture_on_commit_callbacks
     ):
-        default_storage.save("incoming/a/5.png", ContentFile(png_bytes(144, 256)))
-        default_storage.save("incoming/a/5.json", ContentFile(json.dumps(synthetic_vh("x"))))
+        default_storage.save("staging/demo/a/5.png", ContentFile(png_bytes(144, 256)))
+        default_storage.save("staging/demo/a/5.json", ContentFile(json.dumps(synthetic_vh("x"))))
         login(api_client, lead)
         with django_capture_on_commit_callbacks(execute=True):
-            response = api_client.post(self.url, {"prefix": "incoming/a"}, format="json")
+            response = api_client.post(self.url, {"prefix": "a"}, format="json")
         assert response.status_code == 202
         detail = api_client.get(response.json()["url"])
         assert detail.status_code == 200
