@@ -70,7 +70,8 @@ class Stuck:
 
 
 def _ordinal_split(split: str) -> int:
-    return {Split.TRAIN: 0, Split.VALIDATION: 1, Split.TEST: 2}.get(split, 3)
+    order: dict[str, int] = {Split.TRAIN.value: 0, Split.VALIDATION.value: 1, Split.TEST.value: 2}
+    return order.get(split, 3)
 
 
 class ProjectProgress:
