@@ -81,7 +81,8 @@ def prefilter_note_list(*, project: Project) -> QuerySet[PrefilterJudgment]:
 
 def assignment_counts_by_annotator(*, project: Project) -> list[dict[str, Any]]:
     """Per annotator: submissions per stage, skips and leases held now, busiest first:
-    ``[{"username", "user_id", "submitted": {stage: n}, "total", "skipped", "held"}]``."""
+    ``[{"username", "user_id", "submitted": {stage: n}, "total", "skipped", "held",
+    "held_by_stage": {stage: n}}]``."""
     now = timezone.now()
     rows = (
         Assignment.objects.filter(project=project)
@@ -104,10 +105,12 @@ def assignment_counts_by_annotator(*, project: Project) -> list[dict[str, Any]]:
                 "total": 0,
                 "skipped": 0,
                 "held": 0,
+                "held_by_stage": {},
             },
         )
         person["submitted"][row["stage"]] = row["submitted"]
         person["total"] += row["submitted"]
         person["skipped"] += row["skipped"]
         person["held"] += row["held"]
+        person["held_by_stage"][row["stage"]] = row["held"]
     return sorted(people.values(), key=lambda p: (-p["total"], p["username"]))

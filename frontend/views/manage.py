@@ -20,6 +20,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -103,7 +104,7 @@ class ProjectSettingsForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         for name, (low, high) in _BOUNDS.items():
             field = self.fields[name]
-            field.validators += [forms.validators.MinValueValidator(low), forms.validators.MaxValueValidator(high)]
+            field.validators += [MinValueValidator(low), MaxValueValidator(high)]
             field.widget.attrs.update({"min": low, "max": high})
             if isinstance(field, forms.FloatField):
                 field.widget.attrs["step"] = "any"
