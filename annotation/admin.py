@@ -35,6 +35,15 @@ class MembershipAdmin(admin.ModelAdmin):
         return ["project", "user"] if obj is not None else []
 
 
+@admin.register(models.Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    list_display = ["project", "email", "role", "in_answer_pool", "expires_at", "accepted_at", "revoked_at"]
+    list_filter = ["project", "role"]
+    search_fields = ["email"]
+    raw_id_fields = ["created_by", "accepted_by"]
+    readonly_fields = ["token"]
+
+
 @admin.register(models.App)
 class AppAdmin(admin.ModelAdmin):
     list_display = ["package", "project", "non_english"]

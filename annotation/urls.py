@@ -1,4 +1,4 @@
-"""URL wiring: the site's root, and the domain core's own API (screens).
+"""URL wiring: the site's root, and the domain core's own API (screens, project settings, members).
 
 Apps are included by dotted path so that ``annotation`` never imports them. The URL names are
 part of the contract: ``annotation.selectors.screens`` reverses ``api-screen-image`` and
@@ -10,7 +10,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
-from annotation.apis import screens
+from annotation.apis import members, screens
 from annotation.apis.docs import ApiDocsView
 from annotation.apis.health import healthz
 
@@ -37,6 +37,20 @@ urlpatterns = [
         "api/projects/<slug:slug>/screens/<str:rico_id>/overlay/",
         screens.ScreenOverlayApi.as_view(),
         name="api-screen-overlay",
+    ),
+    # project settings and members (leads)
+    path("api/projects/<slug:slug>/settings/", members.ProjectSettingsApi.as_view(), name="api-project-settings"),
+    path("api/projects/<slug:slug>/members/", members.MemberListApi.as_view(), name="api-members"),
+    path("api/projects/<slug:slug>/members/<int:user_id>/", members.MemberDetailApi.as_view(), name="api-member"),
+    path(
+        "api/projects/<slug:slug>/members/<int:user_id>/token/",
+        members.MemberTokenRotateApi.as_view(),
+        name="api-member-token",
+    ),
+    path(
+        "api/projects/<slug:slug>/invitations/",
+        members.InvitationCreateApi.as_view(),
+        name="api-invitation-create",
     ),
     path("api/", include("pipeline.urls")),
     path("", include("frontend.urls")),

@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from annotation.models import ImportJob, ReleaseJob
-from frontend.views import analytics, core, export, jobs, mine, postprocess, quality, workspace
+from frontend.views import analytics, core, export, jobs, manage, mine, postprocess, quality, workspace
 
 app_name = "frontend"
 
@@ -16,6 +16,8 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", core.home, name="home"),
+    path("projects/new/", manage.project_create_page, name="project-create"),
+    path("invitations/<str:token>/", manage.invitation_page, name="invitation"),
     path("projects/<slug:slug>/", core.project_detail, name="project"),
     path("projects/<slug:slug>/screens/<str:rico_id>/", core.screen_detail, name="screen"),
     path("projects/<slug:slug>/imports/", core.import_create, name="import-create"),
@@ -55,6 +57,28 @@ urlpatterns = [
     ),
     path("projects/<slug:slug>/exports/", export.export_list, name="exports"),
     path("projects/<slug:slug>/exports/<int:job_id>/", export.export_detail, name="export-detail"),
+    # running a project (leads; see ``frontend.views.manage``)
+    path("projects/<slug:slug>/settings/", manage.project_settings, name="project-settings"),
+    path("projects/<slug:slug>/members/", manage.members_page, name="members"),
+    path("projects/<slug:slug>/members/add/", manage.member_add_view, name="member-add"),
+    path("projects/<slug:slug>/members/bulk/", manage.members_bulk_view, name="members-bulk"),
+    path("projects/<slug:slug>/members/<int:user_id>/", manage.member_update_view, name="member-update"),
+    path("projects/<slug:slug>/members/<int:user_id>/remove/", manage.member_remove_view, name="member-remove"),
+    path("projects/<slug:slug>/members/<int:user_id>/token/", manage.member_token_view, name="member-token"),
+    path("projects/<slug:slug>/invitations/", manage.invitation_create_view, name="invitation-create"),
+    path(
+        "projects/<slug:slug>/invitations/<int:invitation_id>/revoke/",
+        manage.invitation_revoke_view,
+        name="invitation-revoke",
+    ),
+    path("projects/<slug:slug>/guidelines/", manage.guidelines_page, name="guidelines"),
+    path("projects/<slug:slug>/guidelines/edit/", manage.guidelines_edit, name="guidelines-edit"),
+    path("projects/<slug:slug>/actions/", manage.actions_page, name="actions"),
+    path("projects/<slug:slug>/actions/not-answerable/", manage.not_answerable_start_view, name="na-start"),
+    path("projects/<slug:slug>/actions/non-english/", manage.app_non_english_view, name="app-non-english"),
+    path("projects/<slug:slug>/skips/", manage.skips_page, name="skips"),
+    path("projects/<slug:slug>/leases/", manage.leases_page, name="leases"),
+    path("projects/<slug:slug>/leases/<int:assignment_id>/", manage.lease_action_view, name="lease-action"),
     # analysis (leads)
     path("projects/<slug:slug>/analysis/", analytics.project_analysis, name="analysis"),
     # quality control (leads)

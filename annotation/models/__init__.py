@@ -1,5 +1,5 @@
 from .jobs import ImportJob, Job, JobStatus, ReleaseJob
-from .projects import AgreementRule, App, Membership, PausedWork, Project, Role
+from .projects import AgreementRule, App, Invitation, Membership, PausedWork, Project, Role
 from .quality import (
     ControlResult,
     GoldItem,
@@ -39,6 +39,7 @@ __all__ = [
     "GoldItem",
     "GoldSource",
     "ImportJob",
+    "Invitation",
     "Job",
     "JobStatus",
     "Membership",

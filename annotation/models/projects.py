@@ -98,6 +98,9 @@ class Project(models.Model):
         default=PausedWork.REQUEUE,
         help_text="what happens to answers of an annotator a quality rule paused",
     )
+    # The annotators' guidelines (Markdown, docs/leads.md); blank: the papers' rules
+    # (annotation/services/guidelines_default.md).
+    guidelines = models.TextField(blank=True)
 
     class Meta:
         ordering = ["slug"]
@@ -168,12 +171,45 @@ class Membership(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
     in_answer_pool = models.BooleanField(default=True, help_text="may work on the answers stage")
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the member first read the guidelines (they are shown once, unasked).
+    guidelines_seen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["project", "user"], name="membership_unique_user")]
 
     def __str__(self) -> str:
         return f"{self.user} in {self.project} ({self.role})"
+
+
+class Invitation(models.Model):
+    """A link a lead sends to a new member: opened before ``expires_at``, it lets them choose a
+    username and password and joins them to the project (once). Self-registration stays off:
+    nobody gets an account without one."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    token = models.CharField(max_length=64, unique=True)
+    email = models.EmailField(blank=True, help_text="who it is for (a note for the lead; not checked)")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+    in_answer_pool = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="invitation_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.project} ({self.role})"
 
 
 class App(models.Model):

@@ -11,11 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from annotation.db import compiled
-from annotation.models import Assignment, AssignmentStatus, Project
+from annotation.models import Assignment, AssignmentStatus, PrefilterJudgment, Project
 
 
 def _open_brief_build(values: dict[str, Any]) -> QuerySet[Any]:
@@ -55,3 +55,62 @@ def assignment_done_today_counts(*, project: Project, user: Any, now: datetime |
         .annotate(n=Count("pk"))
     )
     return {row["stage"]: row["n"] for row in rows}
+
+
+def assignment_skipped_list(*, project: Project) -> QuerySet[Assignment]:
+    """The project's skipped assignments with their reasons, newest first (the skip dialog tells
+    annotators the lead reads them)."""
+    return (
+        Assignment.objects.filter(project=project, status=AssignmentStatus.SKIPPED)
+        .select_related("annotator", "screen", "question")
+        .defer("draft", "submission", "screen__vh")
+        .order_by("-updated_at", "-pk")
+    )
+
+
+def prefilter_note_list(*, project: Project) -> QuerySet[PrefilterJudgment]:
+    """Pre-filter judgments that carry a note, newest first."""
+    return (
+        PrefilterJudgment.objects.filter(screen__project=project)
+        .exclude(note="")
+        .select_related("annotator", "screen")
+        .defer("screen__vh")
+        .order_by("-created_at", "-pk")
+    )
+
+
+def assignment_counts_by_annotator(*, project: Project) -> list[dict[str, Any]]:
+    """Per annotator: submissions per stage, skips and leases held now, busiest first:
+    ``[{"username", "user_id", "submitted": {stage: n}, "total", "skipped", "held",
+    "held_by_stage": {stage: n}}]``."""
+    now = timezone.now()
+    rows = (
+        Assignment.objects.filter(project=project)
+        .values("annotator_id", "annotator__username", "stage")
+        .annotate(
+            submitted=Count("pk", filter=Q(status=AssignmentStatus.SUBMITTED)),
+            skipped=Count("pk", filter=Q(status=AssignmentStatus.SKIPPED)),
+            held=Count("pk", filter=Q(status=AssignmentStatus.LEASED, lease_expires_at__gt=now)),
+        )
+        .order_by()
+    )
+    people: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        person = people.setdefault(
+            row["annotator_id"],
+            {
+                "user_id": row["annotator_id"],
+                "username": row["annotator__username"],
+                "submitted": {},
+                "total": 0,
+                "skipped": 0,
+                "held": 0,
+                "held_by_stage": {},
+            },
+        )
+        person["submitted"][row["stage"]] = row["submitted"]
+        person["total"] += row["submitted"]
+        person["skipped"] += row["skipped"]
+        person["held"] += row["held"]
+        person["held_by_stage"][row["stage"]] = row["held"]
+    return sorted(people.values(), key=lambda p: (-p["total"], p["username"]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from annotation.models import Membership, Project, Question, Screen, ScreenState
@@ -19,7 +19,8 @@ def project_list_for_user(*, user: Any) -> list[Project]:
     """The projects ``user`` may open (members: theirs; site admins: all), in one query.
 
     Each project carries ``role`` (``"lead"``, ``"annotator"`` or ``"admin"`` for a site
-    admin without membership), ``screen_count``, ``eligible_count`` and ``question_count``.
+    admin without membership), ``guidelines_unseen`` (a member not yet shown them),
+    ``screen_count``, ``eligible_count`` and ``question_count``.
     Counts come from correlated subqueries so that joins do not multiply them.
     """
     if not getattr(user, "is_authenticated", False):
@@ -28,12 +29,14 @@ def project_list_for_user(*, user: Any) -> list[Project]:
     if not user.is_superuser:
         qs = qs.filter(memberships__user=user)
     role = Membership.objects.filter(project=OuterRef("pk"), user=user).values("role")[:1]
+    unseen = Membership.objects.filter(project=OuterRef("pk"), user=user, guidelines_seen_at__isnull=True)
     screens = Screen.objects.filter(project=OuterRef("pk"))
     eligible = screens.exclude(state__in=[ScreenState.PREFILTER, ScreenState.EXCLUDED])
     questions = Question.objects.filter(screen__project=OuterRef("pk"))
     projects: list[Project] = list(
         qs.annotate(
             member_role=Subquery(role),
+            guidelines_unseen=Exists(unseen),
             screen_count=_count_subquery(screens, group_by="project"),
             eligible_count=_count_subquery(eligible, group_by="project"),
             question_count=_count_subquery(questions, group_by="screen__project"),

@@ -19,18 +19,22 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.exceptions import ApplicationError, NotFoundError, PermissionDeniedError
-from annotation.models import ImportJob, ScreenState
-from annotation.permissions import project_get_for_lead, project_get_for_member, user_is_lead
+from annotation.models import ImportJob, Role, ScreenState
+from annotation.permissions import member_get, project_get_for_lead, project_get_for_member
+from annotation.selectors.assignments import assignment_counts_by_annotator
 from annotation.selectors.projects import project_list_for_user, project_screen_list
 from annotation.selectors.screens import screen_get, screen_payload
+from annotation.services.guidelines import guidelines_mark_seen, guidelines_render, guidelines_unseen
 from frontend.jobs import job_display
 from pipeline.ingest.jobs import import_job_create, import_job_list
 from pipeline.jobs.lifecycle import job_get_for_lead
 from pipeline.stages.prefilter import EXCLUSION_REASONS
 from pipeline.stages.progress import project_progress
+from pipeline.stages.registry import stages
 
 SCREENS_PER_PAGE = 50
 # Funnel chart geometry (SVG user units): label column, bar column, row height.
@@ -76,12 +80,31 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @domain_errors_as_http
 def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    """The project's stage funnel and screens; leads also see the import form and past jobs.
+    """The project's stage funnel and screens; leads also see the import form, past jobs, the
+    answer pool's shortfalls and a per-annotator drill-down. A member's first visit shows the
+    guidelines.
 
     Members of the project and site admins; others 404.
     """
     project = project_get_for_member(user=request.user, slug=slug)
     return _project_page(request, project=project, form=ImportForm())
+
+
+def _held_from(people: list[dict[str, Any]]) -> dict[str, int]:
+    """Leases held now per stage, summed from the per-annotator counts (saves a query)."""
+    held: dict[str, int] = {}
+    for person in people:
+        for stage, n in person["held_by_stage"].items():
+            held[stage] = held.get(stage, 0) + n
+    return held
+
+
+def _guidelines_once(project: Any, membership: Any) -> str:
+    """The guidelines as HTML the first time a member sees the project (then remembered), else ""."""
+    if not guidelines_unseen(membership=membership):
+        return ""
+    guidelines_mark_seen(membership=membership)
+    return mark_safe(guidelines_render(project=project))  # noqa: S308 -- sanitised by nh3
 
 
 def _project_page(request: HttpRequest, *, project: Any, form: ImportForm, status: int = 200) -> HttpResponse:
@@ -92,7 +115,12 @@ def _project_page(request: HttpRequest, *, project: Any, form: ImportForm, statu
     page = Paginator(project_screen_list(project=project, state=state or None), SCREENS_PER_PAGE).get_page(
         request.GET.get("page")
     )
-    is_lead = user_is_lead(user=request.user, project=project)
+    membership = member_get(project=project, user=request.user)
+    is_lead = request.user.is_superuser or (membership is not None and membership.role == Role.LEAD)
+    people = assignment_counts_by_annotator(project=project) if is_lead else []
+    held = _held_from(people) if is_lead else progress.held
+    answers_by_split = progress.answers_by_split
+    stage_labels = {name: stage.label for name, stage in stages().items()}
     steps = progress.steps()
     peak = max([step.count for step in steps] + [1])
     context = {
@@ -118,6 +146,15 @@ def _project_page(request: HttpRequest, *, project: Any, form: ImportForm, statu
         "state": state,
         "states": ScreenState.choices,
         "is_lead": is_lead,
+        "answers_by_split": answers_by_split,
+        # only questions waiting for answers can be stuck: no query when none wait
+        "stuck": progress.stuck if is_lead and any(row.waiting for row in answers_by_split) else [],
+        "held": [(stage_labels.get(name, name), n) for name, n in held.items() if n],
+        "stage_columns": list(stage_labels.items()),
+        "people": [
+            {**person, "counts": [person["submitted"].get(name, 0) for name in stage_labels]} for person in people
+        ],
+        "guidelines_once": _guidelines_once(project, membership) if request.method == "GET" else "",
         "form": form if is_lead else None,
         "jobs": import_job_list(project=project) if is_lead else [],
         "max_upload_mb": settings.SCREENQA_IMPORT["MAX_UPLOAD_BYTES"] // (1024 * 1024),

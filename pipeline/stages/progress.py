@@ -11,9 +11,23 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
-from annotation.models import Project, Question, Screen, ScreenState, Verdict
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Membership,
+    Project,
+    Question,
+    QuestionState,
+    Screen,
+    ScreenState,
+    Split,
+    Stage,
+    Verdict,
+)
 
 from .prefilter import REASON_NON_ENGLISH, REASON_OUT_OF_SYNC
 from .registry import stages
@@ -24,6 +38,40 @@ class FunnelStep:
     key: str
     label: str
     count: int
+
+
+@dataclass(frozen=True)
+class SplitAnswers:
+    """The answers stage of one split: questions still collecting answers, answers in and needed."""
+
+    split: str
+    waiting: int
+    done: int
+    needed: int
+
+
+@dataclass(frozen=True)
+class Stuck:
+    """Questions that cannot collect their answers: the answer pool has too few people other
+    than their author and those who answered them already."""
+
+    splits: tuple[str, ...]
+    answers_needed: int
+    count: int
+
+    @property
+    def message(self) -> str:
+        ordinal = {1: "an", 2: "a second", 3: "a third"}.get(self.answers_needed, f"a {self.answers_needed}th")
+        splits = "/".join(self.splits) or "unsplit"
+        noun = "question needs" if self.count == 1 else "questions need"
+        return (
+            f"{self.count} {splits} {noun} {ordinal} answerer other than their author: add members to the answer pool."
+        )
+
+
+def _ordinal_split(split: str) -> int:
+    order: dict[str, int] = {Split.TRAIN.value: 0, Split.VALIDATION.value: 1, Split.TEST.value: 2}
+    return order.get(split, 3)
 
 
 class ProjectProgress:
@@ -133,6 +181,77 @@ class ProjectProgress:
             FunnelStep("with-questions", "With questions", self.with_questions),
             FunnelStep("with-answered", "With answered questions", self.with_answered),
         ]
+
+    @cached_property
+    def answers_by_split(self) -> list[SplitAnswers]:
+        """Per split (train, validation, test): questions waiting for answers and answers done of
+        needed, over the questions that collect or collected answers."""
+        rows = (
+            Question.objects.filter(
+                screen__project=self.project,
+                state__in=[QuestionState.ANSWERING, QuestionState.ANSWERED, QuestionState.KEPT],
+            )
+            .values_list("screen__split")
+            .annotate(
+                waiting=Count("pk", filter=Q(state=QuestionState.ANSWERING)),
+                done=Coalesce(Sum("answers_done"), 0),
+                needed=Coalesce(Sum("answers_needed"), 0),
+            )
+            .order_by()
+        )
+        found = [SplitAnswers(split or "", waiting, done, needed) for split, waiting, done, needed in rows]
+        return sorted(found, key=lambda row: _ordinal_split(row.split))
+
+    @cached_property
+    def stuck(self) -> list[Stuck]:
+        """Questions collecting answers that the answer pool cannot finish: more answers missing
+        than pool members other than the author and those who answered it already (those holding
+        a lease on it count: they can still submit). Grouped by how many answers they need."""
+        pool = Membership.objects.filter(project=self.project, in_answer_pool=True)
+        pool_size = pool.count()
+        answered_in_pool = (
+            Assignment.objects.filter(
+                question=OuterRef("pk"),
+                stage=Stage.ANSWERS,
+                status=AssignmentStatus.SUBMITTED,
+                annotator_id__in=pool.values("user_id"),
+            )
+            .order_by()
+            .values("question")
+            .annotate(n=Count("annotator", distinct=True))
+            .values("n")
+        )
+        rows = (
+            Question.objects.filter(screen__project=self.project, state=QuestionState.ANSWERING)
+            .annotate(
+                answered=Coalesce(Subquery(answered_in_pool, output_field=IntegerField()), 0),
+                author_in_pool=Exists(pool.filter(user_id=OuterRef("author_id"))),
+            )
+            .annotate(missing=F("answers_needed") - F("answers_done"), free=Value(pool_size) - F("answered"))
+            .values_list("answers_needed", "screen__split", "missing", "free", "author_in_pool")
+        )
+        groups: dict[int, tuple[set[str], int]] = {}
+        for needed, split, missing, free, author_in in rows:
+            if missing > free - (1 if author_in else 0):
+                splits, n = groups.get(needed, (set(), 0))
+                groups[needed] = (splits | {split or ""}, n + 1)
+        return [
+            Stuck(tuple(sorted(splits, key=_ordinal_split)), needed, n)
+            for needed, (splits, n) in sorted(groups.items(), reverse=True)
+        ]
+
+    @cached_property
+    def held(self) -> dict[str, int]:
+        """Per stage, units held by a live lease now (the stages that have some)."""
+        rows = (
+            Assignment.objects.filter(
+                project=self.project, status=AssignmentStatus.LEASED, lease_expires_at__gt=timezone.now()
+            )
+            .values_list("stage")
+            .annotate(n=Count("pk"))
+            .order_by()
+        )
+        return dict(rows)
 
     def as_api(self) -> dict[str, Any]:
         """The progress API's shape (``pipeline.apis.engine.ProjectProgressApi``)."""

@@ -27,3 +27,41 @@ def test_agreement_rule_set_refuses_unknown_rules_and_projects(project):
     assert info.value.field == "agreement_rule"
     with pytest.raises(NotFoundError):
         project_agreement_rule_set(slug="nope", rule="strict")
+
+
+class TestProjectCreateAndSettings:
+    def test_only_site_admins_create(self, lead):
+        from annotation.exceptions import PermissionDeniedError
+        from annotation.services.projects import project_create
+
+        with pytest.raises(PermissionDeniedError):
+            project_create(user=lead, slug="new", name="New")
+        assert not Project.objects.filter(slug="new").exists()
+
+    def test_create_uses_the_papers_defaults_and_refuses_a_taken_slug(self, project):
+        from annotation.services.projects import project_create
+        from tests.factories import UserFactory
+
+        admin = UserFactory(username="root", is_superuser=True)
+        created = project_create(user=admin, slug="new", name="New")
+        assert (created.questions_pass1_cap, created.answers_train, created.not_answerable_target) == (5, 1, 0.10)
+        with pytest.raises(ApplicationError) as info:
+            project_create(user=admin, slug="demo", name="Again")
+        assert info.value.field == "slug"
+        with pytest.raises(ApplicationError, match="Unknown settings"):
+            project_create(user=admin, slug="x", name="X", owner="me")
+
+    def test_settings_update_checks_the_constraints_and_writes_only_what_changed(self, project):
+        from annotation.services.projects import project_settings_update
+
+        with pytest.raises(ApplicationError):
+            project_settings_update(project=project, split_train=50)  # 50 + 10 + 10 != 100
+        with pytest.raises(ApplicationError):
+            project_settings_update(project=project, questions_pass1_cap=25)
+        fresh = Project.objects.get(pk=project.pk)
+        Project.objects.filter(pk=project.pk).update(lease_minutes=45)  # another lead, meanwhile
+        project_settings_update(project=fresh, split_train=60, split_validation=20, split_test=20)
+        stored = Project.objects.get(pk=project.pk)
+        assert (stored.split_train, stored.split_test, stored.lease_minutes) == (60, 20, 45)
+        with pytest.raises(ApplicationError, match="Unknown settings"):
+            project_settings_update(project=fresh, slug="moved")

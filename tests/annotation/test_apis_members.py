@@ -1,0 +1,86 @@
+"""Project settings and members API (annotation/apis/members.py): the lead's pages, for scripts."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from annotation.models import Invitation, Membership, Project
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _as(api_client, user):
+    api_client.force_authenticate(user)
+    return api_client
+
+
+def _urls(annotator):
+    return [
+        ("get", "/api/projects/demo/settings/", None),
+        ("patch", "/api/projects/demo/settings/", {"lease_minutes": 40}),
+        ("get", "/api/projects/demo/members/", None),
+        ("post", "/api/projects/demo/members/", {"username": "nina"}),
+        ("patch", f"/api/projects/demo/members/{annotator.pk}/", {"role": "reviewer"}),
+        ("delete", f"/api/projects/demo/members/{annotator.pk}/", None),
+        ("post", f"/api/projects/demo/members/{annotator.pk}/token/", None),
+        ("post", "/api/projects/demo/invitations/", {}),
+    ]
+
+
+def test_only_leads_and_admins(api_client, project, annotator, outsider):
+    other_lead = UserFactory(username="olga")
+    MembershipFactory(project=ProjectFactory(slug="other"), user=other_lead, role="lead")
+    for method, url, body in _urls(annotator):
+        api_client.force_authenticate(None)
+        assert getattr(api_client, method)(url, body, format="json").status_code == 403, url
+        for user, code in [(outsider, 404), (other_lead, 404), (annotator, 403)]:
+            response = getattr(_as(api_client, user), method)(url, body, format="json")
+            assert response.status_code == code, (url, user.username, response.content)
+    assert Membership.objects.filter(user=annotator).exists()
+    assert Project.objects.get(pk=project.pk).lease_minutes == 30
+
+
+def test_settings_read_and_change_with_the_models_checks(api_client, lead, project):
+    client = _as(api_client, lead)
+    assert client.get("/api/projects/demo/settings/").json()["answers_validation"] == 3
+    response = client.patch("/api/projects/demo/settings/", {"split_train": 50}, format="json")
+    assert response.status_code == 400 and response.json()["detail"]
+    response = client.patch("/api/projects/demo/settings/", {"lease_minutes": 0}, format="json")
+    assert response.status_code == 400
+    response = client.patch(
+        "/api/projects/demo/settings/", {"split_train": 60, "split_validation": 20, "split_test": 20}, format="json"
+    )
+    assert response.status_code == 200 and response.json()["split_test"] == 20
+    assert Project.objects.get(pk=project.pk).split_train == 60
+
+
+def test_members_add_change_rotate_remove_and_invite(api_client, lead, project, annotator):
+    client = _as(api_client, lead)
+    created = client.post("/api/projects/demo/members/", {"username": "nina", "in_answer_pool": True}, format="json")
+    assert created.status_code == 201 and created.json()["password"] and created.json()["created"]
+    assert client.post("/api/projects/demo/members/", {"username": "nina"}, format="json").status_code == 400
+    assert {m["username"] for m in client.get("/api/projects/demo/members/").json()} == {"annie", "leo", "nina"}
+    changed = client.patch(f"/api/projects/demo/members/{annotator.pk}/", {"role": "reviewer"}, format="json")
+    assert changed.status_code == 200 and changed.json()["role"] == "reviewer"
+    bad = client.patch(f"/api/projects/demo/members/{annotator.pk}/", {"role": "boss"}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "role"
+    token = client.post(f"/api/projects/demo/members/{annotator.pk}/token/").json()["token"]
+    assert Token.objects.get(user=annotator).key == token
+    invited = client.post("/api/projects/demo/invitations/", {"days": 2, "role": "reviewer"}, format="json")
+    invitation = Invitation.objects.get(project=project)
+    assert invited.status_code == 201 and invited.json()["url"].endswith(f"/invitations/{invitation.token}/")
+    assert client.post("/api/projects/demo/invitations/", {"days": 61}, format="json").status_code == 400
+    removed = client.delete(f"/api/projects/demo/members/{annotator.pk}/")
+    assert removed.json() == {"username": "annie", "released": 0}
+    assert client.delete(f"/api/projects/demo/members/{annotator.pk}/").status_code == 404
+    assert client.delete(f"/api/projects/demo/members/{lead.pk}/").status_code == 400  # the last lead
+
+
+def test_schema_documents_the_member_endpoints(api_client):
+    schema = api_client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    paths = schema["paths"]
+    assert {"get", "patch"} <= set(paths["/api/projects/{slug}/settings/"])
+    assert {"patch", "delete"} <= set(paths["/api/projects/{slug}/members/{user_id}/"])
+    assert "post" in paths["/api/projects/{slug}/invitations/"]
