@@ -26,7 +26,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
-from annotation.models import Assignment, AssignmentStatus, Project, Question
+from annotation.models import Assignment, AssignmentStatus, Project, Question, StandingStatus
 from annotation.permissions import assignment_get_for_annotator, member_get, project_get_for_member
 from annotation.selectors.assignments import assignment_open_brief
 from annotation.services.assignments import DRAFT_MAX_BYTES, SKIP_REASON_MAX
@@ -167,6 +167,12 @@ def workspace_next(request: HttpRequest, slug: str, stage: str) -> HttpResponse:
         return _open_next(request, project=project, definition=definition)
     definition.check_access(user=request.user, membership=member_get(project=project, user=request.user))
     now = timezone.now()
+    standing, wrong = refusal_items(project=project, user=request.user, stage=definition.name)
+    if standing is not None and standing.status == StandingStatus.PAUSED:  # no button that cannot work
+        reason = f"You are paused in {definition.label}{': ' + standing.reason if standing.reason else ''}."
+        context = {"project": project, "stage": definition, "reason": reason + " A lead can reinstate you."}
+        context.update(standing=standing, wrong=wrong)
+        return render(request, "frontend/workspace/refused.html", context, status=403)
     held = assignment_open_brief(project=project, user=request.user, stage=definition.name)
     if held is not None and held[1] > now:
         return redirect("frontend:workspace-assignment", slug=slug, pk=held[0])
@@ -176,7 +182,9 @@ def workspace_next(request: HttpRequest, slug: str, stage: str) -> HttpResponse:
     return render(request, "frontend/workspace/next.html", context)
 
 
-def _open_next(request: HttpRequest, *, project: Project, definition: StageDefinition) -> HttpResponse:
+def _open_next(
+    request: HttpRequest, *, project: Project, definition: StageDefinition, after_submit: bool = False
+) -> HttpResponse:
     """Lease (or reopen) the caller's next assignment of the stage and redirect to it, or to
     this stage's GET page (which says when nothing waits). Only ever called on a POST."""
     try:
@@ -184,6 +192,8 @@ def _open_next(request: HttpRequest, *, project: Project, definition: StageDefin
     except NotFoundError:
         raise
     except PermissionDeniedError as exc:
+        if after_submit:  # the submit stands; the stage's page says why no next item comes
+            return redirect("frontend:workspace-next", slug=project.slug, stage=definition.name)
         # Refused (paused, not qualified, not in the answer pool, not a reviewer): a page that
         # says why and, for a quality decision, shows the items behind it.
         standing, wrong = refusal_items(project=project, user=request.user, stage=definition.name)
@@ -230,7 +240,7 @@ def assignment_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         raise
     except ApplicationError as exc:
         return _render_assignment(request, assignment, state=stage.form_state(post=request.POST), error=exc, status=400)
-    return _open_next(request, project=assignment.project, definition=stage)
+    return _open_next(request, project=assignment.project, definition=stage, after_submit=True)
 
 
 @login_required

@@ -45,7 +45,7 @@ CONFLICT = OpenApiResponse(ErrorSerializer, description="already so (paused, or 
 STAGE_PARAM = OpenApiParameter("stage", str, enum=list(Stage.values), description="only this stage")
 
 
-class StageStandingSerializer(serializers.Serializer):
+class AnnotatorStandingSerializer(serializers.Serializer):
     stage = serializers.CharField()
     status = serializers.CharField(help_text="qualifying / active / paused / not_qualified")
     reason = serializers.CharField(help_text="why, in the annotator's words")
@@ -61,7 +61,7 @@ class AnnotatorFiguresSerializer(serializers.Serializer):
     username = serializers.CharField()
     role = serializers.CharField()
     status = serializers.CharField(help_text="the worst of their stage standings (blank: none yet)")
-    standings = StageStandingSerializer(many=True)
+    standings = AnnotatorStandingSerializer(many=True)
     qualification_score = serializers.FloatField(allow_null=True, help_text="lowest last-attempt score")
     control_correct = serializers.IntegerField()
     control_items = serializers.IntegerField()
@@ -219,7 +219,7 @@ class StandingActionApi(APIView):
         operation_id="quality_standing_action",
         summary="A lead's action on a member's standing in a stage",
         request=StandingActionInputSerializer,
-        responses={200: StageStandingSerializer, 409: CONFLICT, **ERRORS},
+        responses={200: AnnotatorStandingSerializer, 409: CONFLICT, **ERRORS},
         tags=["quality"],
     )
     def post(self, request: Request, slug: str, user_id: int) -> Response:
@@ -228,7 +228,7 @@ class StandingActionApi(APIView):
         data.is_valid(raise_exception=True)
         standing = standing_act(project=project, user_id=user_id, actor=request.user, **data.validated_data)
         row = quality_report(project=project, stage=standing.stage, user_id=user_id)[0]
-        return Response(StageStandingSerializer(row.standings[0]).data)
+        return Response(AnnotatorStandingSerializer(row.standings[0]).data)
 
 
 class EventPagination(PageNumberPagination):

@@ -27,9 +27,11 @@ RIGHT = {"non_english_app": False, "vh_out_of_sync": False}
 
 
 def _next(page, expect_status: int = 200):
-    response = page.goto("/projects/demo/work/prefilter/next/")
+    response = page.goto("/projects/demo/work/prefilter/next/")  # a GET never leases: a button POSTs
     assert response is not None and response.status == expect_status, response and response.status
     if expect_status == 200:
+        if page.locator('[data-testid="open-next"]').count():
+            page.click('[data-testid="open-next"]')
         page.wait_for_selector("#ws[data-ready]")
         page.wait_for_url(re.compile(r"/work/a/\d+/$"))
     return response
@@ -97,7 +99,7 @@ def test_qualify_work_get_paused_and_be_reinstated_by_the_lead(demo, new_page):
     # the lead opens the quality page and sees them paused
     lead_page = new_page("lena")
     lead_page.goto("/projects/demo/")
-    lead_page.click("text=Quality")
+    lead_page.click("a[href='/projects/demo/quality/']")
     lead_page.wait_for_url(re.compile(r"/projects/demo/quality/$"))
     row = lead_page.locator('tr[data-annotator="annotator"]')
     assert "prefilter: paused" in row.locator("[data-status]").inner_text()

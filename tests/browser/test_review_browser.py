@@ -31,7 +31,7 @@ def test_reviewer_rejects_and_the_writer_sees_why(demo, new_page):
     row = page.locator('tr[data-stage="questions-1"]')
     assert "your first submissions are reviewed" in row.inner_text()
     assert page.locator('tr[data-stage="review"]').count() == 0  # not a reviewer
-    row.locator("a.button").click()
+    row.locator(".button").first.click()
     page.wait_for_selector("#ws[data-ready]")
     page.fill("#q0", "What is the title of this screen?")
     page.keyboard.press("Control+Enter")
@@ -48,7 +48,7 @@ def test_reviewer_rejects_and_the_writer_sees_why(demo, new_page):
     # when the lead opens the review stage: the question set, with the questions written
     lead = new_page("leo", width=1366, height=900)
     lead.goto("/projects/demo/work/")
-    lead.click('tr[data-stage="review"] a.button')
+    lead.click('tr[data-stage="review"] .button')
     lead.wait_for_selector("#ws[data-ready]")
     reviewed = lead.locator("[data-testid=reviewed]")
     assert "What is the title of this screen?" in reviewed.inner_text()
