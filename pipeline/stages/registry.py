@@ -18,6 +18,7 @@ from annotation.exceptions import NotFoundError
 from annotation.models import Stage
 
 from .base import StageDefinition
+from .units import UNIT_OF_STAGE
 
 
 def _subclasses(cls: type[StageDefinition]) -> list[type[StageDefinition]]:
@@ -49,6 +50,7 @@ def stages() -> dict[str, StageDefinition]:
         raise ImproperlyConfigured(
             f"Stages without a definition: {sorted(missing)}; not in the Stage enum: {sorted(unknown)}"
         )
+    UNIT_OF_STAGE.update({name: definition.unit for name, definition in found.items()})
     return {name: found[name] for name in Stage.values}
 
 

@@ -113,6 +113,11 @@ SCREEN = ScreenUnit()
 QUESTION = QuestionUnit()
 
 
+# Each stage's unit, by stage name: filled by the registry when it finds the stages (the review
+# stage's unit locks the unit of the stage it reviews).
+UNIT_OF_STAGE: dict[str, Unit] = {}
+
+
 class SubmissionUnit(Unit):
     """A submitted assignment, handed out for review. Its lock is the reviewed stage's unit (a
     rejection may reopen it: a question waits for another answer), then the reviewed assignment."""
@@ -126,12 +131,10 @@ class SubmissionUnit(Unit):
     def lock(self, *, assignment: Assignment) -> Assignment:
         from annotation.lock_objects import assignment_lock
 
-        from .registry import stage_get
-
         assert assignment.reviewed_id is not None
         reviewed = Assignment.objects.get(pk=assignment.reviewed_id)
         reviewed.project = assignment.project
-        stage_get(reviewed.stage).unit.lock(assignment=reviewed)
+        UNIT_OF_STAGE[reviewed.stage].lock(assignment=reviewed)
         locked = assignment_lock(assignment_id=reviewed.pk)
         locked.project = assignment.project
         return locked
