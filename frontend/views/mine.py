@@ -19,9 +19,9 @@ from pipeline.quality.mine import (
     feedback_by_stage,
     my_work_figures,
     my_work_history,
-    stage_filter,
     standing_views,
 )
+from pipeline.stages import stage_filter
 from pipeline.stages.registry import stages
 
 from .core import domain_errors_as_http

@@ -21,15 +21,23 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from annotation.models import Answer, AnswerElement, PrefilterJudgment, Project
-from pipeline.release.agreement import AnswerView, ElementView, agreement_group
+from pipeline.release.agreement import AgreementSettings, AnswerView, ElementView, agreement_group
 from pipeline.release.decide import agreement_settings_for
 
 MULTI_ANSWER_SPLITS = ("validation", "test")
+
+
+def majority_of(views: Sequence[AnswerView], *, settings: AgreementSettings) -> set[int]:
+    """The positions of the answers that form the majority of a question's ``views``: the
+    largest group of pairwise-agreeing answers when it holds more than half of them (else none,
+    e.g. a tie)."""
+    group = agreement_group(list(views), settings=settings).group
+    return set(group) if len(group) * 2 > len(views) else set()
 
 
 def majority_agreement(*, project: Project) -> dict[str, Any]:
@@ -61,8 +69,8 @@ def majority_agreement(*, project: Project) -> dict[str, Any]:
         if len(rows) < 2:
             continue
         questions += 1
-        group = agreement_group([view for _, view in rows], settings=settings).group
-        if len(group) * 2 <= len(rows):
+        group = majority_of([view for _, view in rows], settings=settings)
+        if not group:
             no_majority += 1
             continue
         for i, (annotator_id, _) in enumerate(rows):

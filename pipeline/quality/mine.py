@@ -24,7 +24,6 @@ from typing import Any
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.exceptions import ApplicationError
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -137,15 +136,6 @@ def standing_views(*, project: Project, user: Any, membership: Membership | None
             has_feedback=row.status == StandingStatus.PAUSED or (mode == "gold" and decided_attempts > 0),
         )
     return views
-
-
-def stage_filter(value: str | None) -> str | None:
-    """A ``stage`` filter as given: empty, or a stage's name (else ``ApplicationError`` naming them)."""
-    if not value:
-        return None
-    if value not in stages():
-        raise ApplicationError(f"The stage is one of {', '.join(stages())}.", field="stage")
-    return value
 
 
 # --- history -----------------------------------------------------------------------------------

@@ -47,11 +47,11 @@ from annotation.models import (
     Standing,
     Verdict,
 )
-from pipeline.release.agreement import agreement_group
 from pipeline.release.decide import DECIDABLE_STATES, QUALITY_ANSWER_REASONS, agreement_settings_for
 from pipeline.release.postprocess import answer_records
-from pipeline.stages import stages
+from pipeline.stages import stage_filter
 
+from .consensus import majority_of
 from .gold import gold_items_with_results
 from .standing import RULES
 
@@ -158,15 +158,6 @@ SORT_KEYS: dict[str, Any] = {
 }
 
 
-def stage_check(stage: str | None) -> str | None:
-    """``stage`` if it is a stage of the product (blank: none); else a 400 naming the field."""
-    if not stage:
-        return None
-    if stage not in stages():
-        raise ApplicationError(f"Unknown stage {stage!r}; one of {', '.join(stages())}.", field="stage")
-    return stage
-
-
 def report_sort(rows: list[AnnotatorFigures], sort: str) -> list[AnnotatorFigures]:
     """``rows`` sorted by a column of ``SORT_KEYS`` (``-`` first: descending); blank figures last."""
     key = sort.removeprefix("-")
@@ -184,7 +175,7 @@ def quality_report(
 ) -> list[AnnotatorFigures]:
     """Every member of ``project`` (or only ``user_id``) with their quality figures, in ``stage``
     or over every stage, sorted by ``sort``. Nine queries, whatever the size of the project."""
-    stage = stage_check(stage)
+    stage = stage_filter(stage)
     members = Membership.objects.filter(project=project).select_related("user").order_by("user__username")
     if user_id is not None:
         members = members.filter(user_id=user_id)
@@ -292,8 +283,7 @@ def _add_agreement(rows: dict[int, AnnotatorFigures], *, project: Project, user_
     for answers in answer_records(question_ids).values():
         if len(answers) < 2 or not any(a.annotator_id in rows for a in answers):
             continue
-        result = agreement_group([a.view for a in answers], settings=settings)
-        majority = set(result.group) if 2 * len(result.group) > len(answers) else set()
+        majority = majority_of([a.view for a in answers], settings=settings)
         for i, answer in enumerate(answers):
             if answer.annotator_id in rows:
                 row = rows[answer.annotator_id]
@@ -323,7 +313,7 @@ def control_timeline(
 ) -> list[AccuracyPoint]:
     """The annotator's control items in order, grouped by day (``per`` None) or in runs of ``per``
     items, each point with its results (the given and gold answers, and why). One query."""
-    stage = stage_check(stage)
+    stage = stage_filter(stage)
     if per is not None and per < 1:
         raise ApplicationError("per is a number of control items, 1 or more.", field="per")
     results = (
@@ -351,7 +341,7 @@ def member_get_for_report(*, project: Project, user_id: int) -> Membership:
 
 def quality_events(*, project: Project, user_id: int | None = None, stage: str | None = None) -> QuerySet[QualityEvent]:
     """The project's quality events, newest first, with who they are about and who acted."""
-    stage = stage_check(stage)
+    stage = stage_filter(stage)
     events = QualityEvent.objects.filter(project=project).select_related("user", "actor")
     if user_id is not None:
         events = events.filter(user_id=user_id)
@@ -385,7 +375,7 @@ class GoldStat:
 
 def gold_stats(*, project: Project, stage: str | None = None) -> list[GoldStat]:
     """Each gold item (of ``stage``) with how often it was served and answered right. One query."""
-    items: Iterable[Any] = gold_items_with_results(project=project, stage=stage_check(stage))
+    items: Iterable[Any] = gold_items_with_results(project=project, stage=stage_filter(stage))
     return [GoldStat(g, g.served, g.correct) for g in items]
 
 

@@ -28,7 +28,7 @@ from .engine import (
 from .not_answerable import not_answerable_start
 from .prefilter import app_mark_non_english
 from .progress import ProjectProgress, project_progress
-from .registry import stage_get, stages
+from .registry import stage_filter, stage_get, stages
 from .split import split_for
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "not_answerable_start",
     "project_progress",
     "split_for",
+    "stage_filter",
     "stage_get",
     "stages",
     "stages_for_user",

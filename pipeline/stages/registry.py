@@ -14,7 +14,7 @@ from functools import cache
 
 from django.core.exceptions import ImproperlyConfigured
 
-from annotation.exceptions import NotFoundError
+from annotation.exceptions import ApplicationError, NotFoundError
 from annotation.models import Stage
 
 from .base import StageDefinition
@@ -52,6 +52,16 @@ def stages() -> dict[str, StageDefinition]:
         )
     UNIT_OF_STAGE.update({name: definition.unit for name, definition in found.items()})
     return {name: found[name] for name in Stage.values}
+
+
+def stage_filter(value: str | None) -> str | None:
+    """A ``stage`` filter as given (a query parameter): empty, or a stage's name; else
+    ``ApplicationError`` (400) naming the stages."""
+    if not value:
+        return None
+    if value not in stages():
+        raise ApplicationError(f"The stage is one of {', '.join(stages())}.", field="stage")
+    return value
 
 
 def stage_get(name: str) -> StageDefinition:
