@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import transaction
 from django.db.models import F
@@ -54,11 +54,10 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from pipeline.stages.base import StageDefinition
+from pipeline.stages.registry import stage_get
 
 from .gold import gold_available
-
-if TYPE_CHECKING:  # the engine (``pipeline.stages``) imports this module
-    from pipeline.stages.base import StageDefinition
 
 # Rules (the ``QualityEvent.rule`` codes) and how they read.
 RULES = {
@@ -483,8 +482,6 @@ def skip_recorded(*, stage: StageDefinition, assignment: Assignment, now: dateti
 def review_recorded(*, reviewed: Assignment, now: datetime) -> None:
     """After a review of ``reviewed``: a writer qualifying by review is decided once their first
     ``qualification_review_sets`` submissions are reviewed. Caller holds the reviewed assignment's lock."""
-    from pipeline.stages.registry import stage_get  # here: the engine imports this module
-
     stage = stage_get(reviewed.stage)
     if qualification_mode(stage) != "review":
         return
@@ -576,8 +573,6 @@ def standing_act(*, project: Project, user_id: int, stage: str, action: str, act
     ``requalify`` (a new qualification: a gold set, or review of the next submissions)."""
     if action not in LEAD_ACTIONS:
         raise ApplicationError(f"The action is one of {', '.join(LEAD_ACTIONS)}.", field="action")
-    from pipeline.stages.registry import stage_get  # here: the engine imports this module
-
     definition = stage_get(stage)
     if not Membership.objects.filter(project=project, user_id=user_id).exists():
         raise NotFoundError("This user is not a member of the project.")
