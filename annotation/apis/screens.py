@@ -54,7 +54,7 @@ class ScreenOutputSerializer(serializers.Serializer):
 
 class VHNodeOutputSerializer(serializers.Serializer):
     vh_index = serializers.IntegerField(help_text="pre-order index of the node in the VH")
-    parent = serializers.IntegerField(help_text="vh_index of its parent (-1 for the root); the parent may be hidden")
+    parent_index = serializers.IntegerField(help_text="vh_index of its parent (-1: the root); it may be hidden")
     bounds = serializers.ListField(
         child=serializers.IntegerField(), min_length=4, max_length=4, help_text="[left, top, right, bottom] pixels"
     )

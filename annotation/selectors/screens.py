@@ -45,7 +45,7 @@ def screen_device_width(*, screen: Screen) -> int:
 
 def screen_vh_nodes(*, screen: Screen) -> dict[str, Any]:
     """``{"rico_id", "width", "height", "nodes": [...]}``: every shown VH node of the screen
-    (``annotation.vh.vh_nodes``) in ``vh_index`` order, each ``{"vh_index", "parent",
+    (``annotation.vh.vh_nodes``) in ``vh_index`` order, each ``{"vh_index", "parent_index",
     "bounds", "class_name", "text", "leaf"}``. Computed from the stored VH (no query beyond
     the screen's own); its leaves are the screen's candidates. Not on the ``next`` path: the
     pre-filtering page fetches it through ``vh_url`` (hundreds of nodes, tens of KB)."""
@@ -59,7 +59,7 @@ def screen_vh_nodes(*, screen: Screen) -> dict[str, Any]:
         "nodes": [
             {
                 "vh_index": node.vh_index,
-                "parent": node.parent,
+                "parent_index": node.parent,
                 "bounds": [node.left, node.top, node.right, node.bottom],
                 "class_name": node.class_name,
                 "text": node.text,

@@ -12,7 +12,7 @@ import pytest
 from annotation.models import Answer, Candidate, Screen, ScreenState
 from pipeline.ingest import import_screens
 from tests.browser.conftest import add_question, shoot
-from tests.browser.test_workspace_browser import WORST_MISALIGNMENT, _click_box, _open
+from tests.browser.test_workspace_browser import WORST_MISALIGNMENT, _click_box, _open, assert_zoom_readout
 
 pytestmark = [pytest.mark.browser, pytest.mark.realdata, pytest.mark.django_db(transaction=True)]
 
@@ -89,7 +89,7 @@ def _assert_labels_placed(found) -> None:
     labels, width, height = found["labels"], found["W"], found["H"]
     assert labels
     for x, y, w, h in labels:
-        assert 0 <= x and 0 <= y and x + w <= width + 1e-6 and y + h <= height + 1e-6, (x, y, w, h)
+        assert x >= 0 and y >= 0 and x + w <= width + 1e-6 and y + h <= height + 1e-6, (x, y, w, h)
     for i, (x, y, w, h) in enumerate(labels):
         for x2, y2, w2, h2 in labels[i + 1 :]:
             assert not (x < x2 + w2 and x2 < x + w and y < y2 + h2 and y2 < y + h), ((x, y, w, h), (x2, y2, w2, h2))
@@ -111,22 +111,24 @@ def test_prefilter_draws_the_whole_vh_with_labels_that_never_collide(demo, new_p
         # leaves are exactly the candidates, and every node is in the list
         found = page.evaluate(VH_LABELS)
         leaves = page.evaluate("window.workspace.vhLayer.nodes.filter((n) => n.leaf).map((n) => n.vh_index)")
-        assert leaves == list(Candidate.objects.filter(screen=screen).order_by("vh_index").values_list("vh_index", flat=True))
+        assert leaves == list(
+            Candidate.objects.filter(screen=screen).order_by("vh_index").values_list("vh_index", flat=True)
+        )
         assert found["nodes"] > len(leaves)
         assert page.locator("#vh-list li").count() == found["nodes"]
         # and the labels are placed: inside the image, apart, off the text being judged
         _assert_labels_placed(found)
         fit_labels = len(found["labels"])
         # the zoom readout tells the real scale, and zooming in places more labels
+        assert_zoom_readout(page, screen.width)
         readout = page.inner_text("[data-testid=zoom-level]")
-        scale = page.evaluate("document.getElementById('canvas').getBoundingClientRect().width") / screen.width
-        assert readout == f"Zoom {round(scale * 100)}% · 1 screenshot px = {scale:.2f} CSS px"
         if rico_id == "33694":
             shoot(page, "prefilter-vh-rico")
         page.keyboard.press("+")
         page.keyboard.press("+")
         page.wait_for_function(f"document.querySelector('[data-testid=zoom-level]').textContent !== {readout!r}")
         page.wait_for_timeout(100)  # placement runs one frame after the layout
+        assert_zoom_readout(page, screen.width)
         zoomed = page.evaluate(VH_LABELS)
         _assert_labels_placed(zoomed)
         assert len(zoomed["labels"]) > fit_labels
@@ -143,10 +145,36 @@ def test_prefilter_draws_the_whole_vh_with_labels_that_never_collide(demo, new_p
         leaf = Candidate.objects.filter(screen=screen).exclude(text="").order_by("vh_index").first()
         box = page.locator("#shot").bounding_box()
         k = box["width"] / screen.width
-        page.mouse.move(
-            box["x"] + (leaf.left + leaf.right) / 2 * k, box["y"] + (leaf.top + leaf.bottom) / 2 * k
-        )
+        page.mouse.move(box["x"] + (leaf.left + leaf.right) / 2 * k, box["y"] + (leaf.top + leaf.bottom) / 2 * k)
         page.wait_for_selector(".vh-tip:not([hidden])")
         assert leaf.text.split()[0] in page.inner_text(".vh-tip")
         with page.expect_navigation():
             page.keyboard.press("Control+Enter")
+
+
+def test_the_densest_real_screen_keeps_its_labels_apart_at_any_window_size(demo, new_page, shared_data, tmp_path):
+    """Screen 33648 (1080x1920, 192 shown VH nodes: the most of the real screens here)."""
+    folder = tmp_path / "dense"
+    folder.mkdir()
+    for ext in ("jpg", "json"):
+        shutil.copy(shared_data / "rico" / "screens" / f"33648.{ext}", folder / f"33648.{ext}")
+    assert import_screens(project=demo["project"], source=folder).imported == ["33648"]
+    page = new_page("annotator")
+    _open(page, "prefilter")
+    page.wait_for_function("window.workspace.vhLayer.nodes.length > 0")
+    found = page.evaluate(VH_LABELS)
+    assert found["nodes"] == 192
+    _assert_labels_placed(found)
+    shoot(page, "prefilter-vh-dense")
+    # when the window shrinks, the readout and the labels follow
+    before = page.inner_text("[data-testid=zoom-level]")
+    page.set_viewport_size({"width": 1024, "height": 600})
+    page.wait_for_function(f"document.querySelector('[data-testid=zoom-level]').textContent !== {before!r}")
+    page.wait_for_timeout(100)
+    assert_zoom_readout(page, 1080)
+    _assert_labels_placed(page.evaluate(VH_LABELS))
+    # every node stays reachable from the keyboard: Tab into the list shows its box and label
+    page.click("#vh-list summary")
+    page.focus("#vh-list button[data-k='5']")
+    assert page.locator(".vh-tip").is_visible()
+    assert page.get_attribute("#overlay .vh-hi", "visibility") == "visible"
