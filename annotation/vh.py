@@ -313,16 +313,22 @@ def _shown(vh: dict[str, Any], *, image_width: int, image_height: int, device_wi
 
 
 def hidden_text(nodes: list[dict[str, Any]], parents: list[int], index: int) -> str:
-    """The texts of the hidden (``visible-to-user`` not true) descendants of node ``index``, in
-    pre-order, joined by a space.
+    """The texts of the hidden (``visible-to-user`` not true) descendants of node ``index`` that
+    lie on it, in pre-order, joined by a space.
 
-    A shown leaf whose children are all hidden often draws their text itself: RICO marks the
-    children invisible while the pixels show their text (6 of 1,264 candidates of the 63 real
-    screens in ``../shared/data``, e.g. a price row whose "$58.92" sits in a hidden TextView).
-    Shown descendants that lie off-screen (a pager's next page) do not count: their text is
-    not on the screen. Descendants of a pre-order node are the contiguous run after it whose
-    parent chain reaches it.
+    A shown leaf whose children are all hidden may draw their text itself. Only a descendant
+    whose VH box has area and overlaps the node's box counts: text placed elsewhere cannot be
+    this element's text. On the 63 real screens in ``../shared/data`` 6 candidates have no text
+    while hidden descendants hold some; in 4 the descendants' boxes are inverted below the
+    screen's edge (a price row, "$58.92"), so 2 are filled, and in both the text is hidden in
+    the pixels too (a closed drawer, a bar under a panel): the text is the VH's word, which the
+    answer page marks "VH text, check it". Shown descendants that lie off-screen (a pager's next
+    page) do not count. Descendants of a pre-order node are the contiguous run after it whose
+    parent chain reaches it. ``VHError`` on malformed bounds.
     """
+    box = node_bounds(nodes[index], index)
+    if box is None:
+        return ""
     inside = {index}
     texts = []
     for child in range(index + 1, len(nodes)):
@@ -330,10 +336,15 @@ def hidden_text(nodes: list[dict[str, Any]], parents: list[int], index: int) -> 
             break
         inside.add(child)
         node = nodes[child]
-        if node.get("visible-to-user") is not True:
-            text = node_text(node)
-            if text.strip():
-                texts.append(text.strip())
+        if node.get("visible-to-user") is True:
+            continue
+        text = node_text(node).strip()
+        bounds = node_bounds(node, child) if text else None
+        if bounds is None:
+            continue
+        x1, y1, x2, y2 = bounds
+        if x2 > x1 and y2 > y1 and min(x2, box[2]) > max(x1, box[0]) and min(y2, box[3]) > max(y1, box[1]):
+            texts.append(text)
     return " ".join(texts)
 
 
