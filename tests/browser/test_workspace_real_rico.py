@@ -173,6 +173,10 @@ def test_the_densest_real_screen_keeps_its_labels_apart_at_any_window_size(demo,
     page.wait_for_timeout(100)
     assert_zoom_readout(page, 1080)
     _assert_labels_placed(page.evaluate(VH_LABELS))
+    # the key is in the help, which is made from the same registry as the handlers
+    page.keyboard.press("?")
+    assert "Whole view hierarchy on / off" in page.inner_text("#shortcut-table")
+    page.keyboard.press("Escape")
     # every node stays reachable from the keyboard: Tab into the list shows its box and label
     page.click("#vh-list summary")
     page.focus("#vh-list button[data-k='5']")

@@ -245,7 +245,13 @@ export class VHLayer {
   bindList() {
     const pick = (e) => {
       const button = e.target.closest("button[data-k]");
-      if (button) this.show(Number(button.dataset.k));
+      if (!button) return;
+      if (e.type === "focusin") {
+        // Keyboard: bring the node's box into view first (the screenshot may be zoomed in).
+        this.show(Number(button.dataset.k));
+        this.highlight.scrollIntoView({ block: "nearest", inline: "nearest" });
+      }
+      this.show(Number(button.dataset.k));
     };
     this.items.addEventListener("focusin", pick);
     this.items.addEventListener("pointerover", pick);
