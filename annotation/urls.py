@@ -2,7 +2,7 @@
 
 Apps are included by dotted path so that ``annotation`` never imports them. The URL names are
 part of the contract: ``annotation.selectors.screens`` reverses ``api-screen-image`` and
-``api-screen-overlay``.
+``api-screen-overlay`` and ``api-screen-vh``.
 """
 
 from django.contrib import admin
@@ -37,6 +37,11 @@ urlpatterns = [
         "api/projects/<slug:slug>/screens/<str:rico_id>/overlay/",
         screens.ScreenOverlayApi.as_view(),
         name="api-screen-overlay",
+    ),
+    path(
+        "api/projects/<slug:slug>/screens/<str:rico_id>/vh/",
+        screens.ScreenVHApi.as_view(),
+        name="api-screen-vh",
     ),
     # project settings and members (leads)
     path("api/projects/<slug:slug>/settings/", members.ProjectSettingsApi.as_view(), name="api-project-settings"),

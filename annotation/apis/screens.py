@@ -1,4 +1,5 @@
-"""Screen API: one screen with its candidates, its screenshot and its pre-filter overlay.
+"""Screen API: one screen with its candidates, its screenshot, its pre-filter overlay and its
+whole view hierarchy (every shown node).
 
 Who may use it: members of the project (any role) and site admins. Anonymous callers
 get 403; users who are not members get 404 (the project's existence does not leak).
@@ -20,7 +21,7 @@ from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
 from annotation.permissions import IsAuthenticated, project_get_for_member
-from annotation.selectors.screens import screen_get, screen_payload
+from annotation.selectors.screens import screen_device_width, screen_get, screen_payload, screen_vh_nodes
 from annotation.services.overlays import screen_overlay_ensure
 
 # Private: the bytes are permission-checked, so no shared cache may keep them. Screenshots and
@@ -45,9 +46,32 @@ class ScreenOutputSerializer(serializers.Serializer):
     app = serializers.CharField(help_text="Android package name")
     image_url = serializers.CharField(help_text="the screenshot (api-screen-image)")
     overlay_url = serializers.CharField(help_text="the screenshot with every candidate outlined (api-screen-overlay)")
+    vh_url = serializers.CharField(help_text="every shown VH node, containers too (api-screen-vh)")
     width = serializers.IntegerField(help_text="screenshot width in pixels")
     height = serializers.IntegerField(help_text="screenshot height in pixels")
     candidates = CandidateOutputSerializer(many=True, help_text="visible VH leaves, by vh_index")
+
+
+class VHNodeOutputSerializer(serializers.Serializer):
+    vh_index = serializers.IntegerField(help_text="pre-order index of the node in the VH")
+    parent_index = serializers.IntegerField(help_text="vh_index of its parent (-1: the root); it may be hidden")
+    bounds = serializers.ListField(
+        child=serializers.IntegerField(), min_length=4, max_length=4, help_text="[left, top, right, bottom] pixels"
+    )
+    class_name = serializers.CharField()
+    text = serializers.CharField(
+        help_text="its text, else its content-desc, else (a leaf) the text of its hidden descendants"
+    )
+    leaf = serializers.BooleanField(help_text="no shown descendant: the node is a candidate")
+
+
+class ScreenVHOutputSerializer(serializers.Serializer):
+    """Documents ``annotation.selectors.screens.screen_vh_nodes``."""
+
+    rico_id = serializers.CharField()
+    width = serializers.IntegerField()
+    height = serializers.IntegerField()
+    nodes = VHNodeOutputSerializer(many=True, help_text="every shown node (visible, with area on the screenshot)")
 
 
 ERRORS: dict[int, Any] = {
@@ -137,3 +161,36 @@ class ScreenOverlayApi(APIView):
         screen = screen_get(project=project, rico_id=rico_id)
         name = screen_overlay_ensure(screen=screen)
         return _stream(request=request, storage_name=name, storage=screen.overlay.storage, etag_source=name)
+
+
+class ScreenVHApi(APIView):
+    """``GET /api/projects/<slug>/screens/<rico_id>/vh/``: every shown node of the screen's VH
+    (containers and leaves) in screenshot pixels, for drawing the whole hierarchy.
+
+    Members of the project only. Three queries (project, screen with its VH; plus the session's
+    own). The VH never changes after import: ``ETag`` + private caching, and a matching
+    ``If-None-Match`` answers 304 without walking the VH again.
+    """
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="screen_vh",
+        summary="Every shown node of the screen's view hierarchy",
+        responses={200: ScreenVHOutputSerializer, 304: None, **ERRORS},
+        tags=["screens"],
+    )
+    def get(self, request: Request, slug: str, rico_id: str) -> HttpResponseBase:
+        project = project_get_for_member(user=request.user, slug=slug)
+        screen = screen_get(project=project, rico_id=rico_id)
+        # The device width is part of the key: a lead may change the project's device space.
+        source = f"vh:{screen.content_sha256}:{screen_device_width(screen=screen)}:{screen.width}x{screen.height}"
+        etag = '"' + hashlib.sha256(source.encode()).hexdigest()[:32] + '"'
+        response: HttpResponseBase
+        if etag in request.headers.get("If-None-Match", ""):
+            response = HttpResponse(status=304)
+        else:
+            response = Response(screen_vh_nodes(screen=screen))
+        response["ETag"] = etag
+        response["Cache-Control"] = IMAGE_CACHE_CONTROL
+        return response

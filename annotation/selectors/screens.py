@@ -12,6 +12,7 @@ from django.urls import reverse
 from annotation.db import backend, compiled
 from annotation.exceptions import NotFoundError
 from annotation.models import Candidate, Project, Screen
+from annotation.vh import vh_nodes
 
 
 def screen_get(*, project: Project, rico_id: str) -> Screen:
@@ -27,6 +28,46 @@ def screen_image_url(*, screen: Screen) -> str:
 
 def screen_overlay_url(*, screen: Screen) -> str:
     return reverse("api-screen-overlay", kwargs={"slug": screen.project.slug, "rico_id": screen.rico_id})
+
+
+def screen_vh_url(*, screen: Screen) -> str:
+    return reverse("api-screen-vh", kwargs={"slug": screen.project.slug, "rico_id": screen.rico_id})
+
+
+def screen_device_width(*, screen: Screen) -> int:
+    """The width of the VH's device space: the project's device, turned by 90 degrees when the
+    screenshot's orientation differs (a landscape screen, as the importer reads it)."""
+    width, height = screen.project.device_width, screen.project.device_height
+    if (screen.width > screen.height) != (width > height):
+        width, height = height, width
+    return width
+
+
+def screen_vh_nodes(*, screen: Screen) -> dict[str, Any]:
+    """``{"rico_id", "width", "height", "nodes": [...]}``: every shown VH node of the screen
+    (``annotation.vh.vh_nodes``) in ``vh_index`` order, each ``{"vh_index", "parent_index",
+    "bounds", "class_name", "text", "leaf"}``. Computed from the stored VH (no query beyond
+    the screen's own); its leaves are the screen's candidates. Not on the ``next`` path: the
+    pre-filtering page fetches it through ``vh_url`` (hundreds of nodes, tens of KB)."""
+    nodes = vh_nodes(
+        screen.vh, image_width=screen.width, image_height=screen.height, device_width=screen_device_width(screen=screen)
+    )
+    return {
+        "rico_id": screen.rico_id,
+        "width": screen.width,
+        "height": screen.height,
+        "nodes": [
+            {
+                "vh_index": node.vh_index,
+                "parent_index": node.parent,
+                "bounds": [node.left, node.top, node.right, node.bottom],
+                "class_name": node.class_name,
+                "text": node.text,
+                "leaf": node.leaf,
+            }
+            for node in nodes
+        ],
+    }
 
 
 _CANDIDATE_COLUMNS = ("vh_index", "left", "top", "right", "bottom", "text", "content_desc", "type", "class_name")
@@ -71,7 +112,7 @@ def _candidate_row_payload(row: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def screen_payload(*, screen: Screen, candidates: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """``{"rico_id", "app", "image_url", "width", "height", "candidates": [...]}``.
+    """``{"rico_id", "app", "image_url", "overlay_url", "vh_url", "width", "height", "candidates": [...]}``.
 
     ``candidates``: as read with the screen (``candidates_json``); otherwise they are read
     in one statement, compiled once (it is on the ``next`` hot path).
@@ -85,6 +126,7 @@ def screen_payload(*, screen: Screen, candidates: list[dict[str, Any]] | None = 
         "app": screen.app.package,
         "image_url": screen_image_url(screen=screen),
         "overlay_url": screen_overlay_url(screen=screen),
+        "vh_url": screen_vh_url(screen=screen),
         "width": screen.width,
         "height": screen.height,
         "candidates": [_candidate_row_payload(row) for row in rows],

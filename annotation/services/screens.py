@@ -21,7 +21,7 @@ from django.utils.text import slugify
 from annotation.db import bulk, session
 from annotation.exceptions import ApplicationError
 from annotation.models import App, Candidate, Project, Screen
-from annotation.vh import CandidateData
+from annotation.vh import CandidateData, VHError, hidden_text, iter_nodes, vh_root
 
 logger = logging.getLogger(__name__)
 
@@ -279,3 +279,46 @@ def _delete_unused_images(*, project: Project, stored: dict[str, str], keep: set
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return (text[0] if text else type(exc).__name__)[:300]
+
+
+def candidates_hidden_text_fill(*, project: Project | None = None, batch: int = 200) -> int:
+    """Give the candidates stored before the hidden-child rule their text: a candidate with
+    neither text nor content-desc takes the texts of its hidden descendants
+    (``annotation.vh.hidden_text``, as ``vh_candidates`` now does at import). Reads the VH of
+    the screens that have such candidates, ``batch`` screens at a time; idempotent (a filled
+    candidate has text, so a re-run finds it no more). Returns the number of candidates filled.
+
+    Candidates never change otherwise after import and nothing locks them; a page already open
+    keeps the empty text it was served.
+    """
+    empty = Candidate.objects.filter(text="", content_desc="")
+    if project is not None:
+        empty = empty.filter(screen__project=project)
+    screen_ids = list(empty.order_by("screen_id").values_list("screen_id", flat=True).distinct())
+    filled = 0
+    for start in range(0, len(screen_ids), batch):
+        chunk = screen_ids[start : start + batch]
+        wanted: dict[int, list[Candidate]] = {}
+        for candidate in empty.filter(screen_id__in=chunk).only("pk", "screen_id", "vh_index", "text"):
+            wanted.setdefault(candidate.screen_id, []).append(candidate)
+        changed = []
+        for screen_id, vh in Screen.objects.filter(pk__in=chunk).values_list("pk", "vh"):
+            try:
+                walk = list(iter_nodes(vh_root(vh)))
+            except VHError:
+                continue  # the importer refuses such a VH: nothing here to fill from
+            nodes = [node for _, _, node in walk]
+            parents = [parent for _, parent, _ in walk]
+            for candidate in wanted.get(screen_id, []):
+                if candidate.vh_index >= len(nodes):
+                    continue
+                try:
+                    candidate.text = hidden_text(nodes, parents, candidate.vh_index)
+                except VHError:
+                    continue
+                if candidate.text:
+                    changed.append(candidate)
+        with transaction.atomic():
+            Candidate.objects.bulk_update(changed, ["text"])
+        filled += len(changed)
+    return filled

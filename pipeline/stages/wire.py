@@ -173,6 +173,7 @@ class ScreenPayloadSerializer(serializers.Serializer):
     app = serializers.CharField(help_text="Android package")
     image_url = serializers.CharField()
     overlay_url = serializers.CharField()
+    vh_url = serializers.CharField(help_text="every shown VH node (containers too), for drawing the whole VH")
     width = serializers.IntegerField()
     height = serializers.IntegerField()
     candidates = CandidateListField()

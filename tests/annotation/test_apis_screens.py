@@ -43,6 +43,7 @@ class TestScreenDetail:
         assert (body["width"], body["height"]) == (1080, 1920)
         assert body["image_url"] == detail_url("demo", "31", "image/")
         assert body["overlay_url"] == detail_url("demo", "31", "overlay/")
+        assert body["vh_url"] == detail_url("demo", "31", "vh/")
         assert [c["vh_index"] for c in body["candidates"]] == [2, 4]
         assert body["candidates"][0]["text"] == "home"  # content-desc stands in for missing text
         assert body["candidates"][1] == {
@@ -127,6 +128,108 @@ class TestScreenImage:
         assert api_client.get(detail_url("demo", "31", "image/")).status_code == 404
 
 
+def _node(name, bounds, visible=True, children=(), **extra):
+    return {"class": name, "bounds": list(bounds), "visible-to-user": visible, "children": list(children), **extra}
+
+
+@pytest.fixture
+def vh_screen(project):
+    """A landscape-free 1080x1920 screen whose VH has a container, a text, a hidden node and a
+    row whose text sits in a hidden child."""
+    root = _node(
+        "com.android.internal.policy.PhoneWindow$DecorView",
+        (0, 0, 1440, 2560),
+        children=[
+            _node("android.widget.TextView", (0, 0, 1440, 200), text="Title"),
+            _node("android.widget.Button", (0, 300, 720, 400), visible=False, text="Gone"),
+            _node(
+                "android.widget.LinearLayout",
+                (0, 400, 1440, 600),
+                children=[
+                    _node("android.widget.TextView", (0, 400, 720, 600), visible=False, text="$58.92"),
+                ],
+            ),
+        ],
+    )
+    return ScreenFactory(
+        project=project, rico_id="41", vh={"activity_name": "com.example/.Main", "activity": {"root": root}}
+    )
+
+
+class TestScreenVH:
+    def test_member_gets_every_shown_node_in_pixels(self, api_client, annotator, vh_screen):
+        # given an annotator of the project
+        login(api_client, annotator)
+        # when they fetch the screen's VH
+        response = api_client.get(detail_url("demo", "41", "vh/"))
+        # then every shown node comes back in vh_index order, in screenshot pixels (1440 -> 1080)
+        assert response.status_code == 200
+        assert response["Cache-Control"] == "private, max-age=86400"
+        body = response.json()
+        assert (body["rico_id"], body["width"], body["height"]) == ("41", 1080, 1920)
+        assert body["nodes"] == [
+            {
+                "vh_index": 0,
+                "parent_index": -1,
+                "bounds": [0, 0, 1080, 1920],
+                "leaf": False,
+                "text": "",
+                "class_name": "com.android.internal.policy.PhoneWindow$DecorView",
+            },
+            {
+                "vh_index": 1,
+                "parent_index": 0,
+                "bounds": [0, 0, 1080, 150],
+                "leaf": True,
+                "text": "Title",
+                "class_name": "android.widget.TextView",
+            },
+            {
+                "vh_index": 3,
+                "parent_index": 0,
+                "bounds": [0, 300, 1080, 450],
+                "leaf": True,
+                "text": "$58.92",
+                "class_name": "android.widget.LinearLayout",
+            },
+        ]
+
+    def test_a_landscape_screen_reads_the_turned_device(self, api_client, annotator, project):
+        root = _node("root", (0, 0, 2560, 1440), children=[_node("t", (1280, 720, 2560, 1440), text="x")])
+        ScreenFactory(project=project, rico_id="42", width=1920, height=1080, vh={"activity": {"root": root}})
+        login(api_client, annotator)
+        nodes = api_client.get(detail_url("demo", "42", "vh/")).json()["nodes"]
+        assert [node["bounds"] for node in nodes] == [[0, 0, 1920, 1080], [960, 540, 1920, 1080]]
+
+    def test_revalidation_with_etag_returns_304(self, api_client, annotator, vh_screen):
+        login(api_client, annotator)
+        etag = api_client.get(detail_url("demo", "41", "vh/"))["ETag"]
+        response = api_client.get(detail_url("demo", "41", "vh/"), HTTP_IF_NONE_MATCH=etag)
+        assert response.status_code == 304
+        assert response["ETag"] == etag
+
+    def test_anonymous_403_outsider_404_unknown_404(self, api_client, outsider, annotator, vh_screen):
+        assert api_client.get(detail_url("demo", "41", "vh/")).status_code == 403
+        login(api_client, outsider)
+        assert api_client.get(detail_url("demo", "41", "vh/")).status_code == 404
+        login(api_client, annotator)
+        assert api_client.get(detail_url("demo", "999", "vh/")).status_code == 404
+
+    def test_query_count(self, api_client, annotator, vh_screen, django_assert_max_num_queries):
+        login(api_client, annotator)
+        # session + user (authentication), project, screen with its VH
+        with django_assert_max_num_queries(4):
+            assert api_client.get(detail_url("demo", "41", "vh/")).status_code == 200
+
+    def test_serializer_matches_the_payload_keys(self, api_client, annotator, vh_screen):
+        from annotation.apis.screens import ScreenVHOutputSerializer, VHNodeOutputSerializer
+
+        login(api_client, annotator)
+        body = api_client.get(detail_url("demo", "41", "vh/")).json()
+        assert set(body) == set(ScreenVHOutputSerializer().fields)
+        assert set(body["nodes"][0]) == set(VHNodeOutputSerializer().fields)
+
+
 class TestScreenOverlay:
     def test_first_request_renders_and_caches_later_requests_stream_the_cache(self, api_client, annotator, screen):
         login(api_client, annotator)
@@ -174,6 +277,7 @@ class TestOpenApi:
             "app",
             "image_url",
             "overlay_url",
+            "vh_url",
             "width",
             "height",
             "candidates",

@@ -171,3 +171,50 @@ def test_two_concurrent_imports_of_the_same_ids_write_each_screen_once():
     assert Candidate.objects.filter(screen__project=project).count() == 60
     for screen in Screen.objects.filter(project=project):
         assert default_storage.exists(screen.image.name)
+
+
+def test_hidden_text_fill_gives_old_candidates_their_hidden_childrens_text(project):
+    from django.core.management import call_command
+
+    from annotation.services.screens import candidates_hidden_text_fill
+    from tests.factories import CandidateFactory, ProjectFactory, ScreenFactory
+
+    # given a screen stored before the rule: its price row (node 1) has no text while its hidden
+    # children hold "$58.92" and "Local pickup"; an icon with a content-desc; a plain leaf
+    hidden = {"visible-to-user": False, "bounds": [0, 0, 10, 10]}
+    root = {
+        "class": "root",
+        "children": [
+            {
+                "class": "row",
+                "bounds": [0, 0, 100, 10],
+                "children": [{**hidden, "text": "$58.92"}, {**hidden, "text": "Local pickup"}],
+            },
+            {
+                "class": "icon",
+                "bounds": [0, 0, 10, 10],
+                "content-desc": ["Menu"],
+                "children": [{**hidden, "text": "x"}],
+            },
+            {"class": "leaf"},
+        ],
+    }
+    screen = ScreenFactory(project=project, vh={"activity": {"root": root}})
+    row = CandidateFactory(screen=screen, vh_index=1, text="", content_desc="")
+    icon = CandidateFactory(screen=screen, vh_index=4, text="", content_desc="Menu")
+    leaf = CandidateFactory(screen=screen, vh_index=6, text="", content_desc="")
+    other = ScreenFactory(project=ProjectFactory(slug="other"), vh={"activity": {"root": root}})
+    elsewhere = CandidateFactory(screen=other, vh_index=1, text="", content_desc="")
+    # when the fill runs for the project
+    assert candidates_hidden_text_fill(project=project) == 1
+    # then only the row took its children's text; the other project waits for its own run
+    assert [Candidate.objects.get(pk=c.pk).text for c in (row, icon, leaf, elsewhere)] == [
+        "$58.92 Local pickup",
+        "",
+        "",
+        "",
+    ]
+    # and a re-run finds nothing more; the command covers every project
+    assert candidates_hidden_text_fill(project=project) == 0
+    call_command("fill_hidden_text")
+    assert Candidate.objects.get(pk=elsewhere.pk).text == "$58.92 Local pickup"

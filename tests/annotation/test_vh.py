@@ -15,6 +15,7 @@ from annotation.vh import (
     node_content_desc,
     parse_vh,
     vh_candidates,
+    vh_nodes,
     vh_text,
 )
 
@@ -245,3 +246,115 @@ def test_random_type_damage_gives_candidates_or_vherror_never_a_crash():
         for c in found:
             assert 0 <= c.left < c.right <= 1080 and 0 <= c.top < c.bottom <= 1920
             assert isinstance(c.text, str) and isinstance(c.content_desc, str) and isinstance(c.class_name, str)
+
+
+def _tree(*children):
+    return {
+        "activity_name": "com.example/.Main",
+        "activity": {"root": n("android.widget.FrameLayout", children=list(children))},
+    }
+
+
+def test_a_leaf_whose_children_are_all_hidden_takes_their_text_in_order():
+    # given: a visible price row whose text sits in hidden children (as RICO records it), a row
+    # with its own text, and a pager whose visible next page lies off-screen
+    vh = _tree(
+        n(
+            "android.widget.LinearLayout",
+            (0, 0, 1440, 200),
+            children=[
+                n("android.widget.TextView", (0, 0, 700, 200), visible=False, text="$58.92"),
+                n("android.widget.ImageView", (700, 0, 800, 200), visible=False),
+                n(
+                    "android.widget.LinearLayout",
+                    (800, 0, 1440, 200),
+                    visible=False,
+                    children=[n("android.widget.TextView", (800, 0, 1440, 200), visible=False, text=" Local pickup ")],
+                ),
+                # inverted (below the screen's edge, as RICO records it) and off the row: not its text
+                n("android.widget.TextView", (0, 2600, 700, 2560), visible=False, text="Below"),
+                n("android.widget.TextView", (0, 300, 700, 400), visible=False, text="Elsewhere"),
+            ],
+        ),
+        n("row", (0, 300, 1440, 400), text="Own", children=[n("t", (0, 300, 10, 310), visible=False, text="Hidden")]),
+        n(
+            "icon",
+            (0, 500, 100, 600),
+            **{"content-desc": ["Menu"]},
+            children=[n("t", (0, 500, 9, 509), visible=False, text="x")],
+        ),
+        n("pager", (0, 700, 1440, 900), children=[n("page2", (1440, 700, 2880, 900), text="Off screen")]),
+    )
+    # when candidates are computed
+    candidates = vh_candidates(vh, image_width=1080, image_height=1920, device_width=1440)
+    # then the price row is a candidate with the texts of its hidden descendants that lie on it,
+    # in pre-order; own text and content-desc win; off-screen (visible) pages lend nothing
+    assert [(c.class_name, c.text, c.content_desc) for c in candidates] == [
+        ("android.widget.LinearLayout", "$58.92 Local pickup", ""),
+        ("row", "Own", ""),
+        ("icon", "", "Menu"),
+        ("pager", "", ""),
+    ]
+
+
+def test_vh_nodes_are_every_shown_node_and_their_leaves_are_the_candidates():
+    # given a tree with containers, a hidden node and a leaf with hidden children
+    vh = _tree(
+        n(
+            "list",
+            (0, 0, 1440, 1000),
+            children=[
+                n("android.widget.TextView", (0, 0, 1440, 100), text="Title"),
+                n("row", (0, 100, 1440, 200), children=[n("t", (0, 100, 720, 200), visible=False, text="Price")]),
+                n("gone", (0, 200, 1440, 300), visible=False),
+            ],
+        ),
+        n("offscreen", (0, 2600, 1440, 2700)),
+    )
+    nodes = vh_nodes(vh, image_width=1080, image_height=1920, device_width=1440)
+    # then: the root, the list and its two shown children (pre-order), in pixels; hidden and
+    # off-image nodes are left out; the parent of each is its vh_index
+    assert [(x.vh_index, x.parent, x.class_name, x.text, x.leaf) for x in nodes] == [
+        (0, -1, "android.widget.FrameLayout", "", False),
+        (1, 0, "list", "", False),
+        (2, 1, "android.widget.TextView", "Title", True),
+        (3, 1, "row", "Price", True),
+    ]
+    assert (nodes[3].left, nodes[3].top, nodes[3].right, nodes[3].bottom) == (0, 75, 1080, 150)
+    candidates = vh_candidates(vh, image_width=1080, image_height=1920, device_width=1440)
+    assert [(c.vh_index, c.left, c.top, c.right, c.bottom, c.text) for c in candidates] == [
+        (x.vh_index, x.left, x.top, x.right, x.bottom, x.text) for x in nodes if x.leaf
+    ]
+
+
+@pytest.mark.realdata
+def test_real_rico_screens_hidden_child_text_is_prefilled(shared_data):
+    """On the real RICO screens: the leaves of vh_nodes are the candidates; of the 6 candidates
+    without text whose hidden descendants hold some, the 2 whose descendants lie on them are
+    filled (a filter bar under a panel, 33619; a closed drawer, 3360), the 4 whose descendants'
+    boxes are inverted below the screen's edge stay empty (33618's price row)."""
+    from PIL import Image
+
+    screens = sorted((shared_data / "rico" / "screens").glob("*.json"))
+    assert screens
+    total = prefilled = 0
+    for path in screens:
+        vh = json.loads(path.read_text())
+        with Image.open(path.with_suffix(".jpg")) as image:
+            width, height = image.size
+        device_width = 1440 if width < height else 2560
+        candidates = vh_candidates(vh, image_width=width, image_height=height, device_width=device_width)
+        nodes = vh_nodes(vh, image_width=width, image_height=height, device_width=device_width)
+        assert [c.vh_index for c in candidates] == [x.vh_index for x in nodes if x.leaf]
+        all_nodes = list(iter_nodes(vh["activity"]["root"]))
+        for c in candidates:
+            total += 1
+            own = isinstance(all_nodes[c.vh_index][2].get("text"), str) and all_nodes[c.vh_index][2]["text"]
+            if c.text and not own:
+                prefilled += 1
+        by_index = {c.vh_index: c for c in candidates}
+        if path.stem == "33618":
+            assert by_index[63].text == ""
+        if path.stem == "33619":
+            assert by_index[73].text == "car Follow Best Match Sort View Refine Nearby Categories Transmission"
+    assert (total, prefilled) == (1264, 2)

@@ -86,10 +86,17 @@ def test_prefilter_judge_a_screen(demo, new_page):
     shoot(page, "workspace-home")
     page.click('tr[data-stage="prefilter"] .button')
     page.wait_for_selector("#ws[data-ready]")
-    # then the VH is drawn over the screenshot, each box labelled with short class name and text
-    labels = page.locator("#overlay .cand-label").all_text_contents()
-    assert len(labels) == first.candidates.count()
-    assert f"TextView “{title.text}”" in labels and "ImageButton “Search”" in labels
+    # then the whole VH is drawn over the screenshot, boxes labelled "<ShortClass> “text”" where a
+    # label fits, and every node (each candidate among them) listed under the panel
+    page.wait_for_function("window.workspace.vhLayer.nodes.length > 0")
+    labels = page.locator("#overlay .vh-label").all_text_contents()
+    listed = page.locator("#vh-list li").all_text_contents()
+    assert page.locator("#overlay .cand").count() == first.candidates.count() < len(listed)
+    assert labels and all(
+        label in listed or any(text.startswith(label.removesuffix("…”")) for text in listed) for label in labels
+    )
+    assert f"TextView “{title.text}”" in listed and "ImageButton “Search”" in listed
+    assert any(label.startswith("TextView “") for label in labels)
     shoot(page, "prefilter")
     # the overlay toggles with O, the rules open with R
     page.keyboard.press("o")
@@ -267,6 +274,14 @@ def test_mark_not_answerable_and_write_a_not_answerable_question(demo, new_page)
     assert (written.text, written.author) == ("Where does the last contact live?", demo["annotator2"])
 
 
+def assert_zoom_readout(page, width: int) -> None:
+    """The zoom readout tells the real scale: CSS pixels per screenshot pixel, as drawn."""
+    scale = float(page.get_attribute("#zoom-level", "data-scale"))
+    drawn = page.evaluate("document.getElementById('canvas').getBoundingClientRect().width") / width
+    assert abs(scale - drawn) < 1 / width
+    assert page.inner_text("#zoom-level") == f"Zoom {round(scale * 100)}% · 1 screenshot px = {scale:.2f} CSS px"
+
+
 WORST_MISALIGNMENT = """() => { const img = document.getElementById('shot').getBoundingClientRect();
   const v = window.workspace.viewer; let worst = 0;
   for (const c of v.candidates) {
@@ -291,7 +306,8 @@ def test_boxes_stay_aligned_at_any_zoom_and_window_size(demo, new_page, size):
     assert page.evaluate(WORST_MISALIGNMENT) <= 1.0
     for key in ("+", "+", "+"):
         page.keyboard.press(key)
-    assert page.inner_text("#zoom-level") != "100%"
+    # the readout tells the real scale: CSS pixels per screenshot pixel
+    assert_zoom_readout(page, size[0])
     assert page.evaluate(WORST_MISALIGNMENT) <= 1.0
     # pan: drag the zoomed screenshot
     scroll = "[document.getElementById('viewport').scrollLeft, document.getElementById('viewport').scrollTop]"

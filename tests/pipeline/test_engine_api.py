@@ -255,3 +255,20 @@ def test_a_lease_carries_the_same_screen_payload_as_a_reload(project):
     # then all three show the same candidates, in VH order, the description standing in
     assert leased["screen"] == again["screen"] == detail["screen"]
     assert [(c["vh_index"], c["text"]) for c in leased["screen"]["candidates"]] == [(1, "t1"), (2, "d2"), (3, "t3")]
+
+
+def test_prefilter_next_names_the_whole_vh_without_a_query(project, django_assert_num_queries):
+    # given screens waiting for pre-filtering, and a judge past their first contact
+    a = member(project, "a")
+    screens(project, 3, candidates=40)
+    client = client_for(a)
+    first = client.post(next_url("prefilter")).json()
+    body = {"non_english_app": False, "vh_out_of_sync": False, "note": ""}
+    client.post(f"/api/assignments/{first['id']}/submit/", body, format="json")
+    # when the next screen is leased: the same 8 statements as any stage's lease
+    with django_assert_num_queries(8):
+        lease = client.post(next_url("prefilter")).json()
+    # then the payload names the VH's node list (fetched by the page, not carried by next)
+    rico_id = lease["screen"]["rico_id"]
+    assert lease["screen"]["vh_url"] == f"/api/projects/{project.slug}/screens/{rico_id}/vh/"
+    assert client.get(lease["screen"]["vh_url"]).status_code == 200

@@ -48,6 +48,12 @@ def test_all_real_screens_import_with_hand_checked_candidates(project, shared_da
     # 33682: node 31 is a Switch (CompoundButton -> Button -> TextView): checkbox, not button
     assert bounds("33682", 31)[4] == "checkbox"
 
+    # a visible container whose children are all hidden takes the text of those that lie on it,
+    # in order; children whose boxes are inverted below the screen's edge lend nothing
+    assert Candidate.objects.get(screen__rico_id="33619", vh_index=73).text.startswith("car Follow Best Match Sort")
+    assert Candidate.objects.get(screen__rico_id="3360", vh_index=151).text.startswith("Bob Marley Natural Mystic 0 ")
+    assert Candidate.objects.get(screen__rico_id="33618", vh_index=63).text == ""
+
 
 def test_all_real_trace_screens_import(project, shared_data):
     summary = import_screens(project=project, source=shared_data / "rico" / "traces")

@@ -9,6 +9,7 @@
 import { Drafts } from "./drafts.js";
 import { Lease } from "./lease.js";
 import { Shortcuts } from "./shortcuts.js";
+import { VHLayer } from "./vh_layer.js";
 import { Viewer } from "./viewer.js";
 
 const config = JSON.parse(document.getElementById("ws-config").textContent);
@@ -47,7 +48,19 @@ const viewer = new Viewer({
   status: $("#viewer-status"),
   dragPans: config.viewer.drag_pans,
 });
-viewer.drawCandidates(screen.candidates || [], { labels: config.viewer.labels });
+viewer.drawCandidates(screen.candidates || []);
+// Stages that label the VH (pre-filtering) draw the whole hierarchy, with placed labels.
+const vhLayer = config.viewer.labels && screen.vh_url ? new VHLayer({ viewer, panel: $("#panel"), onToggle: (on) => {
+  $("#vh-toggle").checked = on;
+  localStorage.setItem("ws-vh-layer", String(on));
+} }) : null;
+if (vhLayer) {
+  const toggle = $("#vh-toggle");
+  toggle.closest(".tool").hidden = false;
+  toggle.addEventListener("change", () => vhLayer.setVisible(toggle.checked));
+  vhLayer.setVisible(localStorage.getItem("ws-vh-layer") !== "false");
+  vhLayer.load(screen.vh_url);
+}
 const overlayToggle = $("#overlay-toggle");
 const opacity = $("#overlay-opacity");
 const overlayKey = `ws-overlay-${config.stage}`;
@@ -174,6 +187,7 @@ keys.add(["Alt+l"], "Extend the lease", () => lease.extend());
 keys.add(["Alt+o", "o"], "Boxes on / off", () => { overlayToggle.checked = !overlayToggle.checked; applyOverlay(); });
 keys.add(["]"], "More opaque boxes", () => { opacity.value = Math.min(1, +opacity.value + 0.1).toFixed(1); applyOpacity(); });
 keys.add(["["], "More transparent boxes", () => { opacity.value = Math.max(0.1, +opacity.value - 0.1).toFixed(1); applyOpacity(); });
+if (vhLayer) keys.add(["h"], "Whole view hierarchy on / off (containers and labels)", () => vhLayer.toggle(), { group: "Screenshot" });
 keys.add(["+", "="], "Zoom in", () => viewer.zoomBy(1.25), { group: "Screenshot" });
 keys.add(["-"], "Zoom out", () => viewer.zoomBy(1 / 1.25), { group: "Screenshot" });
 keys.add(["0"], "Fit the screenshot", () => viewer.fit(), { group: "Screenshot" });
@@ -212,5 +226,5 @@ window.addEventListener("pagehide", () => {
 });
 
 // For the browser tests and debugging.
-window.workspace = { viewer, get editor() { return ctl.editor; }, drafts, lease, config };
+window.workspace = { viewer, vhLayer, get editor() { return ctl.editor; }, drafts, lease, config };
 document.getElementById("ws").dataset.ready = "1"; // the browser tests wait for this

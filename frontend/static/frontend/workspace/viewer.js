@@ -13,7 +13,7 @@ export function svgEl(tag, attrs = {}, parent = null) {
 
 export function shortClass(name) {
   if (!name) return "";
-  const parts = String(name).split(".");
+  const parts = String(name).split(/[.$]/); // "com.android.internal.policy.PhoneWindow$DecorView" -> "DecorView"
   return parts[parts.length - 1];
 }
 
@@ -54,7 +54,13 @@ export class Viewer {
     const s = this.fitScale() * this.zoom;
     this.canvas.style.width = `${Math.round(this.W * s)}px`;
     this.canvas.style.height = `${Math.round(this.H * s)}px`;
-    if (this.zoomLabel) this.zoomLabel.textContent = `${Math.round(this.zoom * 100)}%`;
+    if (this.zoomLabel) {
+      // The real scale, not the zoom relative to "fit": what one screenshot pixel is on this screen.
+      const dpr = window.devicePixelRatio || 1;
+      this.zoomLabel.textContent = `Zoom ${Math.round(s * 100)}% · 1 screenshot px = ${s.toFixed(2)} CSS px`;
+      this.zoomLabel.title = `${this.W}×${this.H} screenshot shown at ${Math.round(this.W * s)}×${Math.round(this.H * s)} CSS px (${(s * dpr).toFixed(2)} device px per screenshot px); ${Math.round(this.zoom * 100)}% of "fit"`;
+      this.zoomLabel.dataset.scale = String(s);
+    }
     this.svg.dispatchEvent(new CustomEvent("viewer:layout"));
   }
 
@@ -97,20 +103,13 @@ export class Viewer {
     this.overlayLayer.style.opacity = String(v);
   }
 
-  /** Draw the VH candidates; with `labels`, each box gets "<ShortClass> <first chars of text>". */
-  drawCandidates(candidates, { labels = false } = {}) {
+  /** Draw the VH candidates (the leaves; pre-filtering adds the whole VH with labels: vh_layer.js). */
+  drawCandidates(candidates) {
     this.candidates = candidates;
     this.candidateLayer.replaceChildren();
-    this.labelLayer.replaceChildren();
-    const font = Math.max(Math.round(this.W / 48), 8);
     for (const c of candidates) {
       const [l, t, r, b] = c.bounds;
       svgEl("rect", { x: l, y: t, width: r - l, height: b - t, class: `cand type-${c.type || "other"}`, "data-vh": c.vh_index }, this.candidateLayer);
-      if (labels) {
-        const text = svgEl("text", { x: l + font * 0.2, y: t + font, "font-size": font, class: "cand-label" }, this.labelLayer);
-        const snippet = (c.text || "").replace(/\s+/g, " ").slice(0, 14);
-        text.textContent = `${shortClass(c.class_name)}${snippet ? ` “${snippet}${(c.text || "").length > 14 ? "…" : ""}”` : ""}`;
-      }
     }
   }
 
