@@ -501,9 +501,7 @@ def app_non_english_view(request: HttpRequest, slug: str) -> HttpResponse:
     if english not in ("", "0", "1"):
         return _actions_page(request, project, status=400, app_error=f"english is 0 or 1, not {english!r}.")
     try:
-        result = app_mark_non_english(
-            project=project, package=request.POST.get("package", ""), english=english == "1"
-        )
+        result = app_mark_non_english(project=project, package=request.POST.get("package", ""), english=english == "1")
     except ApplicationError as exc:
         return _actions_page(request, project, status=400, app_error=exc.message)
     return _actions_page(request, project, app_result=result)
