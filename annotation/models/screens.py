@@ -39,6 +39,9 @@ class Screen(models.Model):
     overlay = models.FileField(upload_to="overlays/", max_length=512, blank=True)
     state = models.CharField(max_length=16, choices=ScreenState.choices, default=ScreenState.PREFILTER)
     exclusion_reason = models.CharField(max_length=64, blank=True)
+    # The state a screen left when its app's non-English decision excluded it: where it returns
+    # if a lead declares the app English (pipeline.stages.prefilter.app_mark_non_english).
+    excluded_from = models.CharField(max_length=16, choices=ScreenState.choices, blank=True)
     split = models.CharField(max_length=12, choices=Split.choices, blank=True)
     # Chosen by a lead for the not-answerable stage (pipeline.stages.not_answerable).
     not_answerable_sampled = models.BooleanField(default=False)

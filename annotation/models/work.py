@@ -201,6 +201,8 @@ class Question(models.Model):
     answers_needed = models.PositiveSmallIntegerField(default=0)
     answers_done = models.PositiveSmallIntegerField(default=0)
     drop_reason = models.CharField(max_length=255, blank=True)
+    # The state a question left when its app's non-English decision dropped it (restored with the app).
+    dropped_from = models.CharField(max_length=12, choices=QuestionState.choices, blank=True)
     agreement = models.CharField(max_length=16, blank=True, help_text="all / two / none (validation, test)")
     short_answers = models.JSONField(default=list, blank=True, help_text="acceptable short answers")
     short_answers_source = models.CharField(

@@ -28,7 +28,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.exceptions import ApplicationError, NotFoundError
-from annotation.models import App, Invitation, Membership, Project, Role
+from annotation.models import Invitation, Membership, Project, Role
 from annotation.permissions import member_get, project_get_for_lead, project_get_for_member, user_is_lead
 from annotation.selectors.assignments import assignment_skipped_list, prefilter_note_list
 from annotation.services.guidelines import (
@@ -60,7 +60,7 @@ from annotation.services.projects import (
     project_settings_update,
 )
 from frontend.views.core import domain_errors_as_http
-from pipeline.stages import app_mark_non_english, not_answerable_start
+from pipeline.stages import app_language_list, app_mark_non_english, not_answerable_start
 from pipeline.stages.leases import LEASES_SHOWN, lease_free, lease_list, lease_reassign
 from pipeline.stages.not_answerable import SAMPLE_MAX, not_answerable_default_size
 
@@ -458,7 +458,7 @@ def _actions_page(request: HttpRequest, project: Project, *, status: int = 200, 
         "project": project,
         "na": not_answerable_default_size(project=project),
         "sample_max": SAMPLE_MAX,
-        "apps": App.objects.filter(project=project).order_by("package"),
+        "apps": app_language_list(project=project),
         **extra,
     }
     return render(request, "frontend/manage/actions.html", context, status=status)
@@ -468,7 +468,7 @@ def _actions_page(request: HttpRequest, project: Project, *, status: int = 200, 
 @login_required
 @domain_errors_as_http
 def actions_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """Start the not-answerable stage; mark apps non-English. Leads and site admins."""
+    """Start the not-answerable stage; decide apps' language. Leads and site admins."""
     return _actions_page(request, project_get_for_lead(user=request.user, slug=slug))
 
 
@@ -494,10 +494,14 @@ def not_answerable_start_view(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @domain_errors_as_http
 def app_non_english_view(request: HttpRequest, slug: str) -> HttpResponse:
-    """Mark a whole app non-English. Leads and site admins."""
+    """Decide a whole app's language: non-English, or English with ``english=1`` (what its
+    language excluded comes back). Leads and site admins."""
     project = project_get_for_lead(user=request.user, slug=slug)
+    english = request.POST.get("english", "")
+    if english not in ("", "0", "1"):
+        return _actions_page(request, project, status=400, app_error=f"english is 0 or 1, not {english!r}.")
     try:
-        result = app_mark_non_english(project=project, package=request.POST.get("package", ""))
+        result = app_mark_non_english(project=project, package=request.POST.get("package", ""), english=english == "1")
     except ApplicationError as exc:
         return _actions_page(request, project, status=400, app_error=exc.message)
     return _actions_page(request, project, app_result=result)

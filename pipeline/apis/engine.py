@@ -159,7 +159,8 @@ class NotAnswerableStartApi(APIView):
 class AppNonEnglishApi(APIView):
     """Leads of the project: decide an app's language. Non-English (default): every screen of
     the app leaves every queue and the release, whatever its state; ``{"english": true}``: the
-    app is English and the project's rule will not exclude it."""
+    app is English, the project's rule will not exclude it, and what its language excluded comes
+    back (screens to where they were, questions dropped with ``non-english-app`` to their state)."""
 
     permission_classes = [IsAuthenticated]
 
@@ -172,6 +173,12 @@ class AppNonEnglishApi(APIView):
         excluded = serializers.IntegerField(help_text="screens excluded now")
         excluded_by_state = serializers.DictField(child=serializers.IntegerField(), help_text="...by their state")
         questions_dropped = serializers.IntegerField()
+        language_set_by = serializers.CharField(help_text="who decided the app's language: lead")
+        restored = serializers.IntegerField(help_text="screens back from the exclusion (english: true)")
+        restored_by_state = serializers.DictField(
+            child=serializers.IntegerField(), help_text="...by the state they return to"
+        )
+        questions_restored = serializers.IntegerField(help_text="questions back from non-english-app")
         judged = serializers.IntegerField(help_text="the app's screens with a pre-filtering decision")
         judged_non_english = serializers.IntegerField()
 

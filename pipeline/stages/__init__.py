@@ -26,14 +26,16 @@ from .engine import (
     work_payload,
 )
 from .not_answerable import not_answerable_start
-from .prefilter import app_mark_non_english
+from .prefilter import AppLanguage, app_language_list, app_mark_non_english
 from .progress import ProjectProgress, project_progress
 from .registry import stage_filter, stage_get, stages
 from .split import split_for
 
 __all__ = [
+    "AppLanguage",
     "ProjectProgress",
     "Work",
+    "app_language_list",
     "app_mark_non_english",
     "assignment_double_leases",
     "assignment_draft_save",

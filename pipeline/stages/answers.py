@@ -64,6 +64,8 @@ ELEMENTS_MAX = 50
 ACTIONS = {"answer": Verdict.ANSWERED, "invalid": Verdict.INVALID, "not_answerable": Verdict.NOT_ANSWERABLE}
 QUOTED = re.compile(r'"([^"]+)"')
 AMBIGUOUS_SHARE = 0.016
+# The share of questions a scripted answerer edits (the crowd docs: "~20% of questions").
+EDIT_SHARE = 0.2
 
 
 def answers_withdraw(answers: QuerySet[Answer], *, reason: str, requeue: bool) -> int:
@@ -401,12 +403,15 @@ class Answers(StageDefinition):
         marked so by mistake, ``wrong_element`` pick another element; for ~15% of questions (the
         same for every answerer) the text read together with the quoted one belongs to the answer,
         and each answerer adds it ``pair`` of the time (default 70%); ``extra`` (10%) add a
-        neighbour; ~1.6% of questions read two ways (either of two elements); ~20% get their first
-        letter capitalised."""
+        neighbour; ~1.6% of questions read two ways (either of two elements); ~20% of questions
+        (the same for every answerer, ``EDIT_SHARE``) need an edit (``crowd_question_edit``), which
+        each answerer makes ``edit`` of the time (default 90%; a spammer never)."""
         screen, question = payload["screen"], payload["question"]["text"]
-        fixed = question[0].upper() + question[1:] if actor.rng.random() < 0.2 else question
+        edits = actor.rng.random() < getattr(actor, "edit", 0.9)
         if getattr(actor, "spam", False):  # a spammer: any verdict, any element
-            return _spam_answer(question=fixed, screen=screen, rng=actor.rng)
+            return _spam_answer(question=question, screen=screen, rng=actor.rng)
+        needs_edit = crowd_share(f"edit:{screen.get('rico_id', '')}:{question}") < EDIT_SHARE
+        fixed = crowd_question_edit(question) if edits and needs_edit else question
         if actor.rng.random() < getattr(actor, "invalid", 0.03):
             return {"question": fixed, "verdict": "invalid", "elements": [], "full_answer": ""}
         quoted = QUOTED.search(question)
@@ -434,6 +439,64 @@ class Answers(StageDefinition):
             "elements": elements,
             "full_answer": f"It says {', '.join(e['text'] for e in elements)}.",
         }
+
+
+# The scripted crowd's question edits: fixes first (every one that applies), else a rewording.
+# Quoted screen text is never touched.
+_CONTRACTIONS = {
+    "what's": "what is",
+    "who's": "who is",
+    "where's": "where is",
+    "how's": "how is",
+    "it's": "it is",
+    "that's": "that is",
+    "isn't": "is not",
+    "aren't": "are not",
+    "doesn't": "does not",
+    "don't": "do not",
+    "can't": "cannot",
+}
+_CONTRACTION = re.compile(r"\b(" + "|".join(re.escape(c) for c in _CONTRACTIONS) + r")\b", re.IGNORECASE)
+# A question with nothing to fix is reworded: its first word found here becomes the other.
+_REWORDINGS = {
+    "say": "read",
+    "shown": "displayed",
+    "item": "element",
+    "written": "printed",
+    "app": "application",
+    "phone": "telephone",
+    "have": "contain",
+    "change": "update",
+    "set": "configured",
+}
+_REWORDING = re.compile(r"\b(" + "|".join(_REWORDINGS) + r")\b")
+_QUOTED_PARTS = re.compile(r'("[^"]*")')
+
+
+def _expand(match: re.Match[str]) -> str:
+    word = match.group(0)
+    full = _CONTRACTIONS[word.lower()]
+    return full[0].upper() + full[1:] if word[0].isupper() else full
+
+
+def crowd_question_edit(question: str) -> str:
+    """What a scripted answerer makes of a question that needs an edit: contractions expanded
+    ("What's" → "What is"), a missing question mark added, the first letter capitalised; a question
+    with nothing to fix is reworded (``What does "X" say?`` → ``What does "X" read?``). Text in
+    double quotes (the screen's) stays as it is. Returns ``question`` unchanged only when no rule
+    applies (an empty text, or a clean one without a word of ``_REWORDINGS``)."""
+    parts = _QUOTED_PARTS.split(question.strip())
+    fixed = "".join(p if i % 2 else _CONTRACTION.sub(_expand, p) for i, p in enumerate(parts))
+    if fixed and not fixed.endswith("?"):
+        fixed += "?"
+    fixed = fixed[:1].upper() + fixed[1:]
+    if fixed != question:
+        return fixed
+    for i, part in enumerate(parts):
+        if i % 2 == 0 and _REWORDING.search(part):
+            parts[i] = _REWORDING.sub(lambda m: _REWORDINGS[m.group(0)], part, count=1)
+            return "".join(parts)
+    return question
 
 
 def _crowd_ambiguous(*, screen: dict[str, Any], question: str) -> bool:

@@ -11,7 +11,8 @@ Language is a property of the app (as in the papers). An app becomes non-English
 project's rule (``app_non_english_screens`` of its screens judged non-English, at least
 ``app_non_english_share`` of its judged screens; checked after each non-English judgment,
 ``app_language_check``) or by a lead (``app_mark_non_english``, whose word the rule never
-overrides; a lead may also declare an app English). Once an app is non-English, all its
+overrides; a lead may also declare an app English, which brings back what its language
+excluded). Once an app is non-English, all its
 screens leave every queue and the release, whatever their state: screens excluded, open
 leases ended, questions dropped with ``non-english-app`` (counted in the funnel and the
 manifest with the other drop reasons).
@@ -19,11 +20,12 @@ manifest with the other drop reasons).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.http import QueryDict
 from django.utils import timezone
 
@@ -53,11 +55,16 @@ REASON_OUT_OF_SYNC = "vh_out_of_sync"
 EXCLUSION_REASONS = {REASON_NON_ENGLISH: "non-English app", REASON_OUT_OF_SYNC: "VH out of sync"}
 
 
+def _majority(votes: int, judgments: int) -> bool:
+    """Half the judges or more (ties exclude), and at least one."""
+    return votes * 2 >= judgments and votes > 0
+
+
 def prefilter_decide(*, votes_non_english: int, votes_out_of_sync: int, judgments: int) -> str:
     """The exclusion reason ("" = the screen goes on). Ties exclude."""
-    if votes_non_english * 2 >= judgments and votes_non_english > 0:
+    if _majority(votes_non_english, judgments):
         return REASON_NON_ENGLISH
-    if votes_out_of_sync * 2 >= judgments and votes_out_of_sync > 0:
+    if _majority(votes_out_of_sync, judgments):
         return REASON_OUT_OF_SYNC
     return ""
 
@@ -142,8 +149,11 @@ class Prefilter(StageDefinition):
         needed = screen.project.prefilter_judgments
         if judgments["n"] < needed:
             return
+        declared_english = App.objects.filter(pk=screen.app_id, non_english=False, language_set_by="lead").exists()
         reason = prefilter_decide(
-            votes_non_english=judgments["non_english"], votes_out_of_sync=judgments["out_of_sync"], judgments=needed
+            votes_non_english=0 if declared_english else judgments["non_english"],
+            votes_out_of_sync=judgments["out_of_sync"],
+            judgments=needed,
         )
         if reason:
             screen.state = ScreenState.EXCLUDED
@@ -220,17 +230,24 @@ class Prefilter(StageDefinition):
         }
 
 
+def _language_tally(judgments: QuerySet[PrefilterJudgment], *, needed: int) -> dict[int, tuple[int, int]]:
+    """Per app id, ``(judged, non_english)`` over ``judgments``: one grouped query (a row per screen)."""
+    tally: dict[int, tuple[int, int]] = {}
+    rows = judgments.values("screen_id", "screen__app_id").annotate(
+        n=Count("pk"), yes=Count("pk", filter=Q(non_english_app=True))
+    )
+    for row in rows:
+        if row["n"] >= needed:
+            judged, non_english = tally.get(row["screen__app_id"], (0, 0))
+            tally[row["screen__app_id"]] = (judged + 1, non_english + int(_majority(row["yes"], row["n"])))
+    return tally
+
+
 def app_language_votes(*, app: App) -> tuple[int, int]:
     """``(judged, non_english)``: the app's screens with a pre-filtering decision, and those of
     them whose judges said non-English (by the screen's own majority)."""
-    rows = (
-        PrefilterJudgment.objects.filter(screen__app=app)
-        .values("screen_id")
-        .annotate(n=Count("pk"), yes=Count("pk", filter=Q(non_english_app=True)))
-    )
-    needed = app.project.prefilter_judgments
-    judged = [row for row in rows if row["n"] >= needed]
-    return len(judged), sum(1 for row in judged if row["yes"] * 2 >= row["n"] and row["yes"] > 0)
+    tally = _language_tally(PrefilterJudgment.objects.filter(screen__app=app), needed=app.project.prefilter_judgments)
+    return tally.get(app.pk, (0, 0))
 
 
 def app_rule_says_non_english(*, app: App) -> tuple[bool, dict[str, Any]]:
@@ -251,20 +268,83 @@ def _app_exclude(*, app: App, now: Any) -> dict[str, Any]:
         .order_by("pk")
         .values_list("pk", "state")
     )
+    by_state: dict[str, list[int]] = {}
+    for pk, state in screens:
+        by_state.setdefault(state, []).append(pk)
+    for state, ids in by_state.items():  # one update per state the screens leave
+        Screen.objects.filter(pk__in=ids).update(
+            state=ScreenState.EXCLUDED, exclusion_reason=REASON_NON_ENGLISH, excluded_from=state
+        )
     ids = [pk for pk, _ in screens]
-    Screen.objects.filter(pk__in=ids).update(state=ScreenState.EXCLUDED, exclusion_reason=REASON_NON_ENGLISH)
     Assignment.objects.filter(screen_id__in=ids, status=AssignmentStatus.LEASED).update(
         status=AssignmentStatus.EXPIRED, updated_at=now
     )
     dropped = (
         Question.objects.filter(screen_id__in=ids)
         .exclude(state=QuestionState.DROPPED)
-        .update(state=QuestionState.DROPPED, drop_reason=REASON_NON_ENGLISH_APP)
+        .update(state=QuestionState.DROPPED, drop_reason=REASON_NON_ENGLISH_APP, dropped_from=F("state"))
     )
+    return {
+        "excluded": len(ids),
+        "excluded_by_state": {state: len(ids) for state, ids in by_state.items()},
+        "questions_dropped": dropped,
+    }
+
+
+def _app_restore(*, app: App) -> dict[str, Any]:
+    """Undo the app's language exclusions (a lead declared it English): every screen of the app
+    excluded as non-English returns to where it was. A screen the app's decision excluded goes back
+    to the state it left (``excluded_from``); a screen its own judges excluded as non-English is
+    decided again without the language votes (out of sync by its judges' majority, else on to the
+    question passes). Questions dropped with ``non-english-app`` return to the state they left (or,
+    without a record of it, to the state their screen and answers imply). Screens excluded as out
+    of sync stay excluded. Caller holds the project's lock; the screens are locked in id order."""
+    screens = list(
+        Screen.objects.select_for_update()
+        .filter(app=app, state=ScreenState.EXCLUDED, exclusion_reason=REASON_NON_ENGLISH)
+        .order_by("pk")
+        .values_list("pk", "excluded_from")
+    )
+    own = [pk for pk, was in screens if not was]
+    votes = {
+        row["screen_id"]: row
+        for row in PrefilterJudgment.objects.filter(screen_id__in=own)
+        .values("screen_id")
+        .annotate(n=Count("pk"), out_of_sync=Count("pk", filter=Q(vh_out_of_sync=True)))
+    }
+    targets: dict[tuple[str, str], list[int]] = {}  # (state, exclusion reason) -> screens
+    for pk, was in screens:
+        if was:
+            target = (was, "")
+        else:
+            row = votes.get(pk, {"n": 0, "out_of_sync": 0})
+            reason = prefilter_decide(votes_non_english=0, votes_out_of_sync=row["out_of_sync"], judgments=row["n"])
+            target = (ScreenState.EXCLUDED, reason) if reason else (ScreenState.QUESTIONS_1, "")
+        targets.setdefault(target, []).append(pk)
+    for (state, reason), ids in targets.items():
+        Screen.objects.filter(pk__in=ids).update(state=state, exclusion_reason=reason, excluded_from="")
+    state_of = {pk: state for (state, _), ids in targets.items() for pk in ids}
+    questions: dict[str, list[int]] = {}
+    for pk, screen_id, was, done, needed in Question.objects.filter(
+        screen_id__in=list(state_of), state=QuestionState.DROPPED, drop_reason=REASON_NON_ENGLISH_APP
+    ).values_list("pk", "screen_id", "dropped_from", "answers_done", "answers_needed"):
+        if not was:  # dropped before the state was recorded: what its screen and answers imply
+            if state_of[screen_id] in (ScreenState.QUESTIONS_1, ScreenState.QUESTIONS_2):
+                was = QuestionState.DRAFTING
+            else:
+                was = QuestionState.ANSWERED if needed and done >= needed else QuestionState.ANSWERING
+        questions.setdefault(was, []).append(pk)
+    for state, ids in questions.items():
+        Question.objects.filter(pk__in=ids).update(state=state, drop_reason="", dropped_from="")
+    restored = [(pk, state) for pk, state in state_of.items() if state != ScreenState.EXCLUDED]
     by_state: dict[str, int] = {}
-    for _, state in screens:
+    for _, state in restored:
         by_state[state] = by_state.get(state, 0) + 1
-    return {"excluded": len(ids), "excluded_by_state": by_state, "questions_dropped": dropped}
+    return {
+        "restored": len(restored),
+        "restored_by_state": by_state,
+        "questions_restored": sum(len(ids) for ids in questions.values()),
+    }
 
 
 @transaction.atomic
@@ -290,9 +370,11 @@ def app_mark_non_english(*, project: Project, package: str, english: bool = Fals
 
     Non-English (default): every screen of the app leaves every queue and the release, whatever
     its state (questions on them are dropped with ``non-english-app``). ``english``: the app is
-    English, so the rule will not exclude it; screens already excluded stay excluded. Idempotent.
-    Locks the project, then the app's screens in id order. Returns ``{"app", "non_english",
-    "excluded", "excluded_by_state", "questions_dropped", "judged", "judged_non_english"}``.
+    English: the rule will not exclude it, its judges' language votes no longer count, and every
+    screen excluded as non-English returns to where it was, its dropped questions with it
+    (``_app_restore``). Idempotent. Locks the project, then the app's screens in id order. Returns
+    ``{"app", "non_english", "language_set_by", "excluded", "excluded_by_state", "questions_dropped",
+    "restored", "restored_by_state", "questions_restored", "judged", "judged_non_english"}``.
     """
     project_lock(project_id=project.pk)
     app = App.objects.select_related("project").filter(project=project, package=package).first()
@@ -300,8 +382,49 @@ def app_mark_non_english(*, project: Project, package: str, english: bool = Fals
         raise NotFoundError("App not found.", field="package")
     app.non_english, app.language_set_by = not english, "lead"
     app.save(update_fields=["non_english", "language_set_by"])
-    done = {"excluded": 0, "excluded_by_state": {}, "questions_dropped": 0}
-    if not english:
+    done: dict[str, Any] = {"excluded": 0, "excluded_by_state": {}, "questions_dropped": 0}
+    undone: dict[str, Any] = {"restored": 0, "restored_by_state": {}, "questions_restored": 0}
+    if english:
+        undone = _app_restore(app=app)
+    else:
         done = _app_exclude(app=app, now=timezone.now())
     judged, non_english = app_language_votes(app=app)
-    return {"app": app.package, "non_english": not english, **done, "judged": judged, "judged_non_english": non_english}
+    return {
+        "app": app.package,
+        "non_english": not english,
+        "language_set_by": "lead",
+        **done,
+        **undone,
+        "judged": judged,
+        "judged_non_english": non_english,
+    }
+
+
+@dataclass(frozen=True)
+class AppLanguage:
+    """One app on the lead's actions page: its language decision and the judges' votes."""
+
+    package: str
+    non_english: bool
+    language_set_by: str  # "" (undecided), "rule" or "lead"
+    judged: int  # screens with a pre-filtering decision
+    judged_non_english: int  # ... whose judges said non-English
+
+    @property
+    def decision(self) -> str:
+        if self.non_english:
+            return "non-English"
+        return "English" if self.language_set_by == "lead" else "undecided"
+
+
+def app_language_list(*, project: Project) -> list[AppLanguage]:
+    """Every app of the project by package, with its ``app_language_votes`` (two queries)."""
+    tally = _language_tally(
+        PrefilterJudgment.objects.filter(screen__project=project), needed=project.prefilter_judgments
+    )
+    return [
+        AppLanguage(package, non_english, set_by, *tally.get(pk, (0, 0)))
+        for pk, package, non_english, set_by in App.objects.filter(project=project)
+        .order_by("package")
+        .values_list("pk", "package", "non_english", "language_set_by")
+    ]

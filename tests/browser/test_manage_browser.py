@@ -1,6 +1,7 @@
 """A site admin starts a project in Chromium without the Django admin: creates it, edits its
 settings (a bad value is explained, not a server error), invites a member; the member accepts the
-link, lands on the guidelines once, and finds them linked from the workspace afterwards."""
+link, lands on the guidelines once, and finds them linked from the workspace afterwards. A lead
+decides an app's language on the actions page, both ways."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import re
 
 import pytest
 
-from annotation.models import Membership, Project
+from annotation.models import Membership, Project, QuestionState, ScreenState
 from tests.browser.conftest import shoot, watch
-from tests.factories import UserFactory
+from tests.factories import AppFactory, MembershipFactory, ProjectFactory, QuestionFactory, ScreenFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -81,3 +82,38 @@ def test_admin_creates_a_project_and_invites_a_member_who_reads_the_guidelines(b
     finally:
         context.close()
     assert not errors, errors
+
+
+def test_lead_marks_an_app_non_english_then_declares_it_english(new_page):
+    # given a project with an app whose screens are at two stages, one with a question being answered
+    project = ProjectFactory(slug="langs", name="Langs")
+    MembershipFactory(project=project, user=UserFactory(username="lena"), role="lead")
+    app = AppFactory(project=project, package="com.hola")
+    waiting = ScreenFactory(project=project, app=app)
+    answering = ScreenFactory(project=project, app=app, state=ScreenState.ANSWERING, split="train")
+    question = QuestionFactory(screen=answering, state=QuestionState.ANSWERING, answers_needed=1)
+    page = new_page("lena")
+    page.goto("/projects/langs/actions/")
+    row = page.locator("tr[data-app='com.hola']")
+    assert "undecided" in row.inner_text()
+
+    # when the lead marks the app non-English: every screen leaves, its question is dropped
+    row.get_by_role("button", name="Mark non-English").click()
+    page.wait_for_selector("text=com.hola is non-English: 2 screen(s) excluded")
+    row = page.locator("tr[data-app='com.hola']")
+    assert "non-English" in row.inner_text() and "a lead" in row.inner_text()
+    question.refresh_from_db()
+    assert (question.state, question.drop_reason) == (QuestionState.DROPPED, "non-english-app")
+
+    # and then declares it English: the screens and the question are back where they were
+    row.get_by_role("button", name="Declare English").click()
+    page.wait_for_selector("text=com.hola is English: 2 screen(s) restored")
+    shoot(page, "manage-app-language")
+    row = page.locator("tr[data-app='com.hola']")
+    assert row.get_by_role("button", name="Mark non-English").is_visible()
+    assert row.get_by_role("button", name="Declare English").count() == 0
+    waiting.refresh_from_db()
+    answering.refresh_from_db()
+    question.refresh_from_db()
+    assert (waiting.state, answering.state) == (ScreenState.PREFILTER, ScreenState.ANSWERING)
+    assert (question.state, question.drop_reason) == (QuestionState.ANSWERING, "")

@@ -9,10 +9,14 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Answer, AnswerElement, Membership, PrefilterJudgment, Question, Screen
+from annotation.models import Answer, AnswerElement, Membership, PrefilterJudgment, Question, QuestionState, Screen
 from devtools.crowd import ScriptedAnnotator, crowd_screens_create, crowd_simulate
+from pipeline.jobs.runner import job_run_now
 from pipeline.release.decide import QUALITY_ANSWER_REASONS, QUALITY_QUESTION_REASONS
+from pipeline.release.export.service import release_export
 from pipeline.stages import assignment_double_leases
+from pipeline.stages.answers import crowd_question_edit
+from pipeline.stages.questions import QUESTION_TEMPLATES
 from tests.conftest import login_request
 from tests.factories import ProjectFactory
 
@@ -71,6 +75,50 @@ def test_simulation_is_deterministic(project):
 
     first, second = run("one"), run("two")
     assert first == second and len(first[0]) > 0
+
+
+def test_crowd_question_edits_reach_the_release(project, tmp_path):
+    # given a project a scripted crowd takes through every stage
+    crowd_screens_create(project=project, count=40, seed=5)
+    crowd_simulate(project=project, annotators=6, seed=5)
+    # when the lead post-processes and exports
+    assert job_run_now(kind="postprocess", project_slug=project.slug).status == "done"
+    release_export(project=project, out_dir=tmp_path)
+    # then about a fifth of the kept questions carry an edit that changes their text
+    kept = list(Question.objects.filter(screen__project=project, state=QuestionState.KEPT))
+    edited = [q for q in kept if q.final_text and q.final_text != q.text]
+    assert 0.12 <= len(edited) / len(kept) <= 0.3, (len(edited), len(kept))
+    assert all(q.final_text == crowd_question_edit(q.text) for q in edited)
+    # and the release has the edited texts, not the texts as written
+    exported = {
+        (str(record["image_id"]), record["question"])
+        for split in ("train", "validation", "test")
+        for record in json.loads((tmp_path / "answers_and_bboxes" / f"{split}.json").read_text())
+    }
+    in_release = [q for q in edited if q.screen.split in ("train", "validation", "test")]
+    assert in_release
+    for q in in_release:
+        assert (q.screen.rico_id, q.final_text) in exported and (q.screen.rico_id, q.text) not in exported
+
+
+@pytest.mark.parametrize(
+    ("text", "edited"),
+    [
+        ("what's the price", "What is the price?"),  # contraction, question mark, capital
+        ("Which item isn't \"Don't stop\"", 'Which item is not "Don\'t stop"?'),  # quotes untouched
+        ('What does "Sign in" say?', 'What does "Sign in" read?'),  # nothing to fix: reworded
+        ('What is written next to "say"?', 'What is printed next to "say"?'),
+    ],
+)
+def test_crowd_question_edit_changes_the_text(text, edited):
+    assert crowd_question_edit(text) == edited
+
+
+def test_every_question_the_crowd_writes_has_an_edit():
+    # (so that ~20% of questions needing an edit means ~20% edited)
+    for template in QUESTION_TEMPLATES:
+        question = template.format(t="Sign in")
+        assert crowd_question_edit(question) != question
 
 
 def test_scripted_answerer_marks_unquoted_questions_not_answerable():

@@ -18,6 +18,7 @@ from annotation.models import (
     PrefilterJudgment,
     Project,
     QuestionState,
+    Screen,
     ScreenState,
 )
 from annotation.services.members import invitation_create
@@ -79,6 +80,7 @@ LEAD_URLS = [
     ("get", "/projects/demo/actions/", {}),
     ("post", "/projects/demo/actions/not-answerable/", {"sample_size": "1"}),
     ("post", "/projects/demo/actions/non-english/", {"package": "com.x"}),
+    ("post", "/projects/demo/actions/non-english/", {"package": "com.x", "english": "1"}),
     ("get", "/projects/demo/skips/", {}),
     ("get", "/projects/demo/leases/", {}),
     ("post", "/projects/demo/leases/{lease}/", {"action": "free"}),
@@ -410,6 +412,52 @@ class TestActions:
         assert App.objects.get(pk=app.pk).non_english
         response = client.post("/projects/demo/actions/non-english/", {"package": "com.nope"})
         assert response.status_code == 400 and "App not found" in html(response)
+
+    def test_declare_an_app_english_restores_its_screens(self, client, lead, project):
+        # given an app the lead marked non-English, one of its screens further along
+        app = AppFactory(project=project, package="com.hola")
+        waiting = ScreenFactory(project=project, app=app)
+        further = ScreenFactory(project=project, app=app, state=ScreenState.QUESTIONS_2)
+        login(client, lead)
+        client.post("/projects/demo/actions/non-english/", {"package": "com.hola"})
+        page = html(client.get("/projects/demo/actions/"))
+        row = page[page.index('data-app="com.hola"') :].split("</tr>")[0]
+        assert "non-English" in row and "a lead" in row and "Declare English" in row
+        assert "Mark non-English" not in row
+        # when the lead declares it English
+        response = client.post("/projects/demo/actions/non-english/", {"package": "com.hola", "english": "1"})
+        # then its screens are back where they were, and the page says so
+        assert response.status_code == 200
+        assert "com.hola is English: 2 screen(s) restored (1 to prefilter, 1 to questions-2)" in html(response)
+        assert Screen.objects.get(pk=waiting.pk).state == ScreenState.PREFILTER
+        assert Screen.objects.get(pk=further.pk).state == ScreenState.QUESTIONS_2
+        row = html(response)[html(response).index('data-app="com.hola"') :].split("</tr>")[0]
+        assert ">English<" in row and "Mark non-English" in row and "Declare English" not in row
+        # and a bad flag is a 400 with the field named
+        response = client.post("/projects/demo/actions/non-english/", {"package": "com.hola", "english": "yes"})
+        assert response.status_code == 400 and "english is 0 or 1" in html(response)
+
+    def test_the_apps_language_votes_and_the_rule_are_shown(self, client, lead, project, annotator):
+        app = AppFactory(project=project, package="com.votes")
+        screen = ScreenFactory(project=project, app=app)
+        assignment = Assignment.objects.create(
+            project=project,
+            stage="prefilter",
+            screen=screen,
+            annotator=annotator,
+            status=AssignmentStatus.SUBMITTED,
+            submitted_at=timezone.now(),
+            lease_expires_at=timezone.now(),
+        )
+        PrefilterJudgment.objects.create(
+            assignment=assignment, screen=screen, annotator=annotator, non_english_app=True, vh_out_of_sync=False
+        )
+        App.objects.filter(pk=app.pk).update(non_english=True, language_set_by="rule")
+        login(client, lead)
+        page = html(client.get("/projects/demo/actions/"))
+        row = page[page.index('data-app="com.votes"') :].split("</tr>")[0]
+        cells = [c.split(">", 1)[1].split("<")[0].strip() for c in row.split("<td")[1:]]
+        assert cells[:5] == ["com.votes", "", "the rule", "1", "1"] and "non-English" in row
 
     def test_skips_and_notes(self, client, lead, project, leased, annotator):
         Assignment.objects.filter(pk=leased.pk).update(

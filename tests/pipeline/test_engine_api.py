@@ -186,6 +186,10 @@ def test_lead_actions_need_a_lead_of_the_project(project, lead, outsider):
         assert client_for(outsider).post(url, {}, format="json").status_code == 404
     response = client_for(lead).post(urls[0])
     assert response.status_code == 200 and response.json()["excluded"] == 1
+    english = client_for(lead).post(urls[0], {"english": True}, format="json").json()
+    assert (english["non_english"], english["restored"], english["restored_by_state"]) == (False, 1, {"prefilter": 1})
+    bad = client_for(lead).post(urls[0], {"english": "yes"}, format="json")
+    assert bad.status_code == 400 and bad.json()["field"] == "english"
     assert client_for(lead).post("/api/projects/demo/apps/com.nowhere/non-english/").status_code == 404
     bad = client_for(lead).post(urls[1], {"sample_size": 0}, format="json")
     assert bad.status_code == 400 and bad.json()["field"] == "sample_size"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
-from annotation.models import AssignmentStatus, PrefilterJudgment, Screen, ScreenState
-from pipeline.stages import app_mark_non_english, assignment_next, assignment_submit
+from annotation.models import AssignmentStatus, PrefilterJudgment, Question, QuestionState, Screen, ScreenState
+from pipeline.stages import app_language_list, app_mark_non_english, assignment_next, assignment_submit
 from pipeline.stages.prefilter import prefilter_decide
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
@@ -151,17 +151,96 @@ def test_the_app_rule_makes_an_app_non_english_and_a_lead_can_overrule_it(projec
     assert assignment_next(project=project, user=a, stage="prefilter") is None
 
 
-def test_a_lead_who_says_english_keeps_the_rule_away(project):
+def test_a_lead_who_says_english_keeps_the_rule_and_the_language_votes_away(project):
     a = member(project, "a")
     made = screens(project, 4)
     result = app_mark_non_english(project=project, package=made[0].app.package, english=True)
-    assert (result["non_english"], result["excluded"]) == (False, 0)
+    assert (result["non_english"], result["excluded"], result["restored"]) == (False, 0, 0)
     yes = {"non_english_app": True, "vh_out_of_sync": False, "note": ""}
     for _ in range(3):
         lease = assignment_next(project=project, user=a, stage="prefilter")
         assignment_submit(assignment_id=lease.pk, user=a, data=yes)
-    # the three judged screens are excluded on their own judgment; the fourth still waits
+    # the app stays English (the lead's word), and its judges' language votes no longer exclude
+    # a screen: the three judged go on to the question passes; the fourth still waits
+    app = made[0].app
+    app.refresh_from_db()
+    assert (app.non_english, app.language_set_by) == (False, "lead")
+    assert Screen.objects.filter(state=ScreenState.QUESTIONS_1).count() == 3
     assert Screen.objects.filter(state=ScreenState.PREFILTER).count() == 1
+    # (out of sync still excludes)
+    lease = assignment_next(project=project, user=a, stage="prefilter")
+    assignment_submit(assignment_id=lease.pk, user=a, data={**yes, "vh_out_of_sync": True})
+    assert Screen.objects.get(pk=lease.screen_id).exclusion_reason == "vh_out_of_sync"
+
+
+def test_declaring_english_restores_what_the_apps_language_excluded(project):
+    # given an app with screens at every stage: two waiting for pre-filtering, one in the
+    # question passes, one whose question is being answered, one whose question was kept; one
+    # its judge excluded as non-English, one its judge excluded as out of sync; and a question
+    # post-processing had dropped before
+    a, b, author = member(project, "a"), member(project, "b"), member(project, "author")
+    judged_non_english, judged_out_of_sync = screens(project, 2)
+    app = judged_non_english.app
+    waiting, waiting_too = screens(project, 2, app=app)
+    judge(project, a, non_english_app=True)  # (the queue is oldest first)
+    judge(project, a, vh_out_of_sync=True)
+    passes = screens(project, 1, app=app, state=ScreenState.QUESTIONS_1)[0]
+    answering = screens(project, 1, app=app, state=ScreenState.ANSWERING, split="train")[0]
+    asked = answering_question(answering, author=author)
+    kept = answering_question(answering, author=author, text="What is kept?")
+    Question.objects.filter(pk=kept.pk).update(state=QuestionState.KEPT, final_text="What is kept now?")
+    dropped_before = answering_question(answering, author=author, text="What is twice?")
+    Question.objects.filter(pk=dropped_before.pk).update(state=QuestionState.DROPPED, drop_reason="duplicate")
+    lease = assignment_next(project=project, user=b, stage="answers")
+    assert lease.question_id == asked.pk
+    # when the lead marks the app non-English
+    excluded = app_mark_non_english(project=project, package=app.package)
+    assert excluded["excluded"] == 4 and excluded["questions_dropped"] == 2
+    assert excluded["excluded_by_state"] == {"prefilter": 2, "questions-1": 1, "answering": 1}
+    assert assignment_next(project=project, user=b, stage="answers") is None
+    # and then declares it English
+    result = app_mark_non_english(project=project, package=app.package, english=True)
+    # then every screen its language excluded is back where it was (the one its judge excluded
+    # as non-English goes on to the question passes), the out-of-sync one stays excluded
+    assert (result["non_english"], result["language_set_by"]) == (False, "lead")
+    assert result["restored"] == 5 and result["questions_restored"] == 2
+    assert result["restored_by_state"] == {"prefilter": 2, "questions-1": 2, "answering": 1}
+    states = {s.pk: (s.state, s.exclusion_reason, s.excluded_from) for s in Screen.objects.filter(app=app)}
+    assert states == {
+        waiting.pk: ("prefilter", "", ""),
+        waiting_too.pk: ("prefilter", "", ""),
+        judged_non_english.pk: ("questions-1", "", ""),
+        judged_out_of_sync.pk: ("excluded", "vh_out_of_sync", ""),
+        passes.pk: ("questions-1", "", ""),
+        answering.pk: ("answering", "", ""),
+    }
+    questions = {q.pk: (q.state, q.drop_reason, q.final_text) for q in Question.objects.all()}
+    assert questions == {
+        asked.pk: ("answering", "", ""),
+        kept.pk: ("kept", "", "What is kept now?"),
+        dropped_before.pk: ("dropped", "duplicate", ""),
+    }
+    # and the restored work is handed out again
+    again = assignment_next(project=project, user=b, stage="answers")
+    assert again is not None and again.question_id == asked.pk
+    assert assignment_next(project=project, user=member(project, "c"), stage="prefilter") is not None
+    # and declaring it English again changes nothing
+    assert app_mark_non_english(project=project, package=app.package, english=True)["restored"] == 0
+
+
+def test_app_language_list_counts_the_votes_of_every_app(project, django_assert_num_queries):
+    a = member(project, "a")
+    first = screens(project, 3)
+    other = screens(project, 1)
+    judge(project, a, non_english_app=True)
+    judge(project, a)
+    with django_assert_num_queries(2):
+        rows = {row.package: row for row in app_language_list(project=project)}
+    assert (rows[first[0].app.package].judged, rows[first[0].app.package].judged_non_english) == (2, 1)
+    assert rows[first[0].app.package].decision == "undecided"
+    assert rows[other[0].app.package].judged == 0
+    app_mark_non_english(project=project, package=other[0].app.package, english=True)
+    assert {r.package: r.decision for r in app_language_list(project=project)}[other[0].app.package] == "English"
 
 
 def test_unknown_app_is_not_found(project):
