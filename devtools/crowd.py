@@ -118,7 +118,7 @@ class Profile:
 # under 95%), so a careful annotator's item is wrong ~0.25% of the time (pre-filtering: two
 # judgments at 0.12% each; answers: invalid, not answerable, another element at 0.1%, 0.1%,
 # 0.05%): P(a wrong one among 19) ~ 5%. Three careful answers still disagree on ~2% of questions
-# (the paper: 97.9% all agree) because ~1.6% of questions read two ways (``pipeline.stages.answers``),
+# (the paper: 97.9% all agree) because 3% of questions read two ways (``AMBIGUOUS_SHARE``),
 # which a lead does not make gold. A careless annotator errs ~15-25% (fails the qualification or
 # is paused soon); a spammer answers at random, fast.
 PROFILES = {

@@ -262,7 +262,10 @@ def test_a_lease_carries_the_same_screen_payload_as_a_reload(project):
 
 
 def test_prefilter_next_names_the_whole_vh_without_a_query(project, django_assert_num_queries):
-    # given screens waiting for pre-filtering, and a judge past their first contact
+    # given screens waiting for pre-filtering, and a judge past their first contact (no control
+    # items: the draw's one extra query depends on the annotator's id, and it is counted elsewhere)
+    project.control_rate = project.control_rate_new = 0
+    project.save(update_fields=["control_rate", "control_rate_new"])
     a = member(project, "a")
     screens(project, 3, candidates=40)
     client = client_for(a)
@@ -276,3 +279,26 @@ def test_prefilter_next_names_the_whole_vh_without_a_query(project, django_asser
     rico_id = lease["screen"]["rico_id"]
     assert lease["screen"]["vh_url"] == f"/api/projects/{project.slug}/screens/{rico_id}/vh/"
     assert client.get(lease["screen"]["vh_url"]).status_code == 200
+
+
+def test_a_control_item_costs_at_most_one_more_query(project, django_assert_max_num_queries):
+    # given a qualified judge (a one-item qualification set, passed) and every lease a control draw
+    from annotation.models import Purpose
+    from tests.pipeline.quality.builders import RIGHT, gold_prefilter
+
+    gold_prefilter(project, 6)
+    screens(project, 3, candidates=40)
+    project.qualification_items = 1
+    project.control_rate = project.control_rate_new = 1.0
+    project.save(update_fields=["qualification_items", "control_rate", "control_rate_new"])
+    a = member(project, "a")
+    client = client_for(a)
+    first = client.post(next_url("prefilter")).json()
+    client.post(f"/api/assignments/{first['id']}/submit/", {**RIGHT, "note": ""}, format="json")
+    assert Assignment.objects.get(pk=first["id"]).purpose == Purpose.QUALIFICATION
+    # when the next item is leased: the 8 statements of any lease, plus the gold draw
+    with django_assert_max_num_queries(9):
+        lease = client.post(next_url("prefilter")).json()
+    # then it is a control item, served like real work
+    assert Assignment.objects.get(pk=lease["id"]).purpose == Purpose.CONTROL
+    assert "purpose" not in lease and "gold" not in str(lease).lower()
