@@ -14,6 +14,9 @@ from annotation.apis import members, screens
 from annotation.apis.docs import ApiDocsView
 from annotation.apis.health import healthz
 
+# Unknown URLs under /api/ answer JSON like the rest of the API; pages keep the site's 404 page.
+handler404 = "annotation.apis.errors.page_not_found"
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     # Browsers ask for /favicon.ico whatever the page says: the icon the pages link to.

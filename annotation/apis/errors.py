@@ -1,14 +1,24 @@
-"""The one exception handler of the API: domain errors become HTTP answers."""
+"""The one exception handler of the API: domain errors become HTTP answers.
+
+Every error answer under ``/api/`` has the one shape ``ErrorSerializer`` documents: ``detail``
+always, ``field`` when one input is at fault. The same module documents those answers in the
+schema (``document_errors``, a drf-spectacular hook) and answers unknown ``/api/`` URLs in JSON
+(``page_not_found``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import serializers, status
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
+
+API_PREFIX = "/api/"
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -16,6 +26,31 @@ class ErrorSerializer(serializers.Serializer):
 
     detail = serializers.CharField()
     field = serializers.CharField(required=False, help_text="the offending field, e.g. elements[1].bounds")
+
+
+def _first_error(data: Any, path: str = "") -> tuple[str, str]:
+    """The first message of a DRF validation error and the path of its field (``""`` for none):
+    ``{"elements": [{}, {"bounds": ["..."]}]}`` -> ``("elements[1].bounds", "...")``."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key == "non_field_errors":
+                return _first_error(value, path)
+            if isinstance(key, int) or str(key).isdigit():  # a list's errors keyed by index
+                inner = f"{path}[{key}]"
+            else:
+                inner = f"{path}.{key}" if path else str(key)
+            found = _first_error(value, inner)
+            if found[1]:
+                return found
+        return path, ""
+    if isinstance(data, list):
+        for index, value in enumerate(data):
+            # a list of messages belongs to the field itself; a list of objects has an index
+            found = _first_error(value, path if not isinstance(value, dict | list) else f"{path}[{index}]")
+            if found[1]:
+                return found
+        return path, ""
+    return path, str(data)
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -33,4 +68,57 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             body[exc.field] = [exc.message]
         body.update(exc.extra)
         return Response(body, status=code)
-    return drf_exception_handler(exc, context)
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(exc, exceptions.ValidationError):
+        # DRF's serializer errors ({"<field>": ["message"]}) keep their shape and gain the one
+        # every error has: ``detail`` (the first message) and ``field`` (its field).
+        field, message = _first_error(response.data)
+        data = response.data if isinstance(response.data, dict) else {}
+        response.data = {"detail": message or "Invalid input.", **({"field": field} if field else {}), **data}
+    return response
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler404``: a URL under ``/api/`` that matches no route (``/api/assignments/abc/``)
+    is a JSON 404 like any other of the API; pages keep the site's 404 page."""
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+# --- the schema: every operation documents the errors every operation can give ---------------
+
+_ERROR_REF = {"$ref": "#/components/schemas/Error"}
+_ALWAYS = {
+    "403": "not logged in, or not allowed (e.g. an annotator calling a lead's endpoint)",
+    "404": "no such object, or one of a project the caller is not a member of",
+    "429": "throttled: too many requests; `Retry-After` says when to try again",
+}
+_WITH_INPUT = {"400": "invalid input; `field` names it"}
+
+
+def document_errors(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: add the error answers an operation does not declare
+    itself (403, 404 and 429 everywhere; 400 where it takes a body or query parameters), and give
+    every 4xx answer the ``Error`` body. Declared ones keep their own description."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    if "Error" not in schemas:  # ErrorSerializer's component, when no view declared it
+        schemas["Error"] = {
+            "type": "object",
+            "properties": {"detail": {"type": "string"}, "field": {"type": "string"}},
+            "required": ["detail"],
+        }
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method not in ("get", "post", "put", "patch", "delete"):
+                continue
+            responses = operation.setdefault("responses", {})
+            wanted = dict(_ALWAYS)
+            if "requestBody" in operation or any(p.get("in") == "query" for p in operation.get("parameters", [])):
+                wanted.update(_WITH_INPUT)
+            for code, description in wanted.items():
+                responses.setdefault(code, {"description": description})
+            for code, response in responses.items():
+                if code.startswith("4"):  # every error answer has the one error body
+                    response.setdefault("content", {"application/json": {"schema": _ERROR_REF}})
+    return result

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_safe
 
 from annotation.db import session
 
 
+@require_safe  # GET and HEAD: a probe changes nothing
 def healthz(request: HttpRequest) -> JsonResponse:
     try:
         session.ping()

@@ -246,6 +246,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "annotation.apis.errors.exception_handler",
+    # Bodies are JSON (the schema advertises what is parsed); the import endpoint adds its upload.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     # Brute force (annotation/throttling.py, docs/operations.md). Users get room for a fast crowd
     # client; anonymous callers and wrong tokens do not.
@@ -277,6 +279,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # every operation documents its error answers (annotation/apis/errors.py)
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "annotation.apis.errors.document_errors",
+    ],
 }
 
 # Celery. Without a broker the embedded default runs tasks in-process.

@@ -249,6 +249,9 @@ def assignment_page(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 def assignment_draft(request: HttpRequest, slug: str, pk: int) -> JsonResponse:
     """Autosave: body ``{"draft": {...}}`` (the page's state). JSON answers; 409 when the lease is lost."""
     assignment = assignment_get_for_annotator(user=request.user, slug=slug, assignment_id=pk)
+    if request.content_type != "application/json":
+        # a form post has had its body read as form fields already (the hostile-input check)
+        return JsonResponse({"detail": 'Send {"draft": {...}} as application/json.'}, status=400)
     if len(request.body) > DRAFT_MAX_BYTES + 1024:  # the draft plus its {"draft": ...} wrapper
         return JsonResponse({"detail": "The draft is too large."}, status=400)
     try:

@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.apis.errors import ErrorSerializer
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from pipeline.apis.jobs import JobOutputSerializer
 from pipeline.release.export.jobs import release_export_download_get, release_export_jobs, release_export_start
@@ -39,7 +40,7 @@ class ExportListStartApi(APIView):
 
     @extend_schema(
         request=InputSerializer,
-        responses={202: JobOutputSerializer, 400: OpenApiResponse(description="unknown format")},
+        responses={202: JobOutputSerializer, 400: OpenApiResponse(ErrorSerializer, description="unknown format")},
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
@@ -55,7 +56,14 @@ class ExportDownloadApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={(200, "application/zip"): OpenApiResponse(description="the release zip")})
+    @extend_schema(
+        responses={
+            (200, "application/zip"): OpenApiResponse(description="the release zip"),
+            409: OpenApiResponse(
+                ErrorSerializer, description="the export has not finished (`status` says where it is)"
+            ),
+        }
+    )
     def get(self, request: Request, job_id: int) -> FileResponse:
         job = release_export_download_get(user=request.user, job_id=job_id)
         name = (job.artifact.name or "export.zip").rsplit("/", 1)[-1]

@@ -237,6 +237,15 @@ class EventPagination(PageNumberPagination):
     max_page_size = 500
 
 
+class QualityEventPageSerializer(serializers.Serializer):
+    """One page of quality events (what ``EventPagination`` answers)."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = QualityEventSerializer(many=True)
+
+
 class QualityEventListApi(APIView):
     """``GET /api/projects/<slug>/quality/events/``: the project's quality decisions, newest
     first, paginated; ``?user=<id>`` and ``?stage=`` filter. Leads only."""
@@ -256,7 +265,7 @@ class QualityEventListApi(APIView):
             OpenApiParameter("page", int),
             OpenApiParameter("page_size", int),
         ],
-        responses={200: QualityEventSerializer(many=True), **ERRORS},
+        responses={200: QualityEventPageSerializer, **ERRORS},
         tags=["quality"],
     )
     def get(self, request: Request, slug: str) -> Response:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from rest_framework import serializers
 from rest_framework.test import APIRequestFactory
 from rest_framework.views import APIView
 
@@ -40,3 +41,65 @@ def test_a_refused_field_is_named():
 def test_extra_context_reaches_the_client():
     response = Raising.as_view()(APIRequestFactory().get("/"), kind="conflict")
     assert response.data["draft_saved"] is True
+
+
+# --- the contract the schema states (issue 12: schemathesis found these) --------------------
+
+
+@pytest.mark.django_db
+def test_an_unknown_api_url_is_a_json_404_and_a_page_keeps_the_site_404(client):
+    # a non-integer id matches no route: under /api/ the answer is still the API's JSON
+    response = client.get("/api/assignments/abc/")
+    assert response.status_code == 404 and response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": "Not found."}
+    page = client.get("/projects/demo/work/a/abc/")
+    assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+
+
+class Validating(APIView):
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    class Input(serializers.Serializer):
+        class Box(serializers.Serializer):
+            bounds = serializers.ListField(child=serializers.IntegerField())
+
+        name = serializers.CharField()
+        elements = Box(many=True)
+
+    def post(self, request):
+        self.Input(data=request.data).is_valid(raise_exception=True)
+
+
+def test_a_serializer_error_carries_detail_and_field_and_keeps_drf_shape():
+    body = {"name": "x", "elements": [{"bounds": [1]}, {"bounds": ["a"]}]}
+    response = Validating.as_view()(APIRequestFactory().post("/", body, format="json"))
+    assert response.status_code == 400
+    assert response.data["field"] == "elements[1].bounds[0]"
+    assert response.data["detail"] == "A valid integer is required."
+    assert "elements" in response.data  # DRF's own shape stays
+    missing = Validating.as_view()(APIRequestFactory().post("/", {}, format="json"))
+    assert missing.data["field"] == "name" and missing.data["detail"] == "This field is required."
+
+
+@pytest.mark.django_db
+def test_every_operation_documents_its_error_answers(client):
+    schema = client.get("/api/schema/?format=json").json()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            documented = set(operation["responses"])
+            assert {"403", "404", "429"} <= documented, (method, path)
+            if "requestBody" in operation:
+                assert "400" in documented, (method, path)
+            for code in documented & {"400", "403", "404", "409", "429"}:
+                content = operation["responses"][code].get("content", {})
+                assert content["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}, (code, path)
+
+
+@pytest.mark.django_db
+def test_bodies_are_json_only_the_import_takes_an_upload(client):
+    schema = client.get("/api/schema/?format=json").json()
+    start = schema["paths"]["/api/projects/{slug}/stages/not-answerable/start/"]["post"]
+    assert set(start["requestBody"]["content"]) == {"application/json"}
+    upload = schema["paths"]["/api/projects/{slug}/imports/"]["post"]
+    assert "multipart/form-data" in upload["requestBody"]["content"]

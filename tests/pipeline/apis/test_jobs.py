@@ -129,7 +129,7 @@ def test_the_schema_documents_one_job_shape_and_both_re_run_endpoints(api_client
             post["responses"]["202"]["content"]["application/json"]["schema"]["$ref"]
             == "#/components/schemas/JobOutput"
         )
-        assert set(post["responses"]) == {"202", "403", "404", "409"}
+        assert set(post["responses"]) == {"202", "403", "404", "409", "429"}
     for path in ("/api/imports/{job_id}/", "/api/release-jobs/{job_id}/", "/api/projects/{slug}/postprocess/"):
         responses = next(iter(schema["paths"][path].values()))["responses"]
         ok = responses.get("200") or responses["202"]
