@@ -156,6 +156,7 @@ EXPECTED: dict[str, Route] = {
     "api-screen-detail": Route({"GET": api_member()}),
     "api-screen-image": Route({"GET": api_member()}),
     "api-screen-overlay": Route({"GET": api_member()}),
+    "api-screen-vh": Route({"GET": api_member()}),
     # --- project settings, members, invitations (leads) ---
     "api-project-settings": Route({"GET": api_lead(), "PATCH": api_lead()}),
     "api-members": Route({"GET": api_lead(), "POST": api_lead(400)}),
