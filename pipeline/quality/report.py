@@ -40,30 +40,23 @@ from annotation.models import (
     Purpose,
     QualityEvent,
     Question,
-    QuestionSource,
     ReviewState,
     Split,
     Stage,
     Standing,
-    Verdict,
 )
-from pipeline.release.decide import DECIDABLE_STATES, QUALITY_ANSWER_REASONS, agreement_settings_for
+from pipeline.release.decide import DECIDABLE_STATES, agreement_settings_for
 from pipeline.release.postprocess import answer_records
 from pipeline.stages import stage_filter
 
 from .consensus import majority_of
 from .gold import gold_items_with_results
 from .standing import RULES
+from .writers import written_questions
 
 # A gold item "most fail": at least this many results, and fewer than this share right.
 GOLD_SUSPECT_MIN_SERVED = 3
 GOLD_SUSPECT_SHARE = 0.5
-# The writing stages whose questions answerers judge (the question's source names the stage).
-WRITING_SOURCES: dict[str, str] = {
-    Stage.QUESTIONS_1: QuestionSource.PASS_1,
-    Stage.QUESTIONS_2: QuestionSource.PASS_2,
-    Stage.NOT_ANSWERABLE: QuestionSource.NOT_ANSWERABLE,
-}
 
 
 class Median(Aggregate):
@@ -111,7 +104,9 @@ class AnnotatorFigures:
     reviews_accepted: int = 0
     reviews_rejected: int = 0
     questions_written: int = 0
-    questions_flagged: int = 0
+    questions_flagged: int = 0  # judged invalid or not answerable by an answerer
+    questions_flagged_pass2: int = 0  # flagged by the screen's pass-2 writer
+    questions_faulted: int = 0  # either of the two (each question once)
     submitted: int = 0
     skips: int = 0
     median_seconds: float | None = None
@@ -126,7 +121,8 @@ class AnnotatorFigures:
 
     @property
     def invalid_rate(self) -> float | None:
-        return _share(self.questions_flagged, self.questions_written)
+        """Share of their questions an answerer judged invalid or a pass-2 writer flagged."""
+        return _share(self.questions_faulted, self.questions_written)
 
     @property
     def qualification_score(self) -> float | None:
@@ -247,24 +243,10 @@ def _add_work(rows: dict[int, AnnotatorFigures], work: QuerySet[Any]) -> None:
 
 
 def _add_questions(rows: dict[int, AnnotatorFigures], *, project: Project, stage: str | None) -> None:
-    """Questions each wrote, and how many of them answerers judged invalid or not answerable (a
-    question of the not-answerable stage is meant to be: only ``invalid`` counts against it)."""
-    questions = Question.objects.filter(screen__project=project, author_id__in=list(rows))
-    if stage:
-        if stage not in WRITING_SOURCES:
-            return
-        questions = questions.filter(source=WRITING_SOURCES[stage])
-    live = ~Q(answers__drop_reason__in=QUALITY_ANSWER_REASONS)
-    flagged = live & (
-        Q(answers__verdict=Verdict.INVALID)
-        | (Q(answers__verdict=Verdict.NOT_ANSWERABLE) & ~Q(source=QuestionSource.NOT_ANSWERABLE))
-    )
-    for author_id, written, n_flagged in (
-        questions.values("author_id")
-        .annotate(written=Count("pk", distinct=True), flagged=Count("pk", filter=flagged, distinct=True))
-        .values_list("author_id", "written", "flagged")
-    ):
-        rows[author_id].questions_written, rows[author_id].questions_flagged = written, n_flagged
+    for author_id, found in written_questions(project=project, author_ids=list(rows), stage=stage).items():
+        row = rows[author_id]
+        row.questions_written, row.questions_flagged = found.written, found.flagged
+        row.questions_flagged_pass2, row.questions_faulted = found.flagged_pass2, found.faulted
 
 
 def _add_agreement(rows: dict[int, AnnotatorFigures], *, project: Project, user_id: int | None) -> None:

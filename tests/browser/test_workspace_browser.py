@@ -133,7 +133,7 @@ def test_questions_two_passes_by_two_writers(demo, new_page):
     page2.goto("/projects/demo/work/")
     page2.click('tr[data-stage="questions-2"] .button')
     page2.wait_for_selector("#ws[data-ready]")
-    assert page2.locator("[data-testid=previous-questions] li").all_inner_texts() == [
+    assert page2.locator("[data-testid=previous-questions] li .q-text").all_inner_texts() == [
         f"What did {name} write?",
         f"At what time is the last message of {name}?",
     ]
