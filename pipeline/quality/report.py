@@ -7,7 +7,8 @@ fared on it.
 project has (the tests count them): memberships, standings, control results, reviews, assignment
 durations and skips, the questions they wrote, and the answers of decided validation/test
 questions (agreement is computed in Python with ``pipeline.release.agreement``, as
-post-processing does). Median durations use PostgreSQL's ``percentile_cont``.
+post-processing does). The median duration is taken in Python over the durations one query
+brings (``statistics.median``, as ``percentile_cont(0.5)`` would give), so it works on SQLite too.
 """
 
 from __future__ import annotations
@@ -16,19 +17,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from statistics import median
 from typing import Any
 
 from django.db.models import (
-    Aggregate,
     Count,
-    DurationField,
-    ExpressionWrapper,
-    F,
-    FloatField,
     Q,
     QuerySet,
 )
-from django.db.models.functions import Extract, TruncDate
+from django.db.models.functions import TruncDate
 
 from annotation.exceptions import ApplicationError, NotFoundError
 from annotation.models import (
@@ -57,15 +54,6 @@ from .writers import written_questions
 # A gold item "most fail": at least this many results, and fewer than this share right.
 GOLD_SUSPECT_MIN_SERVED = 3
 GOLD_SUSPECT_SHARE = 0.5
-
-
-class Median(Aggregate):
-    """``percentile_cont(0.5)`` of the expression (PostgreSQL)."""
-
-    function = "percentile_cont"
-    name = "Median"
-    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
-    output_field = FloatField()
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -224,22 +212,28 @@ def _add_control(rows: dict[int, AnnotatorFigures], results: QuerySet[Any]) -> N
 
 
 def _add_work(rows: dict[int, AnnotatorFigures], work: QuerySet[Any]) -> None:
-    submitted = Q(status=AssignmentStatus.SUBMITTED)
-    seconds = Extract(ExpressionWrapper(F("submitted_at") - F("created_at"), output_field=DurationField()), "epoch")
-    for user_id, n_submitted, skips, median, accepted, rejected in (
-        work.values("annotator_id")
-        .annotate(
-            n_submitted=Count("pk", filter=submitted),
-            skips=Count("pk", filter=Q(status=AssignmentStatus.SKIPPED)),
-            median=Median(seconds, filter=submitted),
-            accepted=Count("pk", filter=Q(review_state=ReviewState.ACCEPTED)),
-            rejected=Count("pk", filter=Q(review_state=ReviewState.REJECTED)),
+    """Counts and the median duration of their real work, from one query of its rows (submitted,
+    skipped or reviewed): the median is taken in Python, so it is the same on every database."""
+    seconds: dict[int, list[float]] = defaultdict(list)
+    for user_id, status, review_state, created_at, submitted_at in (
+        work.filter(
+            Q(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED])
+            | Q(review_state__in=[ReviewState.ACCEPTED, ReviewState.REJECTED])
         )
-        .values_list("annotator_id", "n_submitted", "skips", "median", "accepted", "rejected")
+        .values_list("annotator_id", "status", "review_state", "created_at", "submitted_at")
+        .iterator(chunk_size=5000)
     ):
         row = rows[user_id]
-        row.submitted, row.skips, row.reviews_accepted, row.reviews_rejected = n_submitted, skips, accepted, rejected
-        row.median_seconds = round(median, 1) if median is not None else None
+        if status == AssignmentStatus.SUBMITTED:
+            row.submitted += 1
+            if submitted_at is not None:
+                seconds[user_id].append((submitted_at - created_at).total_seconds())
+        elif status == AssignmentStatus.SKIPPED:
+            row.skips += 1
+        row.reviews_accepted += review_state == ReviewState.ACCEPTED
+        row.reviews_rejected += review_state == ReviewState.REJECTED
+    for user_id, durations in seconds.items():
+        rows[user_id].median_seconds = round(median(durations), 1)
 
 
 def _add_questions(rows: dict[int, AnnotatorFigures], *, project: Project, stage: str | None) -> None:

@@ -114,6 +114,15 @@ def test_pass_two_flags_count_in_the_writers_invalid_rate(project, crowd):
     assert quality_report(project=project, sort="-invalid")[0].username == "carl"
 
 
+def test_median_of_an_even_count_is_the_mean_of_the_middle_two(project, crowd):
+    # bob: 4 s, then 9 s and 100 s: (4, 9, 100) → 9; with 1 s more: (1, 4, 9, 100) → 6.5
+    for seconds in (9, 100):
+        work(project, crowd["bob"], seconds=seconds)
+    assert by_name(quality_report(project=project))["bob"].median_seconds == 9.0
+    work(project, crowd["bob"], seconds=1)
+    assert by_name(quality_report(project=project))["bob"].median_seconds == 6.5
+
+
 def test_one_stage_only(project, crowd):
     work(project, crowd["annie"], seconds=500, stage="questions-1")
     rows = by_name(quality_report(project=project, stage="questions-1"))
