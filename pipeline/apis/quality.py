@@ -19,10 +19,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
-from annotation.exceptions import NotFoundError
-from annotation.models import GoldSource, Question, Screen, Stage
+from annotation.models import Stage
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.quality.gold import gold_item_create, gold_promote, gold_set_active
+from pipeline.quality.gold import gold_promote, gold_set_active, gold_unit_create
 from pipeline.quality.report import (
     SORT_KEYS,
     GoldStat,
@@ -316,22 +315,13 @@ class GoldListCreateApi(APIView):
         data = self.GoldCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        screen = Screen.objects.filter(project=project, rico_id=v["rico_id"]).first()
-        question = None
-        if v.get("question_id") is not None:
-            question = Question.objects.filter(pk=v["question_id"], screen__project=project).first()
-            if question is None:
-                raise NotFoundError("No such question in this project.")
-        if screen is None:
-            raise NotFoundError("No such screen in this project.")
-        gold = gold_item_create(
+        gold = gold_unit_create(
             project=project,
             stage=v["stage"],
-            screen=screen,
-            question=question,
+            rico_id=v["rico_id"],
+            question_id=v.get("question_id"),
             answer=v["answer"],
             user=request.user,
-            source=GoldSource.MANUAL,
             note=v["note"],
         )
         return Response(_gold_out(gold), status=status.HTTP_201_CREATED)
