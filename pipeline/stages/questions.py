@@ -285,7 +285,8 @@ class QuestionsPass1(StageDefinition):
 class QuestionsPass2(QuestionsPass1):
     """Pass 2 also lets its writer flag a pass-1 question with the writing rule it breaks
     (``flags``): the question stays (answerers still judge it), the flag is recorded on it
-    (``Question.flag_reason``, ``flagged_by``) and counts in the pass-1 writer's quality."""
+    (``Question.flag_reason``, ``flagged_by``) and counts in the pass-1 writer's quality, unless
+    the flagging submission is rejected in review or withdrawn from a paused writer."""
 
     name = Stage.QUESTIONS_2
     label = "Questions, pass 2"
@@ -336,6 +337,19 @@ class QuestionsPass2(QuestionsPass1):
 
     def finish(self, *, screen: Screen, now: datetime) -> None:
         screen_questions_finalize(screen=screen, now=now)
+
+    # Withdrawn work's flags do not count against the pass-1 writers (the submission keeps them).
+
+    def review_rejected(self, *, reviewed: Assignment, reason: str, now: datetime) -> None:
+        super().review_rejected(reviewed=reviewed, reason=reason, now=now)
+        Question.objects.filter(flagged_by=reviewed).update(flag_reason="", flagged_by=None)
+
+    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
+        withdrawn = super().withdraw(project=project, user=user, requeue=requeue, now=now)
+        Question.objects.filter(screen__project=project, flagged_by__annotator=user).update(
+            flag_reason="", flagged_by=None
+        )
+        return withdrawn
 
     # The page: one choice per pass-1 question, named ``flag-<question id>`` ("" = no flag).
 

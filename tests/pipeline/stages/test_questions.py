@@ -175,3 +175,23 @@ def test_pass_one_has_no_flags(project):
     with pytest.raises(ApplicationError) as err:
         assignment_submit(assignment_id=lease.pk, user=a, data={"questions": [], "flags": []})
     assert err.value.field == "flags"
+
+
+@pytest.mark.parametrize("how", ["review", "pause"])
+def test_withdrawn_pass_two_work_takes_its_flags_back(project, how):
+    from django.utils import timezone
+
+    from pipeline.stages import stage_get
+
+    b, lease, (counting, _fine) = _pass_one(project)
+    flags = [{"question_id": counting.pk, "reason": "counting"}]
+    assignment_submit(assignment_id=lease.pk, user=b, data={"questions": [], "flags": flags})
+    stage = stage_get("questions-2")
+    if how == "review":
+        stage.review_rejected(reviewed=lease, reason="not-natural", now=timezone.now())
+    else:
+        stage.withdraw(project=project, user=b, requeue=True, now=timezone.now())
+    counting.refresh_from_db()
+    assert (counting.flag_reason, counting.flagged_by) == ("", None)
+    lease.refresh_from_db()
+    assert lease.submission["flags"] == flags  # the submission still says what was flagged
