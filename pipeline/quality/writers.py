@@ -32,6 +32,18 @@ class WrittenQuestions:
     faulted: int = 0  # either (each question once)
 
 
+FAULTED_SHOWN = 100  # questions listed behind the figure on the lead's annotator page
+
+
+def _judged() -> Q:
+    """An answer (through ``answers__``) that counts against the question's writer."""
+    live = ~Q(answers__drop_reason__in=QUALITY_ANSWER_REASONS)
+    return live & (
+        Q(answers__verdict=Verdict.INVALID)
+        | (Q(answers__verdict=Verdict.NOT_ANSWERABLE) & ~Q(source=QuestionSource.NOT_ANSWERABLE))
+    )
+
+
 def written_questions(
     *, project: Project, author_ids: list[int], stage: str | None = None
 ) -> dict[int, WrittenQuestions]:
@@ -44,11 +56,7 @@ def written_questions(
         if stage not in WRITING_SOURCES:
             return {}
         questions = questions.filter(source=WRITING_SOURCES[stage])
-    live = ~Q(answers__drop_reason__in=QUALITY_ANSWER_REASONS)
-    judged = live & (
-        Q(answers__verdict=Verdict.INVALID)
-        | (Q(answers__verdict=Verdict.NOT_ANSWERABLE) & ~Q(source=QuestionSource.NOT_ANSWERABLE))
-    )
+    judged = _judged()
     by_pass2 = ~Q(flag_reason="")
     return {
         author_id: WrittenQuestions(*counts)
@@ -61,3 +69,22 @@ def written_questions(
         )
         .values_list("author_id", "written", "flagged", "flagged_pass2", "faulted")
     }
+
+
+def faulted_questions(
+    *, project: Project, author_id: int, stage: str | None = None, limit: int = FAULTED_SHOWN
+) -> list[Question]:
+    """The items behind a writer's "invalid questions" figure: their questions (of ``stage``) an
+    answerer judged invalid / not answerable or a pass-2 writer flagged, newest first, each with
+    ``judged`` (how many answers count against it) and its ``flag_reason``. One query."""
+    questions = Question.objects.filter(screen__project=project, author_id=author_id)
+    if stage:
+        if stage not in WRITING_SOURCES:
+            return []
+        questions = questions.filter(source=WRITING_SOURCES[stage])
+    return list(
+        questions.annotate(judged=Count("answers", filter=_judged(), distinct=True))
+        .filter(Q(judged__gt=0) | ~Q(flag_reason=""))
+        .select_related("screen")
+        .order_by("-pk")[:limit]
+    )
