@@ -203,6 +203,12 @@ class Question(models.Model):
     drop_reason = models.CharField(max_length=255, blank=True)
     # The state a question left when its app's non-English decision dropped it (restored with the app).
     dropped_from = models.CharField(max_length=12, choices=QuestionState.choices, blank=True)
+    # Pass 2's writer may flag a pass-1 question with a writing rule it breaks (a code of the
+    # questions stage's ``review_reasons``): feedback that counts in the pass-1 writer's quality.
+    flag_reason = models.CharField(max_length=32, blank=True, help_text="pass 2's flag: the writing rule broken")
+    flagged_by = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="questions_flagged"
+    )
     agreement = models.CharField(max_length=16, blank=True, help_text="all / two / none (validation, test)")
     short_answers = models.JSONField(default=list, blank=True, help_text="acceptable short answers")
     short_answers_source = models.CharField(

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.db import compiled
@@ -39,6 +40,28 @@ def lease_expiry(*, project: Project, now: datetime | None = None) -> datetime:
     return (now or timezone.now()) + timedelta(minutes=project.lease_minutes)
 
 
+# How a lease can end without a submission (``assignment_leases_end``).
+LEASE_ENDINGS = (AssignmentStatus.RELEASED, AssignmentStatus.EXPIRED)
+
+
+def assignment_leases_end(
+    *, leases: QuerySet[Assignment], now: datetime, status: str = AssignmentStatus.RELEASED
+) -> int:
+    """End every assignment of ``leases`` (a filter naming them) that is still ``leased``;
+    returns how many. The one way leases end in bulk: an annotator paused, a member removed, a
+    lead freeing one, a screen decided or excluded, leases whose time ran out.
+
+    ``status``: ``released`` gives the work back to the queue (the holder's draft stays on the
+    row, as on any release); ``expired`` ends a lease whose time ran out or whose unit left the
+    queue. One conditional UPDATE (only rows still ``leased``): idempotent, and it never touches a
+    submitted or skipped assignment. Locks: whatever the caller's rule needs (the unit's lock for
+    the lazy reclaim, the user's for a removal); this takes none itself.
+    """
+    if status not in LEASE_ENDINGS:
+        raise ValueError(f"A lease ends as one of {LEASE_ENDINGS}, not {status!r}.")
+    return leases.filter(status=AssignmentStatus.LEASED).update(status=status, updated_at=now)
+
+
 def assignment_stale_expire(*, stage: str, unit: dict[str, Any], now: datetime) -> int:
     """Mark the leases of one unit (``unit``: filter keywords naming its assignments, e.g.
     ``{"screen_id": 3}``) whose time ran out as ``expired``; returns how many.
@@ -46,8 +69,8 @@ def assignment_stale_expire(*, stage: str, unit: dict[str, Any], now: datetime) 
     Caller holds the unit's lock. This is the lazy reclaim: expired work returns to
     the queue the moment somebody asks for it, no periodic job needed.
     """
-    qs = Assignment.objects.filter(stage=stage, status=AssignmentStatus.LEASED, lease_expires_at__lte=now, **unit)
-    return qs.update(status=AssignmentStatus.EXPIRED, updated_at=now)
+    run_out = Assignment.objects.filter(stage=stage, lease_expires_at__lte=now, **unit)
+    return assignment_leases_end(leases=run_out, now=now, status=AssignmentStatus.EXPIRED)
 
 
 def assignment_lease_create(
@@ -146,8 +169,15 @@ def assignment_release(*, assignment_id: int, user: Any) -> Assignment:
         return assignment
     if assignment.status != AssignmentStatus.LEASED:
         raise ConflictError(f"This assignment is {assignment.status} and cannot be released.")
-    assignment.status = AssignmentStatus.RELEASED
-    assignment.save(update_fields=["status", "updated_at"])
+    return assignment_lease_release(assignment=assignment)
+
+
+def assignment_lease_release(*, assignment: Assignment) -> Assignment:
+    """Give one locked, live lease back to the queue (``assignment_leases_end`` on its row) and
+    return it as it now is. Caller holds the assignment's lock and has checked it is leased."""
+    now = timezone.now()
+    assignment_leases_end(leases=Assignment.objects.filter(pk=assignment.pk), now=now)
+    assignment.status, assignment.updated_at = AssignmentStatus.RELEASED, now
     return assignment
 
 
@@ -181,7 +211,7 @@ def assignment_expire_leases(*, project: Project | None = None, now: datetime | 
     ``lease_expires_at <= now``, the same rule as the lazy reclaim.
     """
     now = now or timezone.now()
-    qs = Assignment.objects.filter(status=AssignmentStatus.LEASED, lease_expires_at__lte=now)
+    qs = Assignment.objects.filter(lease_expires_at__lte=now)
     if project is not None:
         qs = qs.filter(project=project)
-    return qs.update(status=AssignmentStatus.EXPIRED, updated_at=now)
+    return assignment_leases_end(leases=qs, now=now, status=AssignmentStatus.EXPIRED)

@@ -21,6 +21,7 @@ from rest_framework.authtoken.models import Token
 from annotation.exceptions import ApplicationError, NotFoundError
 from annotation.lock_objects import user_lock
 from annotation.models import Assignment, AssignmentStatus, Invitation, Membership, Project, Role
+from annotation.services.assignments import assignment_leases_end
 
 
 @transaction.atomic
@@ -343,6 +344,6 @@ def member_remove(*, project_id: int, user_id: int) -> int:
     )
     ids = list(released.values_list("pk", flat=True))
     if ids:
-        Assignment.objects.filter(pk__in=ids).update(status=AssignmentStatus.RELEASED, updated_at=timezone.now())
+        assignment_leases_end(leases=Assignment.objects.filter(pk__in=ids), now=timezone.now())
     Membership.objects.filter(project_id=project_id, user_id=user_id).delete()
     return len(ids)

@@ -24,6 +24,22 @@ two live leases at once (must be 0), and every screen must have exactly one subm
 Data set-up and checks run in a child process with the server's settings, so the same
 code path serves both databases. Loopback only, bounded loops.
 
+**QC mode** (``BENCH_QUEUE_MODE=qc``): the same benchmark on PostgreSQL, on the ``prefilter``
+stage (a stage with gold items, so control items can be drawn), each pacing and level run twice on
+the same server, without quality control and with it, one right after the other:
+
+* ``qc_off``: no gold items, the rules off (fast responses, skips in a row), no review sampling
+  (as ``bench_quality`` runs without QC); the standing check still reads the standing row;
+* ``qc_on``: ``QC_GOLD`` gold items, every annotator already qualified (standing ``active``,
+  qualification done), control items at the project's default rates (``control_rate_new`` 20%
+  for an annotator's first 50 items, then ``control_rate`` 5%), monitoring on (control accuracy,
+  skips in a row) and review sampling at its default. The fast-response rule is off in both runs:
+  the clients are request loops, not people, and it would pause every one of them.
+
+Clients answer control items right, so nobody is paused. Reported per run: ``next`` and
+``submit`` p50/p95/p99, the load average at its start, how many control items were served, and
+the double-lease check; ``p99_next_on_minus_off_ms`` per pacing and level.
+
 ``crowd_services`` runs the scripted crowd (``devtools.crowd``) through the services over a
 fresh synthetic project, from pre-filtering to ready-for-post-processing.
 """
@@ -50,22 +66,50 @@ LEVELS = (1, 8, 32)
 # Default: the production web role's (docker/entrypoint.sh): 2 x CPUs + 1 processes, 1 thread.
 # BENCH_QUEUE_DATABASES: which databases to measure (default both: "postgresql,sqlite").
 DATABASES = tuple(os.environ.get("BENCH_QUEUE_DATABASES", "postgresql,sqlite").split(","))
+# BENCH_QUEUE_MODE: "databases" (default: the databases above) or "qc" (see the docstring).
+MODE = os.environ.get("BENCH_QUEUE_MODE", "databases")
 GUNICORN_ARGS = os.environ.get("BENCH_GUNICORN", f"-w {2 * (os.cpu_count() or 1) + 1} -k gthread --threads 1").split()
 
 
 # --- child process: populate and check ---------------------------------------------------
 
 
-def populate(slug: str, screens: int, annotators: int) -> dict[str, Any]:
-    """Create a project with ``screens`` questions-1 screens and ``annotators`` members."""
+# Per stage measured: the screens' state, and the submit body of every client.
+STAGES: dict[str, dict[str, Any]] = {
+    "questions-1": {"state": "questions-1", "body": None},  # a question quoting a candidate
+    "prefilter": {"state": "prefilter", "body": {"non_english_app": False, "vh_out_of_sync": False}},
+}
+QC_GOLD = 60  # gold items of a QC-on project: more than any client of the CI or full size draws
+
+
+def populate(slug: str, screens: int, annotators: int, stage: str = "questions-1", qc: str = "") -> dict[str, Any]:
+    """Create a project with ``screens`` screens waiting in ``stage`` and ``annotators`` members.
+    ``qc``: ``off`` (no gold, rules off, no review) or ``on`` (``QC_GOLD`` gold items of the stage
+    on screens already past it, every annotator qualified, the project's default rates)."""
     from django.contrib.auth import get_user_model
     from django.db import transaction
     from rest_framework.authtoken.models import Token
 
-    from annotation.models import App, Assignment, Candidate, Membership, Project, Screen, ScreenState
+    from annotation.models import (
+        App,
+        Assignment,
+        Candidate,
+        GoldItem,
+        Membership,
+        Project,
+        Screen,
+        ScreenState,
+        Standing,
+        StandingStatus,
+    )
 
     with transaction.atomic():
         project = Project.objects.create(slug=slug, name=slug)
+        if qc:  # request loops, not people: the fast-response rule would pause every client
+            project.fast_response_seconds = 0
+        if qc == "off":
+            project.skips_in_a_row, project.review_rate = 0, 0
+        project.save()
         app = App.objects.create(project=project, package=f"com.bench.{slug}")
         made = Screen.objects.bulk_create(
             [
@@ -78,11 +122,16 @@ def populate(slug: str, screens: int, annotators: int) -> dict[str, Any]:
                     height=1920,
                     vh={"activity": {"root": {}}},
                     content_sha256=f"{i:064d}",
-                    state=ScreenState.QUESTIONS_1,
+                    # gold screens (after the real ones) are past the stage: only served as gold
+                    state=STAGES[stage]["state"] if i < screens else ScreenState.QUESTIONS_1,
                 )
-                for i in range(screens)
+                for i in range(screens + (QC_GOLD if qc == "on" else 0))
             ]
         )
+        if qc == "on":
+            GoldItem.objects.bulk_create(
+                [GoldItem(project=project, stage=stage, screen=s, answer=STAGES[stage]["body"]) for s in made[screens:]]
+            )
         Candidate.objects.bulk_create(
             [
                 Candidate(
@@ -99,6 +148,15 @@ def populate(slug: str, screens: int, annotators: int) -> dict[str, Any]:
             user = user_model.objects.create_user(username=f"{slug}-a{n}", password=None)
             Membership.objects.create(project=project, user=user)
             tokens.append(Token.objects.create(user=user).key)
+            if qc == "on":  # qualification done
+                Standing.objects.create(
+                    project=project,
+                    user=user,
+                    stage=stage,
+                    status=StandingStatus.ACTIVE,
+                    attempt=1,
+                    reason="qualified (benchmark)",
+                )
     # Fresh planner statistics, as a real project has long before its annotators arrive
     # (autovacuum analyses after an import); otherwise autoanalyze of the new rows can
     # start in the middle of the measurement.
@@ -110,21 +168,23 @@ def populate(slug: str, screens: int, annotators: int) -> dict[str, Any]:
     return {"slug": slug, "tokens": tokens}
 
 
-def check(slug: str) -> dict[str, Any]:
+def check(slug: str, stage: str = "questions-1") -> dict[str, Any]:
     from django.db.models import Count
 
-    from annotation.models import Assignment, Project, Screen
+    from annotation.models import Assignment, ControlResult, Project, Screen, Standing
     from pipeline.stages import assignment_double_leases
 
     project = Project.objects.get(slug=slug)
     per_screen = (
-        Assignment.objects.filter(project=project, stage="questions-1", status="submitted")
+        Assignment.objects.filter(project=project, stage=stage, status="submitted", purpose="work")
         .values("screen_id")
         .annotate(n=Count("pk"))
     )
     counts = [row["n"] for row in per_screen]
-    screens = Screen.objects.filter(project=project).count()
+    screens = Screen.objects.filter(project=project).exclude(gold_items__isnull=False).count()
     return {
+        "control_items": ControlResult.objects.filter(project=project).count(),
+        "paused": Standing.objects.filter(project=project, status="paused").count(),
         "double_leases": assignment_double_leases(project=project),
         "screens": screens,
         "screens_submitted_once": sum(1 for n in counts if n == 1),
@@ -138,9 +198,9 @@ def _child_main(argv: list[str]) -> None:
 
     django.setup()
     if argv[0] == "populate":
-        result = populate(argv[1], int(argv[2]), int(argv[3]))
+        result = populate(argv[1], int(argv[2]), int(argv[3]), *argv[4:])
     elif argv[0] == "check":
-        result = check(argv[1])
+        result = check(*argv[1:])
     else:
         raise SystemExit(f"unknown command {argv[0]}")
     print(json.dumps(result))
@@ -214,7 +274,14 @@ class Server:
 
 
 def _annotator(
-    port: int, slug: str, token: str, pause: tuple[float, float], seed: int, out: dict[str, Any], barrier: Any
+    port: int,
+    slug: str,
+    token: str,
+    pause: tuple[float, float],
+    seed: int,
+    out: dict[str, Any],
+    barrier: Any,
+    stage: str = "questions-1",
 ) -> None:
     rng = random.Random(seed)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -228,7 +295,7 @@ def _annotator(
             if pause[1]:
                 time.sleep(rng.uniform(*pause))
             t0 = time.perf_counter()
-            conn.request("POST", f"/api/projects/{slug}/stages/questions-1/next/", headers=headers)
+            conn.request("POST", f"/api/projects/{slug}/stages/{stage}/next/", headers=headers)
             response = conn.getresponse()
             body = response.read()
             next_ms.append((time.perf_counter() - t0) * 1000)
@@ -240,7 +307,8 @@ def _annotator(
             assignment = json.loads(body)
             if pause[1]:
                 time.sleep(rng.uniform(*pause))
-            payload = json.dumps({"questions": [f"What does item {rng.randint(0, 19)} say?"]})
+            submission = STAGES[stage]["body"] or {"questions": [f"What does item {rng.randint(0, 19)} say?"]}
+            payload = json.dumps(submission)
             t0 = time.perf_counter()
             conn.request("POST", f"/api/assignments/{assignment['id']}/submit/", body=payload, headers=headers)
             response = conn.getresponse()
@@ -270,11 +338,13 @@ def _percentiles(values: list[float]) -> dict[str, float]:
     }
 
 
-def _drive(port: int, slug: str, tokens: list[str], pause: tuple[float, float]) -> dict[str, Any]:
+def _drive(
+    port: int, slug: str, tokens: list[str], pause: tuple[float, float], stage: str = "questions-1"
+) -> dict[str, Any]:
     outs: list[dict[str, Any]] = [{} for _ in tokens]
     barrier = threading.Barrier(len(tokens) + 1)
     threads = [
-        threading.Thread(target=_annotator, args=(port, slug, token, pause, i, outs[i], barrier))
+        threading.Thread(target=_annotator, args=(port, slug, token, pause, i, outs[i], barrier, stage))
         for i, token in enumerate(tokens)
     ]
     for t in threads:
@@ -326,6 +396,36 @@ def _run_database(name: str, env: dict[str, str], per_client: dict[int, int], fu
     return results
 
 
+def _run_qc(env: dict[str, str], per_client: dict[int, int]) -> dict[str, Any]:
+    """QC mode (see the module docstring): each pacing and level without and with QC, back to
+    back on one server, on the ``prefilter`` stage."""
+    stage = "prefilter"
+    results: dict[str, Any] = {}
+    stamp = int(time.time())
+    with Server(env) as server:
+        for qc in ("off", "on"):  # warm-up, not a measurement: both code paths prepared
+            warmup = f"bq-qc{qc}-warmup-{stamp}"
+            made = _child(env, "populate", warmup, str(32 * 4), "32", stage, qc)
+            results[f"warmup_32_qc_{qc}"] = _drive(server.port, warmup, made["tokens"], PACED, stage)
+            results[f"warmup_32_qc_{qc}"].update(_child(env, "check", warmup, stage))
+        for pacing, pause in (("paced", PACED), ("saturated", SATURATED)):
+            for level in LEVELS:
+                pair: dict[str, Any] = {}
+                for qc in ("off", "on"):
+                    slug = f"bq-qc{qc}-{pacing[0]}{level}-{stamp}"
+                    made = _child(env, "populate", slug, str(per_client[level] * level), str(level), stage, qc)
+                    load = round(os.getloadavg()[0], 2)
+                    figures = _drive(server.port, slug, made["tokens"], pause, stage)
+                    figures["load_average_1min_at_start"] = load
+                    figures.update(_child(env, "check", slug, stage))
+                    pair[f"qc_{qc}"] = figures
+                off, on = pair["qc_off"]["next_ms"], pair["qc_on"]["next_ms"]
+                pair["p99_next_on_minus_off_ms"] = round(on["p99"] - off["p99"], 2)
+                pair["p50_next_on_minus_off_ms"] = round(on["p50"] - off["p50"], 2)
+                results[f"{pacing}_{level}"] = pair
+    return results
+
+
 def crowd_run(*, screens: int, annotators: int) -> dict[str, Any]:
     """The scripted crowd through the services (in this process): a whole project from
     pre-filtering to ready-for-post-processing. Screenshots go to a temporary folder."""
@@ -372,6 +472,19 @@ def run(full: bool) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "load_average_at_start": [round(v, 2) for v in os.getloadavg()],
     }
+    if MODE not in ("databases", "qc"):
+        raise SystemExit(f"BENCH_QUEUE_MODE: unknown {MODE!r} (databases, qc)")
+    if MODE == "qc":
+        results["mode"] = "qc: prefilter, PostgreSQL, without and with quality control"
+        results["postgresql"] = _run_qc(pg_env, per_client)
+        results["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
+        results["double_leases_total"] = sum(
+            run[qc]["double_leases"] + run[qc]["screens_submitted_twice_or_more"]
+            for key, run in results["postgresql"].items()
+            if not key.startswith("warmup")
+            for qc in ("qc_off", "qc_on")
+        )
+        return results
     if "postgresql" in DATABASES:
         results["postgresql"] = _run_database("pg", pg_env, per_client, full)
     if "sqlite" in DATABASES:

@@ -21,7 +21,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.exceptions import ApplicationError, ConflictError
-from annotation.models import Project
+from annotation.models import Project, Stage
 from annotation.permissions import project_get_for_lead
 from pipeline.quality.gold import gold_promote, gold_set_active
 from pipeline.quality.report import (
@@ -35,6 +35,7 @@ from pipeline.quality.report import (
     rule_label,
 )
 from pipeline.quality.standing import qualification_mode, standing_act
+from pipeline.quality.writers import faulted_questions
 from pipeline.stages import stages
 
 from .postprocess import lead_page
@@ -191,6 +192,8 @@ def annotator_page(request: HttpRequest, slug: str, user_id: int) -> HttpRespons
         rows = quality_report(project=project, stage=stage, user_id=user_id)
         points = control_timeline(project=project, user_id=user_id, stage=stage, per=per)
         events = list(quality_events(project=project, user_id=user_id, stage=stage)[:EVENTS_SHOWN])
+        faulted = faulted_questions(project=project, author_id=user_id, stage=stage)
+        reasons = stages()[Stage.QUESTIONS_2].review_reasons  # the stage whose writers flag
     except ValueError:
         return _error(request, project, "per is a number of control items.")
     except ApplicationError as exc:
@@ -205,6 +208,11 @@ def annotator_page(request: HttpRequest, slug: str, user_id: int) -> HttpRespons
         "requalifiable": _requalifiable(),
         "chart": _chart(points, project.monitoring_threshold),
         "points": points,
+        # the questions behind "invalid questions", a flag in the words of the writing rules
+        "faulted": [
+            {"question": q, "judged": q.judged, "flag": reasons.get(q.flag_reason, q.flag_reason)}  # type: ignore[attr-defined]
+            for q in faulted
+        ],
         # figures as pairs: a dict key like "items" would shadow ``.items`` in the template
         "events": [{"event": e, "rule_label": rule_label(e.rule), "figures": list(e.figures.items())} for e in events],
         "next": request.get_full_path(),

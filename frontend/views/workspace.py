@@ -40,6 +40,7 @@ from .core import domain_errors_as_http
 # Fields that have an error slot on some page; any other error goes to the page's banner.
 FIELD_SLOTS = {
     "questions",
+    "flags",
     "question",
     "elements",
     "full_answer",

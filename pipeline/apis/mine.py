@@ -61,6 +61,12 @@ class ControlBriefSerializer(serializers.Serializer):
     why = serializers.CharField(help_text="what differed")
 
 
+class QuestionFlagBriefSerializer(serializers.Serializer):
+    text = serializers.CharField(help_text="your question")
+    reason = serializers.CharField(help_text="the writing rule (a code of the stage's review reasons)")
+    reason_label = serializers.CharField()
+
+
 class HistoryRowSerializer(serializers.Serializer):
     id = serializers.IntegerField(help_text="the assignment")
     stage = serializers.CharField()
@@ -75,6 +81,7 @@ class HistoryRowSerializer(serializers.Serializer):
     review = ReviewBriefSerializer(allow_null=True)
     control = ControlBriefSerializer(allow_null=True, help_text="a gold item's result, once submitted and decided")
     skip_reason = serializers.CharField()
+    flags = QuestionFlagBriefSerializer(many=True, help_text="questions you wrote that the pass-2 writer flagged")
 
 
 class StageCountsSerializer(serializers.Serializer):
@@ -93,6 +100,11 @@ class FiguresSerializer(serializers.Serializer):
     reviewed = serializers.IntegerField()
     review_accepted = serializers.IntegerField()
     review_acceptance = serializers.FloatField(allow_null=True, help_text="0..1; null before the first review")
+    questions_written = serializers.IntegerField()
+    questions_flagged = serializers.IntegerField(help_text="judged invalid or not answerable by an answerer")
+    questions_flagged_pass2 = serializers.IntegerField(help_text="flagged by the screen's pass-2 writer")
+    questions_faulted = serializers.IntegerField(help_text="either (each question once)")
+    invalid_rate = serializers.FloatField(allow_null=True, help_text="questions_faulted / questions_written")
     per_stage = StageCountsSerializer(many=True)
 
 

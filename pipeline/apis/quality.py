@@ -19,10 +19,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
-from annotation.exceptions import NotFoundError
-from annotation.models import GoldSource, Question, Screen, Stage
+from annotation.models import Stage
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.quality.gold import gold_item_create, gold_promote, gold_set_active
+from pipeline.quality.gold import gold_promote, gold_set_active, gold_unit_create
 from pipeline.quality.report import (
     SORT_KEYS,
     GoldStat,
@@ -73,7 +72,9 @@ class AnnotatorFiguresSerializer(serializers.Serializer):
     reviews_rejected = serializers.IntegerField()
     questions_written = serializers.IntegerField()
     questions_flagged = serializers.IntegerField(help_text="judged invalid or not answerable by an answerer")
-    invalid_rate = serializers.FloatField(allow_null=True)
+    questions_flagged_pass2 = serializers.IntegerField(help_text="flagged by the screen's pass-2 writer")
+    questions_faulted = serializers.IntegerField(help_text="judged invalid by an answerer or flagged in pass 2")
+    invalid_rate = serializers.FloatField(allow_null=True, help_text="questions_faulted / questions_written")
     submitted = serializers.IntegerField()
     skips = serializers.IntegerField()
     median_seconds = serializers.FloatField(allow_null=True, help_text="median submitted_at - created_at")
@@ -323,22 +324,13 @@ class GoldListCreateApi(APIView):
         data = self.GoldCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        screen = Screen.objects.filter(project=project, rico_id=v["rico_id"]).first()
-        question = None
-        if v.get("question_id") is not None:
-            question = Question.objects.filter(pk=v["question_id"], screen__project=project).first()
-            if question is None:
-                raise NotFoundError("No such question in this project.")
-        if screen is None:
-            raise NotFoundError("No such screen in this project.")
-        gold = gold_item_create(
+        gold = gold_unit_create(
             project=project,
             stage=v["stage"],
-            screen=screen,
-            question=question,
+            rico_id=v["rico_id"],
+            question_id=v.get("question_id"),
             answer=v["answer"],
             user=request.user,
-            source=GoldSource.MANUAL,
             note=v["note"],
         )
         return Response(_gold_out(gold), status=status.HTTP_201_CREATED)

@@ -102,6 +102,46 @@ def gold_item_create(
         raise ConflictError("This item is already gold.") from exc
 
 
+def gold_unit_create(
+    *,
+    project: Project,
+    stage: str,
+    rico_id: str,
+    answer: dict[str, Any],
+    user: Any,
+    question_id: int | None = None,
+    question_text: str | None = None,
+    note: str = "",
+) -> GoldItem:
+    """A gold item written by a lead (the API, the ``gold`` command), its unit named as they name
+    it: the screen by ``rico_id`` and, for the answers stage, the question on that screen by
+    ``question_id`` or by its text (as written or as post-processed). ``NotFoundError`` with the
+    field when the project has no such screen or question; then as ``gold_item_create``."""
+    screen = Screen.objects.filter(project=project, rico_id=rico_id).first()
+    if screen is None:
+        raise NotFoundError("No screen with this rico_id in the project.", field="rico_id")
+    question = None
+    if question_id is not None:
+        question = Question.objects.filter(pk=question_id, screen=screen).first()
+        if question is None:
+            raise NotFoundError("No question with this id on the screen.", field="question_id")
+    elif question_text is not None:
+        named = Q(text=question_text) | Q(final_text=question_text)
+        question = Question.objects.filter(named, screen=screen).order_by("pk").first()
+        if question is None:
+            raise NotFoundError("No question with this text on the screen.", field="question")
+    return gold_item_create(
+        project=project,
+        stage=stage,
+        screen=screen,
+        question=question,
+        answer=answer,
+        user=user,
+        source=GoldSource.MANUAL,
+        note=note,
+    )
+
+
 def gold_promote(*, project: Project, assignment_id: int, user: Any, answer: dict[str, Any] | None = None) -> GoldItem:
     """Make an accepted submission gold, its answer as submitted or as the lead edited it."""
     found = (

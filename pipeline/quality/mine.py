@@ -40,6 +40,7 @@ from pipeline.stages.base import StageDefinition, submission_lines
 from pipeline.stages.registry import stage_get, stages
 
 from .standing import qualification_mode, retry_after, trusted
+from .writers import written_questions
 
 HISTORY_LIMIT = 200  # rows of the history a page or an API call returns at most
 # Assignments that are part of an annotator's history (a released or expired lease is not work done).
@@ -158,6 +159,8 @@ class HistoryRow:
     review: dict[str, str] | None = None
     control: dict[str, Any] | None = None
     skip_reason: str = ""
+    # Their questions that the screen's pass-2 writer flagged: text, reason, reason_label.
+    flags: list[dict[str, str]] = field(default_factory=list)
 
 
 def _review_brief(review: Review, stage: StageDefinition) -> dict[str, str]:
@@ -218,6 +221,7 @@ def my_work_history(
         result = getattr(a, "control_result", None) if a.status == AssignmentStatus.SUBMITTED else None
         if result is not None and a.purpose == Purpose.QUALIFICATION and (a.stage, a.attempt) in running:
             result = None  # shown once the set is decided
+        written = sorted(a.questions_written.all(), key=lambda q: q.position)
         rows.append(
             HistoryRow(
                 id=a.pk,
@@ -228,13 +232,22 @@ def my_work_history(
                 submitted_at=a.submitted_at,
                 rico_id=a.screen.rico_id,
                 question=a.question.text if a.question is not None else "",
-                questions=[q.text for q in sorted(a.questions_written.all(), key=lambda q: q.position)],
+                questions=[q.text for q in written],
                 open=not done,
                 kind=kind,
                 review_state=a.review_state if done else "",
                 review=_review_brief(review, definition) if review is not None else None,
                 control=_control_brief(result) if result is not None else None,
                 skip_reason=a.skip_reason if a.status == AssignmentStatus.SKIPPED else "",
+                flags=[
+                    {
+                        "text": q.text,
+                        "reason": q.flag_reason,
+                        "reason_label": definition.review_reasons.get(q.flag_reason, q.flag_reason),
+                    }
+                    for q in written
+                    if q.flag_reason
+                ],
             )
         )
     return rows
@@ -262,13 +275,22 @@ class Figures:
     reviewed: int
     review_accepted: int
     review_acceptance: float | None
+    questions_written: int = 0
+    questions_flagged: int = 0  # judged invalid or not answerable by an answerer
+    questions_flagged_pass2: int = 0  # flagged by the screen's pass-2 writer
+    questions_faulted: int = 0  # either (each question once)
     per_stage: list[StageCounts] = field(default_factory=list)
+
+    @property
+    def invalid_rate(self) -> float | None:
+        return round(self.questions_faulted / self.questions_written, 4) if self.questions_written else None
 
 
 def my_work_figures(*, project: Project, user: Any) -> Figures:
     """The caller's counts per stage (submitted, skipped, open) and own figures: control accuracy
-    (control items only; qualification sets are reported in the standing) and review acceptance.
-    Three queries."""
+    (control items only; qualification sets are reported in the standing), review acceptance, and
+    the pipeline's feedback on the questions they wrote (as the lead's report counts it). Four
+    queries."""
     counts = (
         Assignment.objects.filter(project=project, annotator=user, status__in=HISTORY_STATUSES)
         .values("stage", "status")
@@ -283,6 +305,7 @@ def my_work_figures(*, project: Project, user: Any) -> Figures:
     reviews = Review.objects.filter(reviewed__project=project, reviewed__annotator=user).aggregate(
         items=Count("id"), accepted=Count("id", filter=Q(verdict=ReviewVerdict.ACCEPTED))
     )
+    questions = written_questions(project=project, author_ids=[user.pk]).get(user.pk)
     return Figures(
         items_done=sum(s.submitted for s in per_stage.values()),
         skipped=sum(s.skipped for s in per_stage.values()),
@@ -292,6 +315,10 @@ def my_work_figures(*, project: Project, user: Any) -> Figures:
         reviewed=reviews["items"],
         review_accepted=reviews["accepted"],
         review_acceptance=round(reviews["accepted"] / reviews["items"], 4) if reviews["items"] else None,
+        questions_written=questions.written if questions else 0,
+        questions_flagged=questions.flagged if questions else 0,
+        questions_flagged_pass2=questions.flagged_pass2 if questions else 0,
+        questions_faulted=questions.faulted if questions else 0,
         per_stage=[s for s in per_stage.values() if s.submitted or s.skipped or s.open],
     )
 

@@ -7,7 +7,8 @@ fared on it.
 project has (the tests count them): memberships, standings, control results, reviews, assignment
 durations and skips, the questions they wrote, and the answers of decided validation/test
 questions (agreement is computed in Python with ``pipeline.release.agreement``, as
-post-processing does). Median durations use PostgreSQL's ``percentile_cont``.
+post-processing does). The median duration is taken in Python over the durations one query
+brings (``statistics.median``, as ``percentile_cont(0.5)`` would give), so it works on SQLite too.
 """
 
 from __future__ import annotations
@@ -16,19 +17,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from statistics import median
 from typing import Any
 
 from django.db.models import (
-    Aggregate,
     Count,
-    DurationField,
-    ExpressionWrapper,
-    F,
-    FloatField,
     Q,
     QuerySet,
 )
-from django.db.models.functions import Extract, TruncDate
+from django.db.models.functions import TruncDate
 
 from annotation.exceptions import ApplicationError, NotFoundError
 from annotation.models import (
@@ -40,39 +37,23 @@ from annotation.models import (
     Purpose,
     QualityEvent,
     Question,
-    QuestionSource,
     ReviewState,
     Split,
     Stage,
     Standing,
-    Verdict,
 )
-from pipeline.release.decide import DECIDABLE_STATES, QUALITY_ANSWER_REASONS, agreement_settings_for
+from pipeline.release.decide import DECIDABLE_STATES, agreement_settings_for
 from pipeline.release.postprocess import answer_records
 from pipeline.stages import stage_filter
 
 from .consensus import majority_of
 from .gold import gold_items_with_results
 from .standing import RULES
+from .writers import written_questions
 
 # A gold item "most fail": at least this many results, and fewer than this share right.
 GOLD_SUSPECT_MIN_SERVED = 3
 GOLD_SUSPECT_SHARE = 0.5
-# The writing stages whose questions answerers judge (the question's source names the stage).
-WRITING_SOURCES: dict[str, str] = {
-    Stage.QUESTIONS_1: QuestionSource.PASS_1,
-    Stage.QUESTIONS_2: QuestionSource.PASS_2,
-    Stage.NOT_ANSWERABLE: QuestionSource.NOT_ANSWERABLE,
-}
-
-
-class Median(Aggregate):
-    """``percentile_cont(0.5)`` of the expression (PostgreSQL)."""
-
-    function = "percentile_cont"
-    name = "Median"
-    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
-    output_field = FloatField()
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -111,7 +92,9 @@ class AnnotatorFigures:
     reviews_accepted: int = 0
     reviews_rejected: int = 0
     questions_written: int = 0
-    questions_flagged: int = 0
+    questions_flagged: int = 0  # judged invalid or not answerable by an answerer
+    questions_flagged_pass2: int = 0  # flagged by the screen's pass-2 writer
+    questions_faulted: int = 0  # either of the two (each question once)
     submitted: int = 0
     skips: int = 0
     median_seconds: float | None = None
@@ -126,7 +109,8 @@ class AnnotatorFigures:
 
     @property
     def invalid_rate(self) -> float | None:
-        return _share(self.questions_flagged, self.questions_written)
+        """Share of their questions an answerer judged invalid or a pass-2 writer flagged."""
+        return _share(self.questions_faulted, self.questions_written)
 
     @property
     def qualification_score(self) -> float | None:
@@ -228,43 +212,35 @@ def _add_control(rows: dict[int, AnnotatorFigures], results: QuerySet[Any]) -> N
 
 
 def _add_work(rows: dict[int, AnnotatorFigures], work: QuerySet[Any]) -> None:
-    submitted = Q(status=AssignmentStatus.SUBMITTED)
-    seconds = Extract(ExpressionWrapper(F("submitted_at") - F("created_at"), output_field=DurationField()), "epoch")
-    for user_id, n_submitted, skips, median, accepted, rejected in (
-        work.values("annotator_id")
-        .annotate(
-            n_submitted=Count("pk", filter=submitted),
-            skips=Count("pk", filter=Q(status=AssignmentStatus.SKIPPED)),
-            median=Median(seconds, filter=submitted),
-            accepted=Count("pk", filter=Q(review_state=ReviewState.ACCEPTED)),
-            rejected=Count("pk", filter=Q(review_state=ReviewState.REJECTED)),
+    """Counts and the median duration of their real work, from one query of its rows (submitted,
+    skipped or reviewed): the median is taken in Python, so it is the same on every database."""
+    seconds: dict[int, list[float]] = defaultdict(list)
+    for user_id, status, review_state, created_at, submitted_at in (
+        work.filter(
+            Q(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED])
+            | Q(review_state__in=[ReviewState.ACCEPTED, ReviewState.REJECTED])
         )
-        .values_list("annotator_id", "n_submitted", "skips", "median", "accepted", "rejected")
+        .values_list("annotator_id", "status", "review_state", "created_at", "submitted_at")
+        .iterator(chunk_size=5000)
     ):
         row = rows[user_id]
-        row.submitted, row.skips, row.reviews_accepted, row.reviews_rejected = n_submitted, skips, accepted, rejected
-        row.median_seconds = round(median, 1) if median is not None else None
+        if status == AssignmentStatus.SUBMITTED:
+            row.submitted += 1
+            if submitted_at is not None:
+                seconds[user_id].append((submitted_at - created_at).total_seconds())
+        elif status == AssignmentStatus.SKIPPED:
+            row.skips += 1
+        row.reviews_accepted += review_state == ReviewState.ACCEPTED
+        row.reviews_rejected += review_state == ReviewState.REJECTED
+    for user_id, durations in seconds.items():
+        rows[user_id].median_seconds = round(median(durations), 1)
 
 
 def _add_questions(rows: dict[int, AnnotatorFigures], *, project: Project, stage: str | None) -> None:
-    """Questions each wrote, and how many of them answerers judged invalid or not answerable (a
-    question of the not-answerable stage is meant to be: only ``invalid`` counts against it)."""
-    questions = Question.objects.filter(screen__project=project, author_id__in=list(rows))
-    if stage:
-        if stage not in WRITING_SOURCES:
-            return
-        questions = questions.filter(source=WRITING_SOURCES[stage])
-    live = ~Q(answers__drop_reason__in=QUALITY_ANSWER_REASONS)
-    flagged = live & (
-        Q(answers__verdict=Verdict.INVALID)
-        | (Q(answers__verdict=Verdict.NOT_ANSWERABLE) & ~Q(source=QuestionSource.NOT_ANSWERABLE))
-    )
-    for author_id, written, n_flagged in (
-        questions.values("author_id")
-        .annotate(written=Count("pk", distinct=True), flagged=Count("pk", filter=flagged, distinct=True))
-        .values_list("author_id", "written", "flagged")
-    ):
-        rows[author_id].questions_written, rows[author_id].questions_flagged = written, n_flagged
+    for author_id, found in written_questions(project=project, author_ids=list(rows), stage=stage).items():
+        row = rows[author_id]
+        row.questions_written, row.questions_flagged = found.written, found.flagged
+        row.questions_flagged_pass2, row.questions_faulted = found.flagged_pass2, found.faulted
 
 
 def _add_agreement(rows: dict[int, AnnotatorFigures], *, project: Project, user_id: int | None) -> None:

@@ -54,6 +54,7 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from annotation.services.assignments import assignment_leases_end
 from pipeline.stages.base import StageDefinition
 from pipeline.stages.registry import stage_get
 
@@ -545,12 +546,10 @@ def pause(
 
 
 def _release(*, standing: Standing, now: datetime) -> int:
-    return Assignment.objects.filter(
-        project_id=standing.project_id,
-        annotator_id=standing.user_id,
-        stage=standing.stage,
-        status=AssignmentStatus.LEASED,
-    ).update(status=AssignmentStatus.RELEASED, updated_at=now)
+    theirs = Assignment.objects.filter(
+        project_id=standing.project_id, annotator_id=standing.user_id, stage=standing.stage
+    )
+    return assignment_leases_end(leases=theirs, now=now)
 
 
 def _release_and_withdraw(

@@ -15,7 +15,7 @@ from django.utils import timezone
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.lock_objects import assignment_lock
 from annotation.models import Assignment, AssignmentStatus, Membership, Project, Purpose, Standing, StandingStatus
-from annotation.services.assignments import lease_expiry
+from annotation.services.assignments import assignment_lease_release, lease_expiry
 from pipeline.quality.standing import qualification_mode, trusted
 
 from .base import live_q
@@ -53,9 +53,7 @@ def _locked(*, project: Project, assignment_id: Any) -> tuple[Any, Assignment, A
 def lease_free(*, project: Project, assignment_id: Any) -> Assignment:
     """Give a held lease back to the queue (status ``released``; the holder's draft stays on it)."""
     _stage, assignment, _unit = _locked(project=project, assignment_id=assignment_id)
-    assignment.status = AssignmentStatus.RELEASED
-    assignment.save(update_fields=["status", "updated_at"])
-    return assignment
+    return assignment_lease_release(assignment=assignment)
 
 
 @transaction.atomic

@@ -43,6 +43,7 @@ from annotation.models import (
     ScreenState,
     Stage,
 )
+from annotation.services.assignments import assignment_leases_end
 from pipeline.release.decide import REASON_NON_ENGLISH_APP
 
 from .base import StageDefinition, crowd_share, form_flag, form_text, live_q, taken_by_user_q
@@ -162,9 +163,8 @@ class Prefilter(StageDefinition):
             screen.state = ScreenState.QUESTIONS_1
         screen.save(update_fields=["state", "exclusion_reason"])
         # Any other judge still holding this screen (N > 1) is done: their lease ends.
-        Assignment.objects.filter(screen=screen, stage=self.name, status=AssignmentStatus.LEASED).exclude(
-            pk=assignment.pk
-        ).update(status=AssignmentStatus.EXPIRED, updated_at=now)
+        others = Assignment.objects.filter(screen=screen, stage=self.name).exclude(pk=assignment.pk)
+        assignment_leases_end(leases=others, now=now, status=AssignmentStatus.EXPIRED)
 
     def after_submit(self, *, assignment: Assignment) -> None:
         """A judgment of non-English may make the whole app non-English (the project's rule)."""
@@ -276,9 +276,7 @@ def _app_exclude(*, app: App, now: Any) -> dict[str, Any]:
             state=ScreenState.EXCLUDED, exclusion_reason=REASON_NON_ENGLISH, excluded_from=state
         )
     ids = [pk for pk, _ in screens]
-    Assignment.objects.filter(screen_id__in=ids, status=AssignmentStatus.LEASED).update(
-        status=AssignmentStatus.EXPIRED, updated_at=now
-    )
+    assignment_leases_end(leases=Assignment.objects.filter(screen_id__in=ids), now=now, status=AssignmentStatus.EXPIRED)
     dropped = (
         Question.objects.filter(screen_id__in=ids)
         .exclude(state=QuestionState.DROPPED)

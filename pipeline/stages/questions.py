@@ -105,6 +105,34 @@ class QuestionsSubmitSerializer(StrictSerializer):
         return texts
 
 
+class QuestionFlagSerializer(StrictSerializer):
+    question_id = serializers.IntegerField(help_text="a pass-1 question of the screen (``previous_questions``)")
+    reason = serializers.CharField(help_text="the writing rule it breaks: a code of the stage's review reasons")
+
+
+class QuestionsPass2SubmitSerializer(QuestionsSubmitSerializer):
+    flags = QuestionFlagSerializer(
+        many=True,
+        required=False,
+        default=list,
+        help_text="pass-1 questions that break a writing rule, each at most once (feedback to their writer)",
+    )
+
+    def validate_flags(self, flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        previous = self.context.get("flaggable", {})
+        reasons = self.context.get("flag_reasons", {})
+        seen: set[int] = set()
+        for i, flag in enumerate(flags):
+            if flag["question_id"] not in previous:
+                raise serializers.ValidationError({str(i): ["Not a pass-1 question of this screen."]})
+            if flag["question_id"] in seen:
+                raise serializers.ValidationError({str(i): ["This question is already flagged."]})
+            if flag["reason"] not in reasons:
+                raise serializers.ValidationError({str(i): [f"Unknown reason; one of {', '.join(reasons)}."]})
+            seen.add(flag["question_id"])
+        return flags
+
+
 class QuestionsPass1PayloadSerializer(AssignmentPayloadSerializer):
     max_questions = serializers.IntegerField(help_text="the cap of this pass")
 
@@ -164,12 +192,9 @@ class QuestionsPass1(StageDefinition):
     def limits(self, *, project: Project) -> dict[str, int]:
         return {"max_questions": self.cap(project), "text_max": TEXT_MAX}
 
-    def asked_before(self, assignment: Assignment) -> list[str]:
-        """Questions of the screen the submission must not repeat."""
-        return []
-
     def submit_context(self, *, assignment: Assignment) -> dict[str, Any]:
-        return {**super().submit_context(assignment=assignment), "asked": self.asked_before(assignment)}
+        """``asked``: the screen's questions the submission must not repeat (none before pass 1)."""
+        return {**super().submit_context(assignment=assignment), "asked": []}
 
     def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
         screen: Screen = unit
@@ -258,11 +283,17 @@ class QuestionsPass1(StageDefinition):
 
 
 class QuestionsPass2(QuestionsPass1):
+    """Pass 2 also lets its writer flag a pass-1 question with the writing rule it breaks
+    (``flags``): the question stays (answerers still judge it), the flag is recorded on it
+    (``Question.flag_reason``, ``flagged_by``) and counts in the pass-1 writer's quality, unless
+    the flagging submission is rejected in review or withdrawn from a paused writer."""
+
     name = Stage.QUESTIONS_2
     label = "Questions, pass 2"
     short_label = "Q. pass 2"
     screen_state = ScreenState.QUESTIONS_2
     source = QuestionSource.PASS_2
+    submit_serializer = QuestionsPass2SubmitSerializer
     payload_serializer = QuestionsPass2PayloadSerializer
     crowd_weights = (35, 35, 20, 10)
     crowd_skips = False
@@ -280,8 +311,15 @@ class QuestionsPass2(QuestionsPass1):
             return False
         return not user_submitted_exists(stage=Stage.QUESTIONS_1, screen=unit, user=user)
 
-    def asked_before(self, assignment: Assignment) -> list[str]:
-        return [q.text for q in screen_questions(assignment.screen, not_from=assignment)]
+    def submit_context(self, *, assignment: Assignment) -> dict[str, Any]:
+        """The screen's questions (one query): none may be repeated, pass 1's may be flagged."""
+        earlier = screen_questions(assignment.screen, not_from=assignment)
+        return {
+            **StageDefinition.submit_context(self, assignment=assignment),
+            "asked": [q.text for q in earlier],
+            "flaggable": {q.pk: q.text for q in earlier if q.source == QuestionSource.PASS_1},
+            "flag_reasons": self.review_reasons,
+        }
 
     def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
         if Assignment.objects.filter(
@@ -291,10 +329,54 @@ class QuestionsPass2(QuestionsPass1):
             status=AssignmentStatus.SUBMITTED,
         ).exists():
             raise ConflictError("You wrote pass 1 of this screen; pass 2 needs a different writer.")
+        for flag in cleaned.get("flags", []):
+            Question.objects.filter(pk=flag["question_id"], screen=unit, source=QuestionSource.PASS_1).update(
+                flag_reason=flag["reason"], flagged_by=assignment
+            )
         super().apply(assignment=assignment, unit=unit, cleaned=cleaned, now=now)
 
     def finish(self, *, screen: Screen, now: datetime) -> None:
         screen_questions_finalize(screen=screen, now=now)
+
+    # Withdrawn work's flags do not count against the pass-1 writers (the submission keeps them).
+
+    def review_rejected(self, *, reviewed: Assignment, reason: str, now: datetime) -> None:
+        super().review_rejected(reviewed=reviewed, reason=reason, now=now)
+        Question.objects.filter(flagged_by=reviewed).update(flag_reason="", flagged_by=None)
+
+    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
+        withdrawn = super().withdraw(project=project, user=user, requeue=requeue, now=now)
+        Question.objects.filter(screen__project=project, flagged_by__annotator=user).update(
+            flag_reason="", flagged_by=None
+        )
+        return withdrawn
+
+    # The page: one choice per pass-1 question, named ``flag-<question id>`` ("" = no flag).
+
+    def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
+        flags = self.form_state(post=post)["flags"]
+        body = super().form_body(post=post, assignment=assignment)
+        return {**body, "flags": flags}
+
+    def form_state(self, *, post: QueryDict) -> dict[str, Any]:
+        flags = [
+            {"question_id": int(key.removeprefix("flag-")), "reason": reason}
+            for key, reason in post.items()
+            if key.startswith("flag-") and key.removeprefix("flag-").isdigit() and reason
+        ]
+        return {**super().form_state(post=post), "flags": flags}
+
+    def page_context(self, *, payload: dict[str, Any], state: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+        typed = state.get("flags") if isinstance(state.get("flags"), list) else []
+        chosen = {f.get("question_id"): f.get("reason") for f in typed or [] if isinstance(f, dict)}
+        return {
+            **super().page_context(payload=payload, state=state, limits=limits),
+            "flag_questions": [
+                {"id": q["id"], "text": q["text"], "flag": chosen.get(q["id"], "")}
+                for q in payload.get("previous_questions") or []
+            ],
+            "flag_reasons": self.review_reasons,
+        }
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         return {

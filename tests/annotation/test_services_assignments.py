@@ -13,6 +13,7 @@ from annotation.services.assignments import (
     DRAFT_MAX_BYTES,
     assignment_draft_save,
     assignment_expire_leases,
+    assignment_leases_end,
     assignment_release,
     assignment_skip,
 )
@@ -159,3 +160,25 @@ def test_double_lease_detector_finds_an_overlap(project):
     Assignment.objects.filter(pk=second.pk).update(created_at=now - timedelta(minutes=1))
     # then the detector counts it
     assert assignment_double_leases(project=project) == 1
+
+
+def test_leases_end_only_live_ones_keeping_drafts(project):
+    # given A holds one lease with a draft and has submitted another; B holds one
+    a, b = member(project, "a"), member(project, "b")
+    screens(project, 3, state=ScreenState.QUESTIONS_1)
+    done = assignment_next(project=project, user=a, stage="questions-1")
+    Assignment.objects.filter(pk=done.pk).update(status=AssignmentStatus.SUBMITTED, submitted_at=timezone.now())
+    held = assignment_next(project=project, user=a, stage="questions-1")
+    assignment_draft_save(assignment_id=held.pk, user=a, draft={"questions": ["Kept?"]})
+    other = assignment_next(project=project, user=b, stage="questions-1")
+    now = timezone.now()
+    # when every assignment of A's is ended (twice: idempotent)
+    assert assignment_leases_end(leases=Assignment.objects.filter(annotator=a), now=now) == 1
+    assert assignment_leases_end(leases=Assignment.objects.filter(annotator=a), now=now) == 0
+    # then only the live one is released, with its draft; the submitted one and B's are untouched
+    statuses = dict(Assignment.objects.values_list("pk", "status"))
+    assert statuses == {done.pk: "submitted", held.pk: "released", other.pk: "leased"}
+    assert Assignment.objects.get(pk=held.pk).draft == {"questions": ["Kept?"]}
+    assert assignment_leases_end(leases=Assignment.objects.filter(annotator=b), now=now, status="expired") == 1
+    with pytest.raises(ValueError, match="not 'submitted'"):
+        assignment_leases_end(leases=Assignment.objects.all(), now=now, status="submitted")

@@ -140,7 +140,7 @@ def test_questions_two_passes_by_two_writers(demo, new_page):
     page2.goto("/projects/demo/work/")
     page2.click('tr[data-stage="questions-2"] .button')
     page2.wait_for_selector("#ws[data-ready]")
-    assert page2.locator("[data-testid=previous-questions] li").all_inner_texts() == [
+    assert page2.locator("[data-testid=previous-questions] li .q-text").all_inner_texts() == [
         f"What did {name} write?",
         f"At what time is the last message of {name}?",
     ]
@@ -149,9 +149,17 @@ def test_questions_two_passes_by_two_writers(demo, new_page):
     page2.keyboard.type(f"what did {name} write")
     page2.wait_for_selector("[data-testid=hints-0] [data-kind=duplicate]")
     shoot(page2, "questions-pass2")
+    # the second writer flags a pass-1 question with the writing rule it breaks
+    page2.locator("[data-testid=previous-questions] li select").first.select_option("not-natural")
     page2.fill("#q0", "What is the title of this screen?")
     page2.keyboard.press("Control+Enter")
     page2.wait_for_selector(NOTHING)
+    # the first writer reads the flag in My work
+    page.goto("/projects/demo/my-work/")
+    assert page.locator("[data-testid=pass2-flag]").inner_text() == (
+        f"Pass 2 flagged What did {name} write?: Not a natural question a user of the app would ask"
+    )
+    assert Question.objects.get(screen=screen, position=0).flag_reason == "not-natural"
     got = list(
         Question.objects.filter(screen=screen).order_by("position").values_list("text", "source", "author__username")
     )

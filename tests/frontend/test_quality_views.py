@@ -11,10 +11,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import GoldItem, GoldSource, QualityEvent, Standing
+from annotation.models import GoldItem, GoldSource, QualityEvent, Question, Standing
 from tests.conftest import login
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
-from tests.pipeline.quality.report_builders import PREFILTER_WRONG, control, gold, standing, work
+from tests.pipeline.quality.report_builders import PREFILTER_WRONG, answer, control, gold, question, standing, work
 
 pytestmark = pytest.mark.django_db
 
@@ -242,3 +242,22 @@ def test_pages_run_a_fixed_number_of_queries(project, data, lead, client):
             control(project, user, correct=right)
         control(project, data["bob"], correct=False)
     assert [counted(p) for p in pages_] == before
+
+
+def test_annotator_page_lists_the_questions_behind_invalid_questions(project, data, lead, client):
+    # bob wrote three questions: one an answerer judged invalid, one a pass-2 writer flagged, one fine
+    judged = question(project, author=data["bob"])
+    answer(judged, data["annie"], "invalid")
+    flagged = question(project, author=data["bob"])
+    Question.objects.filter(pk=flagged.pk).update(flag_reason="counting")
+    fine = question(project, author=data["bob"])
+    answer(fine, data["annie"], "answered", ("Foo",))
+    login(client, lead)
+    html = client.get(url(project, "quality-annotator", user_id=data["bob"].pk)).content.decode()
+    assert "(2 of 3: 1 judged by answerers, 1 flagged in pass 2)" in html
+    table = re.search(r'data-testid="faulted-questions".*?</table>', html, re.S).group(0)
+    assert re.findall(r'<tr data-question="(\d+)"', table) == [str(flagged.pk), str(judged.pk)]
+    assert "Needs counting" in table
+    # the lead's list counts them too
+    listed = client.get(url(project)).content.decode()
+    assert "(2/3)" in listed

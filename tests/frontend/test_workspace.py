@@ -519,3 +519,26 @@ def test_hints_partial_flags_duplicates_and_rule_breaks(client, project, annotat
     assert b'data-kind="duplicate"' in sibling.content
     clean = client.post(url, {"question": ["What is the name of the trainer?"], "index": "0"})
     assert clean.content.strip() == b""
+
+
+def test_questions_pass_two_flags_a_pass_one_question_on_the_page(client, project, annotator, writer):
+    screen = _screen(project, state=ScreenState.QUESTIONS_1)
+    first = _lease(project, writer, "questions-1")
+    login(client, writer)
+    client.post(_page(first), {"question": ["How many items are there?", "What is the title?"]})
+    client.logout()
+    counting, fine = Question.objects.filter(screen=screen).order_by("position")
+    second = _lease(project, annotator, "questions-2")
+    login(client, annotator)
+    page = client.get(_page(second)).content.decode()
+    assert f'name="flag-{counting.pk}"' in page and f'name="flag-{fine.pk}"' in page
+    assert "Needs counting" in page  # the writing rules are the reasons
+    refused = client.post(_page(second), {f"flag-{counting.pk}": "bad-rule", "question": ["Which tab is open?"]})
+    assert refused.status_code == 400 and "Unknown reason" in refused.content.decode()
+    assert '<option value="bad-rule"' not in refused.content.decode()
+    done = client.post(_page(second), {f"flag-{counting.pk}": "counting", f"flag-{fine.pk}": "", "action": "nothing"})
+    assert done.status_code == 302
+    counting.refresh_from_db()
+    fine.refresh_from_db()
+    assert (counting.flag_reason, counting.flagged_by_id) == ("counting", second.pk)
+    assert (fine.flag_reason, fine.flagged_by_id) == ("", None)

@@ -235,6 +235,7 @@ def test_schema_documents_the_wire_format(project, lead):
     assert variants == {
         "PrefilterSubmitRequest",
         "QuestionsSubmitRequest",
+        "QuestionsPass2SubmitRequest",
         "NotAnswerableSubmitRequest",
         "ReviewSubmitRequest",
         "AnswersSubmitRequest",

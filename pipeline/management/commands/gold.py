@@ -19,11 +19,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
-from django.db.models import Q
 
 from annotation.exceptions import ApplicationError
-from annotation.models import Project, Question, Screen
-from pipeline.quality.gold import gold_item_create, gold_items_with_results, gold_promote, gold_set_active
+from annotation.models import Project
+from pipeline.quality.gold import gold_items_with_results, gold_promote, gold_set_active, gold_unit_create
 
 
 def _load_json(path: Path) -> Any:
@@ -105,24 +104,12 @@ class Command(BaseCommand):
             raise ApplicationError(f"Unknown keys: {', '.join(sorted(unknown))}.")
         if not isinstance(item.get("answer"), dict):
             raise ApplicationError("An object with the stage's submit body.", field="answer")
-        screen = Screen.objects.filter(project=project, rico_id=str(item.get("rico_id", ""))).first()
-        if screen is None:
-            raise ApplicationError("No screen with this rico_id in the project.", field="rico_id")
-        question = None
-        if item.get("question") is not None:
-            question = (
-                Question.objects.filter(screen=screen)
-                .filter(Q(text=item["question"]) | Q(final_text=item["question"]))
-                .order_by("pk")
-                .first()
-            )
-            if question is None:
-                raise ApplicationError("No question with this text on the screen.", field="question")
-        return gold_item_create(
+        question = item.get("question")
+        return gold_unit_create(
             project=project,
             stage=str(item.get("stage", "")),
-            screen=screen,
-            question=question,
+            rico_id=str(item.get("rico_id", "")),
+            question_text=str(question) if question is not None else None,
             answer=item["answer"],
             user=None,
             note=str(item.get("note", "")),

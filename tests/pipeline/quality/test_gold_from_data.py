@@ -10,8 +10,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from annotation.exceptions import NotFoundError
 from annotation.models import Assignment, AssignmentStatus, GoldItem, GoldSource, Purpose, Question
-from pipeline.quality.gold import gold_from_release
+from pipeline.quality.gold import gold_from_release, gold_unit_create
 from tests.pipeline.release.test_imports import HAND_MADE, el, screens, write_release  # noqa: F401
 from tests.pipeline.stages.helpers import answering_question, member
 from tests.pipeline.stages.helpers import screens as make_screens
@@ -161,3 +162,36 @@ def test_gold_command_promotes_an_accepted_submission(project):
     with pytest.raises(CommandError, match="No accepted submission"):
         command("gold", "promote", "999999", "--project", project.slug)
     assert Question.objects.count() == 0
+
+
+def test_one_lookup_names_the_unit_for_the_api_and_the_command(project):
+    """``gold_unit_create``: the screen by rico_id, the question by id (API) or text (command),
+    always on that screen; a miss is a 404 naming the field."""
+    screen, other = make_screens(project, 2)
+    question = answering_question(other, text="What does the first label say?")
+    elsewhere = answering_question(screen, text="What is elsewhere?")
+    body = {"question": question.text, "verdict": "invalid"}
+    by_id = gold_unit_create(
+        project=project, stage="answers", rico_id=other.rico_id, question_id=question.pk, answer=body, user=None
+    )
+    assert (by_id.screen, by_id.question, by_id.source) == (other, question, GoldSource.MANUAL)
+    Question.objects.filter(pk=elsewhere.pk).update(final_text="What is on the other screen?")
+    by_text = gold_unit_create(
+        project=project,
+        stage="answers",
+        rico_id=screen.rico_id,
+        question_text="What is on the other screen?",  # the post-processed text names it too
+        answer={"question": elsewhere.text, "verdict": "invalid"},
+        user=None,
+    )
+    assert by_text.question == elsewhere
+    misses = [
+        ({"rico_id": "nope"}, "rico_id"),
+        ({"rico_id": screen.rico_id, "question_id": question.pk}, "question_id"),  # a question of another screen
+        ({"rico_id": screen.rico_id, "question_text": question.text}, "question"),
+    ]
+    for unit, field in misses:
+        with pytest.raises(NotFoundError) as err:
+            gold_unit_create(project=project, stage="answers", answer=body, user=None, **unit)
+        assert err.value.field == field
+    assert GoldItem.objects.count() == 2

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, Review, ReviewState, Standing, StandingStatus
+from annotation.models import Assignment, Question, Review, ReviewState, ScreenState, Standing, StandingStatus
 from annotation.permissions import member_get
 from pipeline.quality.mine import (
     feedback_by_stage,
@@ -17,7 +17,8 @@ from pipeline.quality.mine import (
     refusal_items,
     standing_views,
 )
-from pipeline.stages import assignment_next, assignment_payload
+from pipeline.quality.report import quality_report
+from pipeline.stages import assignment_next, assignment_payload, assignment_submit
 from tests.pipeline.quality.builders import (
     RIGHT,
     WRONG,
@@ -168,3 +169,27 @@ def test_history_and_figures_are_the_callers_own(project):
     assert (figures.items_done, figures.reviewed, figures.review_acceptance) == (1, 1, 0.0)
     assert [(c.stage, c.submitted) for c in figures.per_stage] == [("prefilter", 1)]
     assert my_work_figures(project=project, user=bob).reviewed == 0
+
+
+def test_a_pass_two_flag_reaches_the_pass_one_writer(project):
+    # given carl wrote two questions in pass 1 and dana, in pass 2, flagged one of them
+    carl, dana = member(project, "carl"), member(project, "dana")
+    screens(project, 1, state=ScreenState.QUESTIONS_1)
+    first = assignment_next(project=project, user=carl, stage="questions-1")
+    assignment_submit(
+        assignment_id=first.pk, user=carl, data={"questions": ["How many photos are there?", "What is the title?"]}
+    )
+    counting = Question.objects.get(text="How many photos are there?")
+    second = assignment_next(project=project, user=dana, stage="questions-2")
+    flags = [{"question_id": counting.pk, "reason": "counting"}]
+    assignment_submit(assignment_id=second.pk, user=dana, data={"questions": [], "flags": flags})
+
+    # then carl's My work shows it in his figures and next to his item
+    figures = my_work_figures(project=project, user=carl)
+    assert (figures.questions_written, figures.questions_flagged_pass2, figures.invalid_rate) == (2, 1, 0.5)
+    [row] = my_work_history(project=project, user=carl)
+    assert row.flags == [{"text": "How many photos are there?", "reason": "counting", "reason_label": "Needs counting"}]
+    # and the lead's report counts it against carl (not against dana, who wrote nothing)
+    rows = {r.username: r for r in quality_report(project=project)}
+    assert (rows["carl"].questions_flagged_pass2, rows["carl"].invalid_rate) == (1, 0.5)
+    assert rows["dana"].questions_written == 0 and my_work_history(project=project, user=dana)[0].flags == []

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from annotation.exceptions import ApplicationError
-from annotation.models import AssignmentStatus, Purpose, QualityEvent, QuestionSource
+from annotation.models import AssignmentStatus, Purpose, QualityEvent, Question, QuestionSource
 from pipeline.quality.report import control_timeline, gold_stats, quality_events, quality_report
 from tests.factories import MembershipFactory, UserFactory
 
@@ -90,6 +90,7 @@ def test_figures_per_annotator(project, crowd):
     assert (bob.submitted, bob.median_seconds) == (1, 4.0)
     # questions carl wrote: 2 of 4 judged invalid or not answerable
     assert (carl.questions_written, carl.questions_flagged, carl.invalid_rate) == (4, 2, 0.5)
+    assert (carl.questions_flagged_pass2, carl.questions_faulted) == (0, 2)
     assert annie.invalid_rate is None
     # agreement: annie and bob with the majority on the validation question only; carl never;
     # the train questions (one answer each) do not count
@@ -97,6 +98,29 @@ def test_figures_per_annotator(project, crowd):
     assert (bob.agreement_agreed, bob.agreement_answers) == (1, 2)
     assert (carl.agreement_agreed, carl.agreement_answers) == (0, 2)
     assert rows["leo"].role == "lead" and rows["leo"].submitted == 0
+
+
+def test_pass_two_flags_count_in_the_writers_invalid_rate(project, crowd):
+    """A pass-2 writer's flag counts against the pass-1 writer; a question judged invalid and
+    also flagged counts once."""
+    carl = crowd["carl"]
+    invalid, answered = Question.objects.filter(author=carl, source=QuestionSource.PASS_1).order_by("pk")
+    Question.objects.filter(pk__in=[invalid.pk, answered.pk]).update(flag_reason="counting")
+    carl_row = by_name(quality_report(project=project))["carl"]
+    assert (carl_row.questions_flagged, carl_row.questions_flagged_pass2, carl_row.questions_faulted) == (2, 2, 3)
+    assert carl_row.invalid_rate == 0.75
+    pass2 = by_name(quality_report(project=project, stage="questions-2"))["carl"]
+    assert (pass2.questions_written, pass2.questions_flagged_pass2, pass2.invalid_rate) == (1, 0, 1.0)
+    assert quality_report(project=project, sort="-invalid")[0].username == "carl"
+
+
+def test_median_of_an_even_count_is_the_mean_of_the_middle_two(project, crowd):
+    # bob: 4 s, then 9 s and 100 s: (4, 9, 100) → 9; with 1 s more: (1, 4, 9, 100) → 6.5
+    for seconds in (9, 100):
+        work(project, crowd["bob"], seconds=seconds)
+    assert by_name(quality_report(project=project))["bob"].median_seconds == 9.0
+    work(project, crowd["bob"], seconds=1)
+    assert by_name(quality_report(project=project))["bob"].median_seconds == 6.5
 
 
 def test_one_stage_only(project, crowd):

@@ -32,7 +32,10 @@ def test_prefilter_reads_checkboxes():
 
 def test_questions_nothing_to_ask_is_explicit():
     assert body("questions-1", question=["A?", " ", "B?"]) == {"questions": ["A?", "B?"]}
-    assert body("questions-2", question=["A?"], action="nothing") == {"questions": []}
+    assert body("questions-2", question=["A?"], action="nothing") == {"questions": [], "flags": []}
+    # pass 2's flags: one choice per pass-1 question ("" = none; a name without an id is not ours)
+    flagged = body("questions-2", question=["A?"], **{"flag-7": "ads", "flag-8": "", "flag-x": "ads"})
+    assert flagged == {"questions": ["A?"], "flags": [{"question_id": 7, "reason": "ads"}]}
     with pytest.raises(ApplicationError, match="Nothing to ask") as err:
         body("questions-1", question=["", " "])
     assert err.value.field == "questions"

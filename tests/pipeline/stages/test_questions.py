@@ -126,3 +126,72 @@ def test_database_refuses_the_same_writer_for_both_passes(project):
         Assignment.objects.create(
             project=project, stage="questions-2", screen=screen, annotator=a, lease_expires_at=screen.imported_at
         )
+
+
+def _pass_one(project):
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    write(project, a, "questions-1", ["How many photos are there?", "What is the title?"])
+    lease = assignment_next(project=project, user=b, stage="questions-2")
+    return b, lease, list(Question.objects.filter(screen=screen).order_by("position"))
+
+
+def test_pass_two_flags_a_pass_one_question_with_a_writing_rule(project):
+    b, lease, (counting, fine) = _pass_one(project)
+    flags = [{"question_id": counting.pk, "reason": "counting"}]
+    assignment_submit(assignment_id=lease.pk, user=b, data={"questions": ["Which tab is open?"], "flags": flags})
+    counting.refresh_from_db()
+    fine.refresh_from_db()
+    assert (counting.flag_reason, counting.flagged_by_id, counting.state) == ("counting", lease.pk, "answering")
+    assert fine.flag_reason == "" and fine.flagged_by is None  # the flag is feedback: the question stays
+
+
+@pytest.mark.parametrize(
+    ("flags", "field", "message"),
+    [
+        (lambda q: [{"question_id": q[0].pk, "reason": "ugly"}], "flags[0]", "Unknown reason"),
+        (lambda q: [{"question_id": 999999, "reason": "counting"}], "flags[0]", "Not a pass-1 question"),
+        (
+            lambda q: [{"question_id": q[1].pk, "reason": "ads"}, {"question_id": q[1].pk, "reason": "counting"}],
+            "flags[1]",
+            "already flagged",
+        ),
+        (lambda q: [{"question_id": q[0].pk}], "flags[0].reason", "required"),
+        (lambda q: [{"question_id": q[0].pk, "reason": "ads", "why": "x"}], "flags[0].why", "Unknown field"),
+    ],
+)
+def test_pass_two_flag_validation(project, flags, field, message):
+    b, lease, questions = _pass_one(project)
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=b, data={"questions": [], "flags": flags(questions)})
+    assert err.value.field == field and message in err.value.message
+    assert not Question.objects.exclude(flag_reason="").exists()
+
+
+def test_pass_one_has_no_flags(project):
+    a = member(project, "a")
+    screens(project, 1, state=ScreenState.QUESTIONS_1)
+    lease = assignment_next(project=project, user=a, stage="questions-1")
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data={"questions": [], "flags": []})
+    assert err.value.field == "flags"
+
+
+@pytest.mark.parametrize("how", ["review", "pause"])
+def test_withdrawn_pass_two_work_takes_its_flags_back(project, how):
+    from django.utils import timezone
+
+    from pipeline.stages import stage_get
+
+    b, lease, (counting, _fine) = _pass_one(project)
+    flags = [{"question_id": counting.pk, "reason": "counting"}]
+    assignment_submit(assignment_id=lease.pk, user=b, data={"questions": [], "flags": flags})
+    stage = stage_get("questions-2")
+    if how == "review":
+        stage.review_rejected(reviewed=lease, reason="not-natural", now=timezone.now())
+    else:
+        stage.withdraw(project=project, user=b, requeue=True, now=timezone.now())
+    counting.refresh_from_db()
+    assert (counting.flag_reason, counting.flagged_by) == ("", None)
+    lease.refresh_from_db()
+    assert lease.submission["flags"] == flags  # the submission still says what was flagged
