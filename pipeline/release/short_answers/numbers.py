@@ -587,21 +587,41 @@ def _unit_variants(
 
 
 def nothing_forms(noun: str) -> Iterator[str]:
-    """A count of nothing: "0", "zero", "none", "no <noun>", "zero <noun>", "0 <noun>"."""
-    yield from ("0", "zero", "none")
+    """A count of nothing: "0", "zero", "none", "no", "no <noun>" (plural and singular), "zero <noun>",
+    "0 <noun>". The bare "no" is how the release answers "Are there any ...?" with nothing."""
+    yield from ("0", "zero", "none", "no")
     if noun:
-        many = plural(singular(noun)) if noun.isalpha() else noun
-        yield from (f"no {many}", f"zero {many}", f"0 {many}")
+        many = with_count(Decimal(2), noun) if noun.replace(" ", "").isalpha() else noun
+        one = with_count(Decimal(1), noun) if noun.replace(" ", "").isalpha() else noun
+        yield from (f"no {many}", f"no {one}", f"zero {many}", f"0 {many}")
+
+
+# "no tracks playing", "empty list": the longest text still read as "there are none".
+_NOTHING_MAX_WORDS = 5
 
 
 def nothing_variants(text: str, counted: str | None) -> list[str]:
-    """ "no points", "none", "zero likes" -> the other ways to say there are none."""
+    """ "no points", "none", "zero likes", "empty", "no records found" -> the other ways to say there
+    are none ("no", "none", "0", "no record", "no <counted noun>")."""
     words = text.strip().rstrip(".").split()
-    if not words or words[0].lower() not in ("no", "none", "zero", "nothing"):
+    if not words or len(words) > _NOTHING_MAX_WORDS:
         return []
-    if words[0].lower() in ("none", "nothing") and len(words) > 1:
+    first = words[0].lower()
+    if first not in ("no", "none", "zero", "nothing", "empty") or (first == "no" and len(words) > 1 and words[1] == "one"):
         return []
-    noun = " ".join(words[1:3]) if len(words) > 1 else (counted or "")
-    if len(words) > 3:
+    if first in ("none", "nothing", "empty") and len(words) > 1 and not (first == "empty" and len(words) == 2):
         return []
-    return [v for v in nothing_forms(noun) if v.lower() != text.strip().lower()]
+    out: list[str] = []
+    if first in ("no", "zero") and len(words) > 1:
+        noun = words[1]
+        if noun.isalpha() and noun.islower() or noun.istitle():
+            # "no ratings yet" <-> "no rating yet": the counted noun in both numbers
+            for swapped in (with_count(Decimal(2), noun), with_count(Decimal(1), noun)):
+                out.append(" ".join([words[0], swapped, *words[2:]]))
+        out += nothing_forms(" ".join(words[1:3]) if len(words) <= 3 else "")
+    else:
+        out += nothing_forms("")
+    if counted:
+        out += nothing_forms(counted)
+    lowered = text.strip().lower()
+    return [v for v in dict.fromkeys(out) if v.lower() != lowered]

@@ -76,7 +76,8 @@ _STOP_WORDS = (
 )
 _STOP = frozenset(_STOP_WORDS.split())
 _COUNTED = re.compile(
-    r"\b(?:how many|(?:total )?number of|count of|total count of|amount of)\s+(?P<rest>.+)", re.IGNORECASE
+    r"\b(?:how many|(?:total )?number of|count of|total count of|amount of|(?:is|are) there any)\s+(?P<rest>.+)",
+    re.IGNORECASE,
 )
 # "Which tab is selected?", "What option has been chosen?" -> tab, option.
 _WHICH_NOUN = re.compile(
@@ -89,6 +90,15 @@ _THE_NOUN = re.compile(
     r"^(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the|this|that)\s+(?:(?!of\b)[a-z-]+\s+){0,2}?(?P<noun>[a-z]+)\s*\??$",
     re.IGNORECASE,
 )
+# "What is the version of the app?", "What is the selected option in "Love Stickers"?" -> version,
+# option; "What is the name of the application?" -> application (see ``head_noun``).
+_NOUN_OF = re.compile(
+    r"^(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+the\s+(?:(?!of\b)[a-z-]+\s+){0,2}?(?P<noun>[a-z]+)\s+"
+    r"(?:of|in|for|on|under|from)\s+(?:the\s+|this\s+|that\s+)?(?P<owner>[a-z]+\b)?",
+    re.IGNORECASE,
+)
+# The release says "app" and "application" for one another.
+_SYNONYMS = {"app": "application", "application": "app", "apps": "applications", "applications": "apps"}
 # Nouns that name an attribute, not a kind of thing: "17 dollars" is an answer, "17 price" is not.
 _ATTRIBUTE_NOUNS = frozenset(
     [
@@ -177,7 +187,8 @@ def _dedupe(items: Iterable[str]) -> list[str]:
 
 
 def _question_words(question: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(question)}
+    words = {w.lower() for w in _WORD.findall(question)}
+    return words | {_SYNONYMS[w] for w in words if w in _SYNONYMS}
 
 
 def _copied(word: str, asked: set[str]) -> bool:
@@ -286,10 +297,12 @@ def head_noun(question: str) -> str | None:
     """The kind of thing a "Which tab is selected?" / "What is the version?" question asks for
     (attribute nouns such as "name" or "price" included: the callers choose)."""
     text = question.strip()
-    for pattern in (_WHICH_NOUN, _THE_NOUN):
+    for pattern in (_WHICH_NOUN, _THE_NOUN, _NOUN_OF):
         match = pattern.match(text)
         if match is not None:
             noun = match["noun"].lower()
+            if pattern is _NOUN_OF and noun in ("name", "title") and match["owner"]:
+                noun = match["owner"].lower()  # "the name of the application" -> application
             if noun not in _STOP and len(noun) > 1:
                 return singular(noun)
     return None
@@ -385,7 +398,11 @@ def _noun_variants(text: str, ctx: _Context) -> list[str]:
     bare = text.strip(_QUOTES)
     if not bare or parse_number(bare) is not None or split_list(bare) is not None:
         return []
-    return [f'"{bare}" {ctx.noun}', f"{bare} {ctx.noun}", f'the {ctx.noun} "{bare}"']
+    out = [f'"{bare}" {ctx.noun}', f"{bare} {ctx.noun}", f'the {ctx.noun} "{bare}"']
+    other = _SYNONYMS.get(ctx.noun)
+    if other is not None:
+        out += [f'"{bare}" {other}', f"{bare} {other}"]
+    return out
 
 
 def _datetime_variants(text: str, ctx: _Context) -> list[str]:
