@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from pipeline.release.short_answers.dates import (
     DURATION_CUES,
@@ -79,24 +80,21 @@ _COUNTED = re.compile(
     r"\b(?:how many|(?:total )?number of|count of|total count of|amount of|(?:is|are) there any)\s+(?P<rest>.+)",
     re.IGNORECASE,
 )
-# "Which tab is selected?", "What option has been chosen?" -> tab, option.
-_WHICH_NOUN = re.compile(
-    r"^(?:\w+\s+)?(?:which|what)\s+(?:\w+\s+){0,2}?(?P<noun>[a-z]+)\s+"
-    r"(?:is|are|was|were|has|have|had|does|do|did|can|will|should|am)\b",
+# "Which tab is selected?", "10 minutes is for which option?", "What version of X is used?" -> tab,
+# option, version.
+_WHICH_NOUN = re.compile(r"\bwhich\s+(?P<noun>[a-z]+)\b", re.IGNORECASE)
+_WHAT_NOUN = re.compile(
+    r"^(?:\w+\s+)?what\s+(?P<noun>[a-z]+)\s+(?:of|is|are|was|were|has|have|had|does|do|did|can|will|should|am)\b",
     re.IGNORECASE,
 )
-# "What is the selected tab?", "What is the version?" -> tab, version.
-_THE_NOUN = re.compile(
-    r"^(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+(?:the|this|that)\s+(?:(?!of\b)[a-z-]+\s+){0,2}?(?P<noun>[a-z]+)\s*\??$",
+# "What is the selected tab?", "What is the option selected?", "What is the version of the app?" -> the
+# noun phrase after "the", up to a preposition or the end (see ``head_noun``).
+_THE_PHRASE = re.compile(
+    r"^(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the|this|that)\s+(?P<phrase>[a-z -]+?)"
+    r"(?:\s+(?P<prep>of|in|for|on|under|from|at)\s+(?:the\s+|this\s+|that\s+)?(?P<owner>[a-z]+\b)?.*)?\s*\??$",
     re.IGNORECASE,
 )
-# "What is the version of the app?", "What is the selected option in "Love Stickers"?" -> version,
-# option; "What is the name of the application?" -> application (see ``head_noun``).
-_NOUN_OF = re.compile(
-    r"^(?:what|which)(?:'s|\s+is|\s+are|\s+was)\s+the\s+(?:(?!of\b)[a-z-]+\s+){0,2}?(?P<noun>[a-z]+)\s+"
-    r"(?:of|in|for|on|under|from)\s+(?:the\s+|this\s+|that\s+)?(?P<owner>[a-z]+\b)?",
-    re.IGNORECASE,
-)
+_PARTICIPLES = frozenset(["shown", "chosen", "given", "seen", "written", "set", "turned", "on", "off"])
 # The release says "app" and "application" for one another.
 _SYNONYMS = {"app": "application", "application": "app", "apps": "applications", "applications": "apps"}
 # Nouns that name an attribute, not a kind of thing: "17 dollars" is an answer, "17 price" is not.
@@ -166,6 +164,8 @@ _MONEY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _PERCENT_QUESTION = re.compile(r"\b(?:percent|percentage)\b|%", re.IGNORECASE)
+# A preposition leading the answer that the release also leaves out ("by Todd Richards", "via Facebook").
+_LEADING_PREPOSITION = re.compile(r"^(?:by|via|through|from|for|in|to|with|at)\s+(?=\S)", re.IGNORECASE)
 _DATETIME_SPLIT = re.compile(r"\s*,?\s+at\s+|\s*,?\s+on\s+|\s*,\s*|\s+")
 
 
@@ -297,14 +297,24 @@ def head_noun(question: str) -> str | None:
     """The kind of thing a "Which tab is selected?" / "What is the version?" question asks for
     (attribute nouns such as "name" or "price" included: the callers choose)."""
     text = question.strip()
-    for pattern in (_WHICH_NOUN, _THE_NOUN, _NOUN_OF):
-        match = pattern.match(text)
+    nouns: list[str] = []
+    for pattern in (_WHICH_NOUN, _WHAT_NOUN):
+        match = pattern.search(text) if pattern is _WHICH_NOUN else pattern.match(text)
         if match is not None:
-            noun = match["noun"].lower()
-            if pattern is _NOUN_OF and noun in ("name", "title") and match["owner"]:
+            nouns.append(match["noun"].lower())
+    match = _THE_PHRASE.match(text)
+    if match is not None:
+        words = match["phrase"].lower().split()
+        while len(words) > 1 and (words[-1].endswith("ed") or words[-1] in _PARTICIPLES):
+            words.pop()  # "the option selected" -> option
+        if words:
+            noun = words[-1]
+            if noun in ("name", "title") and match["owner"]:
                 noun = match["owner"].lower()  # "the name of the application" -> application
-            if noun not in _STOP and len(noun) > 1:
-                return singular(noun)
+            nouns.append(noun)
+    for noun in nouns:
+        if noun not in _STOP and noun not in ("one", "of") and len(noun) > 1 and noun.isalpha():
+            return singular(noun)
     return None
 
 
@@ -361,13 +371,18 @@ def _ordinal_variants(text: str, ctx: _Context) -> list[str]:
         return []
     n = parse_ordinal(words[0])
     noun = " ".join(words[1:]) or ctx.numbering or ""
+    if n is None and len(words) == 2 and words[0].isalpha() and words[1].isdigit() and 0 < int(words[1]) <= 100:
+        # "page 1" -> "first page", "the first page", "1st page", "page one"
+        noun, n = words[0], int(words[1])
+        first, spelled = ordinal_forms(n)
+        return [f"{spelled} {noun}", f"the {spelled} {noun}", f"{first} {noun}", f"{noun} {int_to_words(n)}"]
     if n is None:
         if len(words) != 1 or not ctx.numbering:
             return []
         value = words[0]
         number = words_to_int(value)
         if re.fullmatch(r"\d+(?:\.\d+)*", value):
-            forms = [f"{ctx.numbering} {value}", f"{ctx.numbering.capitalize()} {value}"]
+            forms = [f"{ctx.numbering} {value}", f"{ctx.numbering.capitalize()} {value}", f"{value} {ctx.numbering}"]
             if value.isdigit() and int(value) <= 100 and ctx.numbering not in _NUMBERING_NOUNS:
                 first, spelled = ordinal_forms(int(value))
                 forms += [first, spelled, f"the {first} {ctx.numbering}", f"{ctx.numbering} {int_to_words(int(value))}"]
@@ -465,12 +480,36 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
         out += _datetime_variants(text, ctx) or _range_variants(text, ctx)
     if not out:
         listed = split_list(text)
-        if listed is not None and (listed[1] or '"' in text or len(listed[0]) > 2 or _plural_question(ctx.question)):
+        if listed is not None and (
+            listed[1] or '"' in text or len(listed[0]) > 2 or _plural_question(ctx.question) or _two_names(listed[0])
+        ):
             out += list_variants(*listed)
         else:
             out += _noun_variants(text, ctx)
     out += _decorations(text)
     return out
+
+
+def _two_names(items: list[str]) -> bool:
+    """ "Play Store, Browser", "Napoli, Barcelona": two items that are not a place and its region
+    ("San Francisco, CA", "Paris, France") nor a value with its detail."""
+    if len(items) != 2 or any(re.search(r"\d", i) for i in items):
+        return False
+    second = items[1]
+    return not (re.fullmatch(r"[A-Z]{2,3}", second) or _place(second))
+
+
+def _place(text: str) -> bool:
+    """A country or territory name from babel's CLDR list ("France"), so "Paris, France" stays a place."""
+    return text.strip().lower() in _place_names()
+
+
+@cache
+def _place_names() -> frozenset[str]:
+    from babel import Locale
+
+    names = {n.lower() for n in Locale("en").territories.values()}
+    return frozenset(names)
 
 
 def _plural_question(question: str) -> bool:
@@ -512,6 +551,9 @@ def short_answers_from_rules(
     )
     candidates = [primary, raw]
     texts = [primary, raw]
+    unled = _LEADING_PREPOSITION.sub("", primary)
+    if unled != primary and unled.strip():
+        texts.append(unled)  # "via Facebook" -> "Facebook", "for 30 days" -> "30 days" (and its variants)
     if _is_value(trimmed) or _value_family(trimmed, ctx) or _names_something(raw, trimmed):
         texts.append(trimmed)  # "English language" -> "English"; never a cut phrase ("the sacral")
     for text in dict.fromkeys(texts):

@@ -267,6 +267,32 @@ def test_question_noun_after_of_and_app_synonyms():
     assert '"Fast Messenger" app' in rules("Which application will receive it?", ['"Fast Messenger" application'])
 
 
+def test_the_question_noun_wherever_the_question_names_it():
+    assert '"Screen Timeout" option' in rules("10 minutes is for which option?", ["Screen Timeout"])
+    assert '"route" option' in rules("What is the option selected?", ["route"])
+    assert "version 4.2.12" in rules('What version of "Rain Alarm" is being used?', ["4.2.12"])
+    # the release writes a version number both ways round
+    assert "2.1.2 version" in rules("What is the version?", ["2.1.2"])
+
+
+def test_a_leading_preposition_is_optional():
+    assert "Facebook" in rules("How can we connect?", ["via Facebook"])
+    assert "Travers Mackel" in rules("By whom is the article written?", ["By Travers Mackel"])
+    # the rest gets its own variants: "for 30 days" -> "30 days" -> "30"
+    assert {"30 days", "30"} <= set(rules("How many days is shipping free?", ["for 30 days"]))
+
+
+def test_a_numbered_thing_as_an_ordinal():
+    assert {"first page", "the first page", "1st page", "page one"} <= set(rules("On which page am I?", ["page 1"]))
+
+
+def test_two_names_with_a_comma_are_a_list_but_a_place_is_not():
+    assert "Play Store and Browser" in rules("Which application can I use?", ["Play Store, Browser"])
+    assert "Napoli and Barcelona" in rules("What is the name of the team at the top?", ["Napoli, Barcelona"])
+    assert "San Francisco and CA" not in rules("What is the location?", ["San Francisco, CA"])
+    assert "Paris and France" not in rules("What is the location?", ["Paris, France"])
+
+
 def test_plausible_sizes():
     # no junk explosion: a date, an amount and a plain name stay within bounds
     assert len(rules("What is the date?", ["Sat, 22 April 2017"])) <= MAX_ANSWERS
