@@ -101,16 +101,42 @@ def date_variants(text: str) -> list[str]:
         ]
         if d < 10:
             out += [f"{month} {d:02d}, {y}", f"{mon} {d:02d}, {y}"]
+        wd = weekday[:3]
+        # the weekday the release adds or abbreviates, the date picker's "2017 Mon, Feb 13" header, and
+        # day-first numeric dates ("27/05/2016", "29.12.2016")
+        out += [
+            f"{y} {wd}, {mon} {d}",
+            f"{wd}, {d} {mon} {y}",
+            f"{weekday}, {d} {mon} {y}",
+            f"{weekday}, {mon} {d}, {y}",
+            f"{wd}, {month} {d}, {y}",
+            f"{weekday}, {month} {d}",
+            f"{d} {month}",
+            f"{d:02d} {mon} {y}",
+            f"{d}/{value.month}/{y}",
+            f"{d:02d}/{value.month:02d}/{y}",
+            f"{d:02d}.{value.month:02d}.{y}",
+        ]
         if has_weekday:
-            out += [f"{weekday}, {month} {d}", f"{weekday}, {month} {dth}", weekday]
+            out += [f"{weekday}, {month} {dth}", weekday, f"{month} {d}, {y}, {weekday}"]
     else:
         out += [f"{month} {d}", f"{month} {dth}", f"{d} {month}", f"{mon} {d}", f"{dth} {month}", f"{dth} of {month}"]
         if has_weekday:
             said = next((w for w in _WEEKDAYS if re.search(rf"\b{w[:3]}", text, re.IGNORECASE)), None)
             if said is not None:
                 weekday = said
-                out += [f"{weekday}, {month} {d}", f"{weekday}, {month} {dth}", f"{weekday[:3]}, {mon} {d}", weekday]
-        out += [f"{value.month}/{d}"]
+                out += [
+                    f"{weekday}, {month} {d}",
+                    f"{weekday}, {month} {dth}",
+                    f"{weekday[:3]}, {mon} {d}",
+                    weekday,
+                    f"{month} {d}, {weekday}",
+                    f"{month} {dth}, {weekday}",
+                    f"{weekday}, {d} {month}",
+                    f"{d} {month}, {weekday}",
+                    f"{weekday[:3]}, {d} {mon}",
+                ]
+        out += [f"{value.month}/{d}", f"{d:02d} {month}", f"{d:02d} {mon}", f"{mon} {dth}", f"{month} {d:02d}"]
     return out
 
 

@@ -461,7 +461,9 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
     for state in _STATES:
         if lowered in (w.lower() for w in state):
             out += list(state)
-    out += date_variants(text) or weekday_variants(text)
+    version = re.fullmatch(r"v?\d+(?:\.\d+)+", text.strip()) and re.search(r"\bversion", ctx.question, re.I)
+    if not version:  # "4.2.12" for a version question is no date
+        out += date_variants(text) or weekday_variants(text)
     out += time_variants(text, duration_context=ctx.duration)
     out += duration_variants(text, duration_context=ctx.duration)
     out += phone_variants(text)

@@ -203,6 +203,16 @@ def test_date_with_weekday_short_year_and_without_year():
     assert rules("What is the code?", ["13/45/2017"]) == ["13/45/2017"]
 
 
+def test_date_with_the_weekday_added_or_abbreviated_and_day_first():
+    answers = rules("What is the departure date?", ["22 April 2017"])
+    assert {"Sat, 22 Apr 2017", "Saturday, April 22", "22 April", "2017 Sat, Apr 22", "22/4/2017"} <= set(answers)
+    assert {"22.04.2017", "Saturday, Apr 22, 2017"} <= set(answers)
+    answers = rules("What is the date?", ["Tue, 06 December"])
+    assert {"December 6, Tuesday", "December 6th, Tuesday", "Tuesday, 6 December"} <= set(answers)
+    # a version number is no date
+    assert not any("2012" in a for a in rules("What is the version?", ["4.2.12"]))
+
+
 def test_date_split_over_elements():
     answers = rules("When?", ["Oct.", "15", "2024"], "It is on Oct. 15 2024.")
     assert answers[0] == "Oct. 15 2024"
