@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cache
 
 from pipeline.release.short_answers.dates import (
@@ -33,6 +34,7 @@ from pipeline.release.short_answers.numbers import (
     free_variants,
     int_to_words,
     nothing_variants,
+    number_words,
     ordinal_forms,
     parse_number,
     parse_ordinal,
@@ -162,6 +164,18 @@ _NUMBERING_NOUNS = frozenset(["year", "version", "number", "code", "id"])
 _MONEY_QUESTION = re.compile(
     r"\b(?:price|prices|cost|costs|fee|fees|pay|paid|balance|dollars?|usd|spent|spend|bid|budget|earn|earned|fare)\b",
     re.IGNORECASE,
+)
+_RATING_QUESTION = re.compile(r"\brat(?:ing|ed)\b|\bstars?\b", re.IGNORECASE)
+# Words the release repeats after a value when the question says them ("13 days left", "5 years old"),
+# or after a length of time or distance when the question asks for one ("29 seconds long", "4 miles away").
+_SUFFIXES = (
+    ("ago", re.compile(r"\bago\b", re.IGNORECASE)),
+    ("left", re.compile(r"\bleft\b", re.IGNORECASE)),
+    ("remaining", re.compile(r"\bremaining\b", re.IGNORECASE)),
+    ("old", re.compile(r"\bold\b", re.IGNORECASE)),
+    ("off", re.compile(r"\b(?:off|discount)\b", re.IGNORECASE)),
+    ("away", re.compile(r"\b(?:away|how far|distance)\b", re.IGNORECASE)),
+    ("long", re.compile(r"\b(?:long|duration|length)\b", re.IGNORECASE)),
 )
 _PERCENT_QUESTION = re.compile(r"\b(?:percent|percentage)\b|%", re.IGNORECASE)
 # A preposition leading the answer that the release also leaves out ("by Todd Richards", "via Facebook").
@@ -327,7 +341,7 @@ class _Context:
     duration: bool
     money: bool
     percent: bool
-    ago: bool
+    suffix: str | None  # a word of the question the release repeats after the value ("left", "ago")
 
 
 def _range_variants(text: str, ctx: _Context) -> list[str]:
@@ -470,7 +484,12 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
     quantities = quantity_variants(text, counted=ctx.counted)
     bare = _VALUE.match(text.strip()) and text.strip()[:1].isdigit() and not text.strip().endswith("%")
     if bare and _AGE_QUESTION.search(ctx.question):
-        quantities += [f"{text.strip()} years old", f"{text.strip()} years", f"{text.strip()}-year-old"]
+        value = text.strip()
+        quantities += [f"{value} years old", f"{value} years", f"{value}-year-old"]
+        if value.isdigit():
+            quantities += [f"{w} years old" for w in number_words(Decimal(value))[::2]]
+    if _RATING_QUESTION.search(ctx.question):
+        quantities += _rating_variants(text)
     if bare and ctx.percent:
         quantities += quantity_variants(f"{text.strip()}%")
     elif bare and ctx.money:
@@ -489,6 +508,19 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
         else:
             out += _noun_variants(text, ctx)
     out += _decorations(text)
+    return out
+
+
+def _rating_variants(text: str) -> list[str]:
+    """A rating: "4.1" <-> "4.1 stars" <-> "4.1 out of 5" <-> "4.1 out of 5 stars" <-> "4.1-star" <-> "4.1 star"."""
+    match = re.fullmatch(r"(?P<n>\d(?:\.\d+)?)(?:\s*(?:stars?|out of 5(?: stars)?|/5))?", text.strip(), re.IGNORECASE)
+    if match is None:
+        return []
+    n = match["n"]
+    stars = "star" if n == "1" else "stars"
+    out = [f"{n} {stars}", f"{n} out of 5", f"{n} out of 5 {stars}", f"{n}-star", f"{n} star", n]
+    if "." not in n:
+        out.append(f"{n}.0 {stars}")
     return out
 
 
@@ -549,7 +581,7 @@ def short_answers_from_rules(
         duration=bool(DURATION_CUES.search(question)),
         money=bool(_MONEY_QUESTION.search(question)),
         percent=bool(_PERCENT_QUESTION.search(question)),
-        ago=bool(re.search(r"\bago\b", question, re.IGNORECASE)),
+        suffix=next((word for word, cue in _SUFFIXES if cue.search(question)), None),
     )
     candidates = [primary, raw]
     texts = [primary, raw]
@@ -560,8 +592,9 @@ def short_answers_from_rules(
         texts.append(trimmed)  # "English language" -> "English"; never a cut phrase ("the sacral")
     for text in dict.fromkeys(texts):
         variants = [text, *value_variants(text, ctx)]
-        if ctx.ago and not text.lower().endswith("ago"):
-            variants += [f"{v} ago" for v in [text, *variants][:6] if re.search(r"[a-z]$", v, re.IGNORECASE)]
+        if ctx.suffix and not text.lower().endswith(ctx.suffix) and re.search(r"\d|%", text):
+            suffixed = [v for v in [text, *variants][:6] if re.search(r"[a-z%]$", v, re.IGNORECASE)]
+            variants += [f"{v} {ctx.suffix}" for v in suffixed]
         candidates += variants
     candidates += joined[1:]
     return _dedupe(candidates)[:MAX_ANSWERS]

@@ -303,6 +303,22 @@ def test_two_names_with_a_comma_are_a_list_but_a_place_is_not():
     assert "Paris and France" not in rules("What is the location?", ["Paris, France"])
 
 
+def test_ratings():
+    assert {"4.1 stars", "4.1 out of 5", "4.1 out of 5 stars"} <= set(rules("What is the rating of Hotel Kabuki?", ["4.1"]))
+    assert {"4 out of 5 stars", "4.0 stars", "4-star"} <= set(rules("What is the rating?", ["4 stars"]))
+    assert "4 stars" not in rules("How many reviews are there?", ["4"])
+
+
+def test_ages_in_words_and_the_questions_trailing_word():
+    assert "twenty-nine years old" in rules("What is the age of L. Messi?", ["29"])
+    assert "13 days left" in rules("How many days are left?", ["13 days"])
+    assert "29 seconds long" in rules("What is the duration of the video?", ["29 seconds"])
+    assert "4.0 miles away" in rules("How far is Beth?", ["4.0 miles"])
+    assert "70% off" in rules("What is the discount for glasses?", ["70 percent"])
+    # not after a name: the suffix follows values only
+    assert "Facebook left" not in rules("Which app is on the left?", ["Facebook"])
+
+
 def test_plausible_sizes():
     # no junk explosion: a date, an amount and a plain name stay within bounds
     assert len(rules("What is the date?", ["Sat, 22 April 2017"])) <= MAX_ANSWERS
