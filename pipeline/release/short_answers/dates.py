@@ -307,7 +307,7 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
         out.append(" ".join(f"{v}{_SHORT[u][2]}" for u, v in present))
         if len(present) == 1:
             unit, value = present[0]
-            out.append(f"{value} {_SHORT[unit][0]}")
+            out += [f"{value} {_SHORT[unit][0]}", f"{value}{_SHORT[unit][0]}", f"{value}{_SHORT[unit][1]}"]
     h, m, sec = parts.get("hours", 0), parts.get("minutes", 0), parts.get("seconds", 0)
     if clock_only and (was_clock or duration_context):
         if "seconds" in parts:

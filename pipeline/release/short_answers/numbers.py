@@ -169,6 +169,8 @@ def number_words(value: Decimal) -> list[str]:
         forms = [int_to_words(n), int_to_words(n, andword="")]
         # SQuAD's normalisation deletes the hyphen: "thirty-nine" reads "thirtynine", not "thirty nine".
         forms += [f.replace("-", " ") for f in forms]
+        if n in (100, 1000):
+            forms.append(forms[0].replace("one ", "a "))  # "a hundred", "a thousand"
         return list(dict.fromkeys(forms))
     plain = _plain(value)
     return [str(_INFLECT.number_to_words(plain, comma=""))]
@@ -325,6 +327,8 @@ def _units() -> Any:
 # Time units are handled as durations (dates.py); single letters are too ambiguous in free text.
 _UNIT_SKIP = frozenset(
     ["s", "m", "h", "d", "in", "g", "t", "am", "pm", "min", "sec", "hr", "day", "days", "week", "year"]
+    # pint's typographic point is never a screen's "points" (of a game, a loyalty card)
+    + ["point", "points"]
 )
 
 
@@ -345,6 +349,9 @@ def unit_forms(unit: str, value: Decimal) -> list[str]:
         return []  # time units are durations (dates.py)
     name = str(parsed).replace("_", " ")
     symbol = f"{parsed:~}".replace(" ", "")
+    known = {name.lower(), symbol.lower()}
+    if len(stripped) > 3 and stripped.isalpha() and not {stripped.lower(), singular(stripped.lower())} & known:
+        return []  # a word pint read as a prefixed unit ("units" -> micro-"nits"), not the unit's name
     if "/" in symbol and "per" not in stripped:
         return []
     named = with_count(value, name.replace(" ", "_")).replace("_", " ") if " per " not in name else name
@@ -446,7 +453,9 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
     postfix = _or_more(said.lower())
     if postfix:
         out += [f"{c} {postfix}" for c in core[:2]]
-    return out
+    # the release also leaves the comparator out ("at least 7 points" -> "7 points", "7")
+    bare = [c for c in core if re.fullmatch(DIGITS, c)][:1]
+    return out + core[:2] + bare
 
 
 def free_variants(text: str) -> list[str]:
@@ -507,6 +516,7 @@ def _quantity_core(text: str, *, counted: str | None) -> list[str]:
     if after == "%" or unit.lower() in ("percent", "per cent", "%"):
         numbers = digits + words_forms
         out = [f"{n}%" for n in digits] + [f"{n} percent" for n in numbers] + digits + [f"{n} %" for n in digits[:1]]
+        out += [f"{n} per cent" for n in digits[:1]]
         return out
     if before or after:
         return []
@@ -567,8 +577,8 @@ def _unit_variants(
         for u in units:
             sep = "" if u.startswith("°") and not u.startswith("° ") else " "
             out += [f"{n}{sep}{u}".replace("  ", " ") for n in (numbers[:1] if u.startswith("°") else numbers[:2])]
-            if len(u) <= 3 and u.isalpha() and u != unit:
-                out.append(f"{digits[0]}{u}")  # "102 kilograms" -> "102kg" style symbols stick
+            if len(u) <= 3 and u.isalpha():
+                out.append(f"{digits[0]}{u}")  # "102 kilograms" -> "102kg", "0.00 km" -> "0.00km": symbols stick
         out += [f"{w} {u}" for w in words_forms[:1] for u in units[:2] if not u.startswith("°")]
         out += numbers
         own = counted is not None and singular(first.lower()) == singular(counted.split()[-1])
@@ -580,6 +590,8 @@ def _unit_variants(
         if counted:
             noun = with_count(value, counted)
             out += [f"{n} {noun}" for n in numbers[:2]] + [f"{w} {noun}" for w in words_forms[:1]]
+            if " " in counted:  # "How many nearby schools" -> "22 schools" too
+                out.append(f"{digits[0]} {with_count(value, counted.split()[-1])}")
     if value == 0:
         noun = counted or (unit if unit and unit.isalpha() else "")
         out += list(nothing_forms(noun))

@@ -64,9 +64,10 @@ _EDGE_PUNCT = " \t\n:;,-–—|/()[]"
 _QUOTES = "\"'“”‘’«»"
 _ARTICLES = frozenset({"the", "a", "an"})
 _ARTICLE_PREFIX = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_MARKS = re.compile(r"[®™©℠]")
 _WRAPPERS = {"(": ")", "[": "]", "|": "|", "{": "}"}
 _QUOTED = re.compile(r'^"[^"]+"$')
-_VALUE = re.compile(rf"^[$€£₹¥]?\s?(?:{DIGITS})%?$")
+_VALUE = re.compile(rf"^[$€£₹¥]?\s?(?:{DIGITS}|\d+(?:\.\d+){{2,}})%?$")  # a version number "3.7.0.1" too
 # A checkbox or switch: the release writes its state with any of these (first ones most often).
 _STATES = (
     ("on", "enabled", "checked", "selected", "active", "ON"),
@@ -93,7 +94,7 @@ _WHAT_NOUN = re.compile(
 # noun phrase after "the", up to a preposition or the end (see ``head_noun``).
 _THE_PHRASE = re.compile(
     r"^(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were)\s+(?:the|this|that)\s+(?P<phrase>[a-z -]+?)"
-    r"(?:\s+(?P<prep>of|in|for|on|under|from|at)\s+(?:the\s+|this\s+|that\s+)?(?P<owner>[a-z]+\b)?.*)?\s*\??$",
+    r"(?:\s+(?P<prep>of|in|for|on|under|from|at|to)\s+(?:the\s+|this\s+|that\s+)?(?P<owner>[a-z]+\b)?.*)?\s*\??$",
     re.IGNORECASE,
 )
 _PARTICIPLES = frozenset(["shown", "chosen", "given", "seen", "written", "set", "turned", "on", "off"])
@@ -179,7 +180,7 @@ _SUFFIXES = (
 )
 _PERCENT_QUESTION = re.compile(r"\b(?:percent|percentage)\b|%", re.IGNORECASE)
 # A preposition leading the answer that the release also leaves out ("by Todd Richards", "via Facebook").
-_LEADING_PREPOSITION = re.compile(r"^(?:by|via|through|from|for|in|to|with|at)\s+(?=\S)", re.IGNORECASE)
+_LEADING_PREPOSITION = re.compile(r"^(?:by|via|through|from|for|in|to|with|at(?!\s+(?:least|most)\b))\s+(?=\S)", re.I)
 _DATETIME_SPLIT = re.compile(r"\s*,?\s+at\s+|\s*,?\s+on\s+|\s*,\s*|\s+")
 
 
@@ -465,6 +466,17 @@ def _decorations(text: str) -> list[str]:
     unquoted = stripped.strip(_QUOTES).strip()
     if unquoted and unquoted != stripped:
         out.append(unquoted)
+    unmarked = _MARKS.sub("", stripped).strip()
+    if unmarked and unmarked != stripped:
+        out.append(unmarked)  # "ServiceMaster®" -> "ServiceMaster"
+    bracket = re.fullmatch(r"(?P<head>[^()]+?)\s*\((?P<inner>[^()]+)\)", stripped)
+    if bracket is not None:
+        out += [bracket["head"], bracket["inner"]]  # "Bari (BRI)" -> "Bari", "BRI"
+    bare_url = re.sub(r"^(?:https?://)?(?:www\.)?", "", stripped, flags=re.IGNORECASE)
+    if bare_url != stripped and "." in bare_url:
+        out.append(bare_url)  # "www.runtastic.com" -> "runtastic.com"
+    if re.fullmatch(r"[vV]\d+(?:\.\d+)+", stripped):
+        out.append(stripped[1:])  # "v2.1.7" -> "2.1.7"
     return out
 
 

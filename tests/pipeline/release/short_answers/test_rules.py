@@ -319,6 +319,33 @@ def test_ages_in_words_and_the_questions_trailing_word():
     assert "Facebook left" not in rules("Which app is on the left?", ["Facebook"])
 
 
+def test_small_format_families():
+    # percent as "per cent", "a hundred", symbols stuck to the number, glued duration units
+    assert "94 per cent" in rules("What percentage of people liked it?", ["94%"])
+    assert "a hundred" in rules("How many boats are there?", ["100 boats"])
+    assert "0.00km" in rules("What is the distance?", ["0.00 km"])
+    assert {"7min", "7mins"} <= set(rules("What is the time of a full workout?", ["7 minutes"]))
+    # a comparator the release leaves out
+    assert {"7", "7 points"} <= set(rules("What is the minimum score to pass?", ["at least 7 points"]))
+    # a counted noun with a modifier, also alone
+    assert {"22 nearby schools", "22 schools"} <= set(rules("How many nearby schools are there?", ["22"]))
+
+
+def test_units_pint_misreads_are_left_alone():
+    # pint reads "points" as the typographic point and "units" as micro-"nits": neither is offered
+    assert not any(a.endswith(("pp", "nits")) for a in rules("How many points?", ["7 points"]))
+    assert not any("micro" in a or "µ" in a for a in rules("What is the volume set at?", ["14 units"]))
+    assert "189.2 pounds" in rules("What is the ideal weight?", ["189.2 lbs"])
+
+
+def test_optional_marks_brackets_urls_and_version_prefixes():
+    assert "ServiceMaster" in rules("This application is sponsored by whom?", ["ServiceMaster®"])
+    assert {"Bari", "BRI"} <= set(rules("What is the starting point?", ["Bari (BRI)"]))
+    assert "runtastic.com" in rules("Which URL is displayed?", ["www.runtastic.com"])
+    assert "2.1.7" in rules("Which build is used?", ["v2.1.7"])
+    assert rules("What is the version of the software?", ["Version 3.7.0.1"])[0] == "3.7.0.1"
+
+
 def test_plausible_sizes():
     # no junk explosion: a date, an amount and a plain name stay within bounds
     assert len(rules("What is the date?", ["Sat, 22 April 2017"])) <= MAX_ANSWERS
