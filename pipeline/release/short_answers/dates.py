@@ -155,12 +155,20 @@ _CLOCK = re.compile(
     r"^(?P<h>\d{1,2})[:.](?P<m>\d{2})(?::(?P<s>\d{2}))?\s*(?P<half>[ap]\.?\s?m\.?)?(?P<rest>(?:\s+[^\d\s][^\d]*)?)$",
     re.IGNORECASE,
 )
+_PART_OF_DAY = re.compile(
+    r"^(?P<clock>\d{1,2}:\d{2})\s+(?:in the\s+(?P<part>morning|afternoon|evening)|at\s+(?P<night>night))$", re.I
+)
 _O_CLOCK = re.compile(r"^(?P<h>\d{1,2})\s*(?P<half>[ap]\.?\s?m\.?)$", re.IGNORECASE)
 
 
 def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
-    """ "2:24 a.m." <-> "2:24 AM" <-> "2:24 am" <-> "02:24 AM"; 24-hour "14:30" <-> "2:30 PM"."""
+    """ "2:24 a.m." <-> "2:24 AM" <-> "2:24 am" <-> "02:24 AM"; 24-hour "14:30" <-> "2:30 PM";
+    "12:52 in the morning" -> "12:52 AM"."""
     stripped = text.strip()
+    said = _PART_OF_DAY.match(stripped)
+    if said is not None:
+        half = "a.m." if (said["part"] or "").lower() == "morning" else "p.m."
+        return [said["clock"], *time_variants(f"{said['clock']} {half}")]
     short = _O_CLOCK.match(stripped)
     if short is not None:
         h, half = int(short["h"]), short["half"].lower().replace(".", "").replace(" ", "")[0]
@@ -204,6 +212,8 @@ def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
     ]
     if sec:
         out += [f"{h}:{m} {up}", f"{h}:{m} {dotted}"]
+    if match["half"]:
+        out.append(clock)  # "12:47 a.m." -> "12:47": the release often leaves the half of the day out
     return [f"{o}{rest}" for o in out]
 
 
@@ -222,7 +232,7 @@ _CLOCK_UNITS = ("hours", "minutes", "seconds")
 _SHORT = {"hours": ("hr", "hrs", "h"), "minutes": ("min", "mins", "m"), "seconds": ("sec", "secs", "s")}
 _UNIT_OF = {alias: name for name, (_, aliases) in _UNITS.items() for alias in aliases}
 _PART = re.compile(
-    r"(?P<n>\d+(?:\.\d+)?\s*|\b[a-z]+(?:[\s-][a-z]+)*?\s+)(?P<unit>"
+    r"(?:\band\s+)?(?P<n>\d+(?:\.\d+)?\s*|\b[a-z]+(?:[\s-][a-z]+)*?\s+)(?P<unit>"
     + "|".join(sorted(_UNIT_OF, key=len, reverse=True))
     + r")\b\.?",
     re.IGNORECASE,
@@ -245,6 +255,8 @@ def _parse_duration(text: str, *, duration_context: bool) -> tuple[dict[str, int
             suffix = word
             stripped = stripped[: -len(word) - 1].strip()
             break
+    # "0:04 seconds", "00:03:41 minutes": a clock reading with its unit said after it
+    stripped = re.sub(r"^(\d{1,2}:\d{2}(?::\d{2})?)\s+(?:hours|minutes|mins|seconds|secs)$", r"\1", stripped)
     clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", stripped)
     if clock is not None:
         if not duration_context and not stripped.startswith(("0:", "00:")):
@@ -291,6 +303,7 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
         return []
     parts, suffix, was_clock = parsed
     present = [(u, parts[u]) for u in _UNITS if u in parts]
+    every = present
     if len(present) > 1 and any(v == 0 for _, v in present):
         present = [(u, v) for u, v in present if v] or present[-1:]  # "0 minutes 25 seconds" -> "25 seconds"
     tail = f" {suffix}" if suffix else ""
@@ -324,10 +337,19 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
             out += [f"{h}:{m:02d}", f"{h:02d}:{m:02d}"]
         elif m:
             out += [f"{m}:00", f"{m:02d}:00"]
+    if every != present or (was_clock and len(present) == 1 and "seconds" in parts):
+        # the release keeps the zero parts too: "1:00" -> "1 minute and 0 seconds", "13h 0m"
+        full = [f"{v} {name(u, v)}" for u, v in every]
+        out += _joined(full)
+        if all(u in _CLOCK_UNITS for u, _ in every):
+            out.append(" ".join(f"{v}{_SHORT[u][2]}" for u, v in every))
     if present == [("minutes", m)] and m and m % 60 == 0:
         out.append(f"{m // 60} {name('hours', m // 60)}")
     if present == [("hours", h)] and h:
         out.append(f"{h * 60} minutes")
         if h == 1:
             out.append("an hour")
-    return [f"{o}{tail}" for o in dict.fromkeys(out)]
+    forms = [f"{o}{tail}" for o in dict.fromkeys(out)]
+    if tail:
+        forms += list(dict.fromkeys(out))[:3]  # "12 hours ago" -> "12 hours", "12 hrs"
+    return forms

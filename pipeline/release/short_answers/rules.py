@@ -359,7 +359,7 @@ def _range_variants(text: str, ctx: _Context) -> list[str]:
     forms_b = _value_family(b, ctx)
     if not forms_a or not forms_b:
         return []
-    pairs = [(a, b), *zip(forms_a[:3], forms_b[:3], strict=False)]
+    pairs = [(a, b), *zip(forms_a[:4], forms_b[:4], strict=False)]
     out: list[str] = []
     for x, y in pairs:
         out += [f"{x} to {y}", f"{x} - {y}", f"between {x} and {y}", f"from {x} to {y}", f"{x}-{y}"]

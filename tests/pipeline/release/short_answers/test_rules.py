@@ -243,6 +243,21 @@ def test_durations():
     assert "0 minutes" in rules("What is the total meditation time?", ["zero minutes"])
 
 
+def test_durations_in_words_zero_parts_and_clock_readings_with_a_unit():
+    played = rules("How much of the song has been played?", ["one minute and twenty seconds"])
+    assert {"1 minute and 20 seconds", "1:20"} <= set(played)
+    assert {"0:04", "4 seconds"} <= set(rules("What is the length of the song?", ["0:04 seconds"]))
+    assert "1 minute and 0 seconds" in rules("What is the time duration of the video?", ["1:00"])
+    assert {"13 hours and 0 minutes", "13h 0m"} <= set(rules("What is the duration of travel?", ["13 hours 0 minutes"]))
+    assert {"12 hours", "12 hrs"} <= set(rules("When was it posted?", ["12 hours ago"]))
+
+
+def test_clock_without_its_half_and_said_with_the_part_of_the_day():
+    assert "12:47" in rules("What is the time?", ["12:47 a.m."])
+    assert {"12:52 AM", "12:52"} <= set(rules("What is the time showing?", ["12:52 in the morning"]))
+    assert "9:30am to 6:00pm" in rules("What are the Monday store hours?", ["9:30 AM to 6:00 PM"])
+
+
 def test_phone_formats():
     answers = rules("What is the phone number?", ["(415) 579-1543"])
     assert {"415-579-1543", "+1 415-579-1543", "4155791543", "+14155791543"} <= set(answers)
