@@ -176,8 +176,8 @@ def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
             return []
         return [f"{h} {half.upper()}M", f"{h} {half}.m.", f"{h}{half}m", f"{h}:00 {half.upper()}M", f"{h}:00 {half}.m."]
     match = _CLOCK.match(stripped)
-    if match is None:
-        return []
+    if match is None or ("." in stripped.split()[0][:3] and not match["half"]):
+        return []  # "0.00", "14.05": a number, not a clock, unless "a.m."/"p.m." follows
     h, m = int(match["h"]), match["m"]
     sec = f":{match['s']}" if match["s"] else ""
     rest = match["rest"] or ""

@@ -507,6 +507,8 @@ def _quantity_core(text: str, *, counted: str | None) -> list[str]:
     words_forms = number_words(value)
     code = currency_code(before) if before else (currency_code(after) if after and after != "%" else None)
     unit_words = unit.split()
+    if code is None and len(unit_words) > 1 and unit_words[0].replace(".", "").upper() == "US":
+        unit_words = unit_words[1:]  # "50 US dollars"
     named = currency_from_word(unit_words[0]) if code is None and unit_words else None
     if named is not None:
         code = named
@@ -547,6 +549,8 @@ def _money_variants(
     out += [f"{a}{tail}" for a in amounts]
     if code != "USD" or symbol is None:
         out += [f"{a} {code}{tail}" for a in amounts[:1]]
+    else:
+        out += [f"{a} USD{tail}" for a in amounts[:1]] + [f"US ${a}{tail}" for a in amounts[:1]]
     return out
 
 

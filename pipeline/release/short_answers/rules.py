@@ -502,9 +502,11 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
             quantities += [f"{w} years old" for w in number_words(Decimal(value))[::2]]
     if _RATING_QUESTION.search(ctx.question):
         quantities += _rating_variants(text)
+    cents = bool(re.fullmatch(rf"(?:{DIGITS})", text.strip()) and re.search(r"\.\d\d$", text.strip()))
     if bare and ctx.percent:
         quantities += quantity_variants(f"{text.strip()}%")
-    elif bare and ctx.money:
+    elif bare and (ctx.money or (cents and not _RATING_QUESTION.search(ctx.question))):
+        # a price question, or an amount with cents ("6,634.00" for "What is the total amount?")
         quantities += quantity_variants(f"${text.strip()}")
     out += quantities
     out += nothing_variants(text, ctx.counted) + free_variants(text)

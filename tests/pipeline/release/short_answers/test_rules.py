@@ -179,6 +179,14 @@ def test_currency_and_percent():
     assert "$142" in rules("What is the cost per night?", ["142"])
 
 
+def test_us_dollars_and_amounts_with_cents():
+    assert {"$50", "50 USD", "US $50"} <= set(rules("What is the current bid price?", ["50 US dollars"]))
+    assert "218.05 USD" in rules("What is the expense amount?", ["$218.05"])
+    # two decimals read as money; "0.00" is no clock time
+    assert {"$6,634.00", "6,634.00 dollars"} <= set(rules("What is the total amount given?", ["6,634.00"]))
+    assert "12:00 AM" not in rules("How much money is saved?", ["0.00"])
+
+
 def test_degrees():
     answers = rules("What is the temperature?", ["63° F"])
     assert {"63°F", "63 degrees Fahrenheit", "63°", "63"} <= set(answers)
