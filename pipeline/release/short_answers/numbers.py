@@ -388,6 +388,14 @@ def comparator_variants(text: str) -> tuple[list[str], str]:
     return [c for c in group if c != said], match["rest"]
 
 
+# The comparators written after the value, most used first ("7 or more", "18 and above").
+_POSTFIX_MORE = ("or more", "and above", "or higher", "and up", "and over", "or above", "and older", "or older")
+_POSTFIX_LESS = ("or less", "or fewer", "and below", "or lower", "and under")
+_POSTFIX_RE = re.compile(
+    r"^(?P<rest>.*\d.*?)\s+(?P<post>" + "|".join(_POSTFIX_MORE + _POSTFIX_LESS) + r")$", re.IGNORECASE
+)
+
+
 def _or_more(said: str) -> str | None:
     """The postfix form of a comparator ("at least 5" -> "5 or more"), if it has one."""
     if said in _COMPARATORS[0] or said in _COMPARATORS[1]:
@@ -395,6 +403,11 @@ def _or_more(said: str) -> str | None:
     if said in _COMPARATORS[2] or said in _COMPARATORS[3]:
         return "or less"
     return None
+
+
+def _postfix_forms(core: list[str], more: bool) -> list[str]:
+    words = _POSTFIX_MORE[:5] if more else _POSTFIX_LESS[:3]
+    return [f"{c} {w}" for c in core[:1] for w in words] + [f"{c} {words[0]}" for c in core[1:2]]
 
 
 def _leading_words_number(text: str) -> tuple[Decimal, str, str] | None:
@@ -438,7 +451,23 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
         return (
             [f"{c}+" for c in core[:2]]
             + [f"{w} {c}" for w in ("over", "more than", "at least") for c in core[:2]]
-            + [f"{c} or more" for c in core[:2]]
+            + _postfix_forms(core, more=True)
+        )
+    postfix = _POSTFIX_RE.match(stripped)
+    if postfix is not None:  # "200 and over", "8 characters and above", "5 or less"
+        core = _quantity_core(postfix["rest"].strip(), counted=counted)
+        if not core:
+            return []
+        more = postfix["post"].lower() in _POSTFIX_MORE
+        prefixes = ("at least", "over", "more than") if more else ("up to", "at most", "less than")
+        bare = [c for c in core if re.fullmatch(DIGITS, c)][:1]
+        return (
+            _postfix_forms(core, more=more)
+            + [f"{w} {c}" for w in prefixes for c in core[:1]]
+            + [f"{b}+" for b in bare if more]
+            + [f"{b} {w}" for b in bare if b != core[0] for w in (_POSTFIX_MORE if more else _POSTFIX_LESS)[:2]]
+            + core[:2]
+            + bare
         )
     others, rest = comparator_variants(stripped)
     core = _quantity_core(rest, counted=counted)
@@ -450,9 +479,9 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
     out = [f"{said} {c}" for c in core]
     for comparator in others:
         out += [f"{comparator} {c}" for c in core[:3]]
-    postfix = _or_more(said.lower())
-    if postfix:
-        out += [f"{c} {postfix}" for c in core[:2]]
+    postfix_word = _or_more(said.lower())
+    if postfix_word:
+        out += _postfix_forms(core, more=postfix_word == "or more")
     # the release also leaves the comparator out ("at least 7 points" -> "7 points", "7")
     bare = [c for c in core if re.fullmatch(DIGITS, c)][:1]
     return out + core[:2] + bare

@@ -165,6 +165,15 @@ def test_comparators():
     assert "7 or more" in rules("What is the minimum score?", ["at least 7"])
 
 
+def test_comparators_written_after_the_value():
+    assert {"at least 200", "200 or more", "200 and above", "200+"} <= set(rules("How many situps?", ["200 and over"]))
+    assert {"18 and above", "18 years or more", "at least 18 years"} <= set(
+        rules("What is the age range?", ["18 years and above"])
+    )
+    assert {"7 or higher", "7"} <= set(rules("What is the minimum score to pass?", ["at least 7"]))
+    assert "5 or fewer" in rules("How many rooms?", ["5 or less"])
+
+
 def test_currency_and_percent():
     answers = rules("How much can I earn?", ["$3.00"])
     assert answers[0] == "$3.00"
