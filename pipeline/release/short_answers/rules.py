@@ -166,6 +166,7 @@ _MONEY_QUESTION = re.compile(
     r"\b(?:price|prices|cost|costs|fee|fees|pay|paid|balance|dollars?|usd|spent|spend|bid|budget|earn|earned|fare)\b",
     re.IGNORECASE,
 )
+_PHONE_QUESTION = re.compile(r"\b(?:phone|call|contact|mobile|tel|telephone|fax|dial|number)", re.IGNORECASE)
 _RATING_QUESTION = re.compile(r"\brat(?:ing|ed)\b|\bstars?\b", re.IGNORECASE)
 # Words the release repeats after a value when the question says them ("13 days left", "5 years old"),
 # or after a length of time or distance when the question asks for one ("29 seconds long", "4 miles away").
@@ -398,6 +399,11 @@ def _ordinal_variants(text: str, ctx: _Context) -> list[str]:
         number = words_to_int(value)
         if re.fullmatch(r"\d+(?:\.\d+)*", value):
             forms = [f"{ctx.numbering} {value}", f"{ctx.numbering.capitalize()} {value}", f"{value} {ctx.numbering}"]
+            owner = _numbered_thing(ctx.question, ctx.numbering)
+            if owner:  # "What is the gate number?" -> "gate 9", "9 gate number"; "the zip code" -> "94101 zip code"
+                forms += [f"{owner} {value}", f"{value} {owner} {ctx.numbering}", f"{owner} {ctx.numbering} {value}"]
+            if ctx.numbering == "year":
+                forms.append(f"the year {value}")
             if value.isdigit() and int(value) <= 100 and ctx.numbering not in _NUMBERING_NOUNS:
                 first, spelled = ordinal_forms(int(value))
                 forms += [first, spelled, f"the {first} {ctx.numbering}", f"{ctx.numbering} {int_to_words(int(value))}"]
@@ -418,6 +424,14 @@ def _ordinal_variants(text: str, ctx: _Context) -> list[str]:
     return out
 
 
+def _numbered_thing(question: str, noun: str) -> str | None:
+    """The word before a numbering noun in the question: "gate" of "the gate number", "zip" of "zip code"."""
+    match = re.search(rf"\b(?:the|a|this|given)\s+(?P<owner>[A-Za-z]+)\s+{noun}s?\b", question, re.IGNORECASE)
+    if match is None or match["owner"].lower() in _STOP or match["owner"].endswith("ed"):
+        return None
+    return match["owner"]
+
+
 def _noun_variants(text: str, ctx: _Context) -> list[str]:
     """ "History" for "Which option is selected?" -> '"History" option', "History option"."""
     if ctx.noun is None or len(text.split()) > 5:
@@ -426,7 +440,7 @@ def _noun_variants(text: str, ctx: _Context) -> list[str]:
     if any(w.strip(_EDGE_PUNCT + _QUOTES).lower() in asked for w in text.split()):
         return []  # "the sacral chakra" for "Which chakra healing ...?" already says what it is
     bare = text.strip(_QUOTES)
-    if not bare or parse_number(bare) is not None or split_list(bare) is not None:
+    if not bare or parse_number(bare) is not None:
         return []
     out = [f'"{bare}" {ctx.noun}', f"{bare} {ctx.noun}", f'the {ctx.noun} "{bare}"']
     other = _SYNONYMS.get(ctx.noun)
@@ -492,7 +506,8 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
         out += date_variants(text) or weekday_variants(text)
     out += time_variants(text, duration_context=ctx.duration)
     out += duration_variants(text, duration_context=ctx.duration)
-    out += phone_variants(text)
+    if not text.strip().isdigit() or _PHONE_QUESTION.search(ctx.question):
+        out += phone_variants(text)  # a bare "1932307" is an ID unless the question asks for a phone
     quantities = quantity_variants(text, counted=ctx.counted)
     bare = _VALUE.match(text.strip()) and text.strip()[:1].isdigit() and not text.strip().endswith("%")
     if bare and _AGE_QUESTION.search(ctx.question):
@@ -502,6 +517,10 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
             quantities += [f"{w} years old" for w in number_words(Decimal(value))[::2]]
     if _RATING_QUESTION.search(ctx.question):
         quantities += _rating_variants(text)
+    quantities += _fraction_variants(text)
+    aged = re.fullmatch(r"(\d+)[ -]years?(?:[ -]old)?", text.strip(), re.IGNORECASE)
+    if aged and _AGE_QUESTION.search(ctx.question):
+        quantities += [f"{aged[1]} years old", f"{aged[1]} years", aged[1]]  # "48 years" <-> "48 years old"
     cents = bool(re.fullmatch(rf"(?:{DIGITS})", text.strip()) and re.search(r"\.\d\d$", text.strip()))
     if bare and ctx.percent:
         quantities += quantity_variants(f"{text.strip()}%")
@@ -519,6 +538,8 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
             listed[1] or '"' in text or len(listed[0]) > 2 or _plural_question(ctx.question) or _two_names(listed[0])
         ):
             out += list_variants(*listed)
+            if not _plural_question(ctx.question) and listed[1] == "and" and len(listed[0]) == 2:
+                out += _noun_variants(text, ctx)  # "Eggs and dairy" for "Which option is selected?": one option
         else:
             out += _noun_variants(text, ctx)
     out += _decorations(text)
@@ -536,6 +557,17 @@ def _rating_variants(text: str) -> list[str]:
     if "." not in n:
         out.append(f"{n}.0 {stars}")
     return out
+
+
+def _fraction_variants(text: str) -> list[str]:
+    """A score or a progress: "5/10" <-> "5 out of 10" <-> "5 of 10"."""
+    match = re.fullmatch(
+        r"(?P<a>\d+(?:\.\d+)?)\s*(?:/|\s(?:out\s+)?of\s)\s*(?P<b>\d+(?:\.\d+)?)", text.strip(), re.IGNORECASE
+    )
+    if match is None:
+        return []
+    a, b = match["a"], match["b"]
+    return [f"{a} out of {b}", f"{a}/{b}", f"{a} of {b}"]
 
 
 def _two_names(items: list[str]) -> bool:

@@ -378,6 +378,21 @@ def test_optional_marks_brackets_urls_and_version_prefixes():
     assert rules("What is the version of the software?", ["Version 3.7.0.1"])[0] == "3.7.0.1"
 
 
+def test_numbered_things_fractions_and_ages_with_a_unit():
+    assert {"gate 9", "gate number 9"} <= set(rules("What is the gate number?", ["9"]))
+    assert "94114 zip code" in rules("What is the zip code?", ["94114"])
+    assert "the year 1995" in rules("In what year did she make her debut?", ["1995"])
+    assert {"5 out of 10", "5 of 10"} <= set(rules("What is the average rating?", ["5/10"]))
+    assert "48 years old" in rules("What is the age?", ["48 years"])
+    # a bare number is no phone number unless the question asks for one
+    assert not any(a.startswith("+1") for a in rules("What is the item ID?", ["1932307"]))
+    assert "+1 415-579-1543" in rules("What is the phone number?", ["4155791543"])
+
+
+def test_a_single_option_named_with_and_gets_the_noun():
+    assert '"Eggs and dairy" option' in rules("Which option is selected?", ["Eggs and dairy"])
+
+
 def test_plausible_sizes():
     # no junk explosion: a date, an amount and a plain name stay within bounds
     assert len(rules("What is the date?", ["Sat, 22 April 2017"])) <= MAX_ANSWERS
