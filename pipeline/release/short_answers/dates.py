@@ -214,6 +214,8 @@ def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
         out += [f"{h}:{m} {up}", f"{h}:{m} {dotted}"]
     if match["half"]:
         out.append(clock)  # "12:47 a.m." -> "12:47": the release often leaves the half of the day out
+    if m == "00" and not sec:
+        out += [f"{h} {up}", f"{h} {dotted}", f"{h}{half}m"]  # "1:00 AM" -> "1 AM"
     return [f"{o}{rest}" for o in out]
 
 

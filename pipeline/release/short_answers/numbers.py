@@ -461,14 +461,19 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
         more = postfix["post"].lower() in _POSTFIX_MORE
         prefixes = ("at least", "over", "more than") if more else ("up to", "at most", "less than")
         bare = [c for c in core if re.fullmatch(DIGITS, c)][:1]
+        written = postfix["rest"].strip()
         return (
             _postfix_forms(core, more=more)
-            + [f"{w} {c}" for w in prefixes for c in core[:1]]
+            + [f"{w} {c}" for w in prefixes for c in dict.fromkeys([written, core[0]])]
             + [f"{b}+" for b in bare if more]
             + [f"{b} {w}" for b in bare if b != core[0] for w in (_POSTFIX_MORE if more else _POSTFIX_LESS)[:2]]
             + core[:2]
             + bare
         )
+    sign = re.match(r"^(?P<sign>[<>≤≥])\s*(?=\S)", stripped)
+    if sign is not None:  # "<$25,000" -> "less than $25,000", ">999mi" -> "more than 999mi"
+        said = {"<": "less than", ">": "more than", "≤": "up to", "≥": "at least"}[sign["sign"]]
+        return quantity_variants(f"{said} {stripped[sign.end():]}", counted=counted)
     others, rest = comparator_variants(stripped)
     core = _quantity_core(rest, counted=counted)
     if not core:
@@ -479,6 +484,11 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
     out = [f"{said} {c}" for c in core]
     for comparator in others:
         out += [f"{comparator} {c}" for c in core[:3]]
+    group = next(g for g in _COMPARATORS if said.lower() in g)
+    # the release mixes the inclusive and strict comparators: "at least 100,000" <-> "more than 100,000"
+    related = {_COMPARATORS[1]: _COMPARATORS[0], _COMPARATORS[0]: _COMPARATORS[1], _COMPARATORS[3]: _COMPARATORS[2]}
+    for comparator in related.get(group, ())[:2]:
+        out += [f"{comparator} {c}" for c in [rest, *core][:1]]
     postfix_word = _or_more(said.lower())
     if postfix_word:
         out += _postfix_forms(core, more=postfix_word == "or more")
@@ -626,8 +636,10 @@ def _unit_variants(
             if " " in counted:  # "How many nearby schools" -> "22 schools" too
                 out.append(f"{digits[0]} {with_count(value, counted.split()[-1])}")
     if value == 0:
-        noun = counted or (unit if unit and unit.isalpha() else "")
-        out += list(nothing_forms(noun))
+        said = unit if unit and unit.replace(" ", "").isalpha() else ""
+        out += list(nothing_forms(counted or said))
+        if said and said != counted:
+            out += [f"no {said}"]  # "0 bids left" -> "no bids left"
     return out
 
 

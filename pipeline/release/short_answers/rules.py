@@ -181,7 +181,9 @@ _SUFFIXES = (
 )
 _PERCENT_QUESTION = re.compile(r"\b(?:percent|percentage)\b|%", re.IGNORECASE)
 # A preposition leading the answer that the release also leaves out ("by Todd Richards", "via Facebook").
-_LEADING_PREPOSITION = re.compile(r"^(?:by|via|through|from|for|in|to|with|at(?!\s+(?:least|most)\b))\s+(?=\S)", re.I)
+_LEADING_PREPOSITION = re.compile(
+    r"^(?:by|via|through|from|for|in|to|with|at(?!\s+(?:least|most)\b)|a total of|total of)\s+(?=\S)", re.I
+)
 _DATETIME_SPLIT = re.compile(r"\s*,?\s+at\s+|\s*,?\s+on\s+|\s*,\s*|\s+")
 
 
@@ -518,6 +520,8 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
     if _RATING_QUESTION.search(ctx.question):
         quantities += _rating_variants(text)
     quantities += _fraction_variants(text)
+    if bare and re.search(r"\btotal\b", ctx.question, re.IGNORECASE):
+        quantities += [f"{text.strip()} total", f"a total of {text.strip()}"]  # "How many total branches?"
     aged = re.fullmatch(r"(\d+)[ -]years?(?:[ -]old)?", text.strip(), re.IGNORECASE)
     if aged and _AGE_QUESTION.search(ctx.question):
         quantities += [f"{aged[1]} years old", f"{aged[1]} years", aged[1]]  # "48 years" <-> "48 years old"

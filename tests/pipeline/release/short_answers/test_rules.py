@@ -393,6 +393,16 @@ def test_a_single_option_named_with_and_gets_the_noun():
     assert '"Eggs and dairy" option' in rules("Which option is selected?", ["Eggs and dairy"])
 
 
+def test_comparator_signs_related_comparators_and_totals():
+    assert "less than $25,000" in rules("What is the selected amount?", ["<$25,000"])
+    assert "more than 100,000" in rules("How many requests are sent?", ["at least 100,000"])
+    assert "more than 700 million" in rules("How many users are there?", ["700 million and above"])
+    assert "no bids left" in rules("How many bids are left?", ["0 bids left"])
+    assert {"7 total", "a total of 7"} <= set(rules("How many total branches does it have?", ["7"]))
+    assert "10" in rules("How many total files are there?", ["a total of 10"])
+    assert "1 AM" in rules("What is the departure time?", ["1:00 AM"])
+
+
 def test_plausible_sizes():
     # no junk explosion: a date, an amount and a plain name stay within bounds
     assert len(rules("What is the date?", ["Sat, 22 April 2017"])) <= MAX_ANSWERS
