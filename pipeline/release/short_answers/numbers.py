@@ -326,9 +326,11 @@ def _units() -> Any:
 
 # Time units are handled as durations (dates.py); single letters are too ambiguous in free text.
 _UNIT_SKIP = frozenset(
-    ["s", "m", "h", "d", "in", "g", "t", "am", "pm", "min", "sec", "hr", "day", "days", "week", "year"]
-    # pint's typographic point is never a screen's "points" (of a game, a loyalty card)
-    + ["point", "points"]
+    [
+        *("s", "m", "h", "d", "in", "g", "t", "am", "pm", "min", "sec", "hr", "day", "days", "week", "year"),
+        # pint's typographic point is never a screen's "points" (of a game, a loyalty card)
+        *("point", "points"),
+    ]
 )
 
 
@@ -473,7 +475,7 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
     sign = re.match(r"^(?P<sign>[<>≤≥])\s*(?=\S)", stripped)
     if sign is not None:  # "<$25,000" -> "less than $25,000", ">999mi" -> "more than 999mi"
         said = {"<": "less than", ">": "more than", "≤": "up to", "≥": "at least"}[sign["sign"]]
-        return quantity_variants(f"{said} {stripped[sign.end():]}", counted=counted)
+        return quantity_variants(f"{said} {stripped[sign.end() :]}", counted=counted)
     others, rest = comparator_variants(stripped)
     core = _quantity_core(rest, counted=counted)
     if not core:
@@ -664,14 +666,16 @@ def nothing_variants(text: str, counted: str | None) -> list[str]:
     if not words or len(words) > _NOTHING_MAX_WORDS:
         return []
     first = words[0].lower()
-    if first not in ("no", "none", "zero", "nothing", "empty") or (first == "no" and len(words) > 1 and words[1] == "one"):
+    if first not in ("no", "none", "zero", "nothing", "empty") or (
+        first == "no" and len(words) > 1 and words[1] == "one"
+    ):
         return []
     if first in ("none", "nothing", "empty") and len(words) > 1 and not (first == "empty" and len(words) == 2):
         return []
     out: list[str] = []
     if first in ("no", "zero") and len(words) > 1:
         noun = words[1]
-        if noun.isalpha() and noun.islower() or noun.istitle():
+        if (noun.isalpha() and noun.islower()) or noun.istitle():
             # "no ratings yet" <-> "no rating yet": the counted noun in both numbers
             for swapped in (with_count(Decimal(2), noun), with_count(Decimal(1), noun)):
                 out.append(" ".join([words[0], swapped, *words[2:]]))

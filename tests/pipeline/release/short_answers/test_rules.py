@@ -336,7 +336,9 @@ def test_two_names_with_a_comma_are_a_list_but_a_place_is_not():
 
 
 def test_ratings():
-    assert {"4.1 stars", "4.1 out of 5", "4.1 out of 5 stars"} <= set(rules("What is the rating of Hotel Kabuki?", ["4.1"]))
+    assert {"4.1 stars", "4.1 out of 5", "4.1 out of 5 stars"} <= set(
+        rules("What is the rating of Hotel Kabuki?", ["4.1"])
+    )
     assert {"4 out of 5 stars", "4.0 stars", "4-star"} <= set(rules("What is the rating?", ["4 stars"]))
     assert "4 stars" not in rules("How many reviews are there?", ["4"])
 
