@@ -366,6 +366,21 @@ def unit_forms(unit: str, value: Decimal) -> list[str]:
     return [u for u in dict.fromkeys(out) if u and u != stripped]
 
 
+def unit_name_variants(text: str) -> list[str]:
+    """A unit said alone ("What is the unit of weight?"): "kilograms" <-> "kg", "mph" <-> "miles per hour",
+    "degrees Fahrenheit" <-> "°F" <-> "Fahrenheit"."""
+    stripped = text.strip()
+    degree = _DEGREES.match(stripped)
+    if degree is not None and degree["scale"]:
+        full = {"f": "Fahrenheit", "c": "Celsius"}.get(degree["scale"].lower(), degree["scale"].capitalize())
+        return [f"°{full[0]}", full, f"degrees {full}", f"{full[0]}°"]
+    if len(stripped.split()) > 3:
+        return []
+    forms = [*unit_forms(stripped, Decimal(2)), *unit_forms(stripped.lower(), Decimal(2))]
+    # "lbs", "kgs": the symbols written in the plural, as screens do
+    return forms + [f"{f}s" for f in forms if f.isalpha() and f.islower() and len(f) == 2]
+
+
 # --- quantities -------------------------------------------------------------------------------
 
 _QUANTITY = re.compile(

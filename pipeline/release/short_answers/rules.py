@@ -40,6 +40,7 @@ from pipeline.release.short_answers.numbers import (
     parse_ordinal,
     quantity_variants,
     singular,
+    unit_name_variants,
     words_to_number,
 )
 
@@ -70,8 +71,11 @@ _QUOTED = re.compile(r'^"[^"]+"$')
 _VALUE = re.compile(rf"^[$€£₹¥]?\s?(?:{DIGITS}|\d+(?:\.\d+){{2,}})%?$")  # a version number "3.7.0.1" too
 # A checkbox or switch: the release writes its state with any of these (first ones most often).
 _STATES = (
-    ("on", "enabled", "checked", "selected", "active", "ON"),
-    ("off", "disabled", "unchecked", "not selected", "not checked", "unselected", "inactive", "not enabled", "OFF"),
+    ("on", "enabled", "checked", "selected", "active", "ON", "turned on", "activated", "chosen"),
+    (
+        *("off", "disabled", "unchecked", "not selected", "not checked", "unselected", "inactive", "not enabled"),
+        *("OFF", "turned off", "deselected", "not on", "not chosen", "deactivated"),
+    ),
 )
 _AGE_QUESTION = re.compile(r"\b(?:age|how old)\b", re.IGNORECASE)
 _STOP_WORDS = (
@@ -166,6 +170,7 @@ _MONEY_QUESTION = re.compile(
     r"\b(?:price|prices|cost|costs|fee|fees|pay|paid|balance|dollars?|usd|spent|spend|bid|budget|earn|earned|fare)\b",
     re.IGNORECASE,
 )
+_UNIT_QUESTION = re.compile(r"\b(?:units?|format|measured?|scale)\b", re.IGNORECASE)
 _PHONE_QUESTION = re.compile(r"\b(?:phone|call|contact|mobile|tel|telephone|fax|dial|number)", re.IGNORECASE)
 _RATING_QUESTION = re.compile(r"\brat(?:ing|ed)\b|\bstars?\b", re.IGNORECASE)
 # Words the release repeats after a value when the question says them ("13 days left", "5 years old"),
@@ -533,6 +538,8 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
         quantities += quantity_variants(f"${text.strip()}")
     out += quantities
     out += nothing_variants(text, ctx.counted) + free_variants(text)
+    if _UNIT_QUESTION.search(ctx.question) or re.match(r"degrees?\s", lowered):
+        out += unit_name_variants(text)
     out += _ordinal_variants(text, ctx)
     if not out:
         out += _datetime_variants(text, ctx) or _range_variants(text, ctx)

@@ -425,6 +425,18 @@ def test_checkbox_states():
     assert "on" in rules('What is the status of "Alerts"?', ["enabled"])
 
 
+def test_more_switch_state_words():
+    assert {"off", "disabled"} <= set(rules('What is the status of "Send an email each time"?', ["deselected"]))
+    assert {"on", "enabled"} <= set(rules('What is the status of "Air & Rail"?', ["activated"]))
+
+
+def test_a_unit_said_alone():
+    assert "kg" in rules("What is the unit of weight?", ["kilograms"])
+    assert {"°F", "Fahrenheit"} <= set(rules("What is the unit of temperature?", ["degrees Fahrenheit"]))
+    assert "miles per hour" in rules("What is the unit of wind speed?", ["Mph"])
+    assert {"lb", "lbs"} <= set(rules("What is the unit of weight?", ["pounds"]))
+
+
 def test_quotes_are_optional():
     assert rules("What is playing?", ['"NRJ Hits"']) == ['"NRJ Hits"', "NRJ Hits"]
     assert {'"NRJ Hits" song', "NRJ Hits"} <= set(rules("Which song is playing?", ['"NRJ Hits"']))
