@@ -216,7 +216,10 @@ def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
         out.append(clock)  # "12:47 a.m." -> "12:47": the release often leaves the half of the day out
     if m == "00" and not sec:
         out += [f"{h} {up}", f"{h} {dotted}", f"{h}{half}m"]  # "1:00 AM" -> "1 AM"
-    return [f"{o}{rest}" for o in out]
+    if rest.strip():
+        # "6:30 pm Eastern Time", "8:41pm EDT": the time zone is optional
+        return [f"{o}{rest}" for o in out] + out[:4]
+    return out
 
 
 # --- durations ----------------------------------------------------------------------------------
@@ -333,6 +336,9 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
                     f"{m}:{sec:02d}",
                     f"{m:02d}:{sec:02d}",
                     f"00:{m:02d}:{sec:02d}",
+                    # the clock reading with its unit, and its parts zero-padded
+                    f"{m}:{sec:02d} minutes" if m else f"{m:02d}:{sec:02d} seconds",
+                    f"{m:02d} minutes and {sec:02d} seconds",
                 ]
             )
         elif h:

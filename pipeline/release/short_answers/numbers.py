@@ -389,7 +389,11 @@ _QUANTITY = re.compile(
 )
 _DEGREES = re.compile(r"^(?:°\s*|degrees?\s*)(?P<scale>fahrenheit|celsius|[fc])?$", re.IGNORECASE)
 _MONEY_WORDS = re.compile(
-    r"^(?P<whole>.+?)\s+(?P<name>dollars?|euros?)\s+(?:and\s+)?(?P<cents>.+?)\s+cents?$", re.IGNORECASE
+    r"^(?P<whole>.+?)\s+(?P<name>dollars?|euros?)\s+(?:and\s+)?(?P<cents>.+?)(?:\s+cents?)?$", re.IGNORECASE
+)
+# A price said aloud: "thirty-nine ninety-five dollars", "seven twenty-five dollars" (dollars, then cents).
+_SPOKEN_PRICE = re.compile(
+    r"^(?P<whole>[a-z]+(?:[\s-][a-z]+)*?)\s+(?P<cents>[a-z]+(?:-[a-z]+)?)\s+(?P<name>dollars|euros)$", re.I
 )
 # "Free" is how the release says a price of nothing.
 _FREE = ("free", "no charge", "free of charge", "no cost")
@@ -521,6 +525,13 @@ def free_variants(text: str) -> list[str]:
 
 
 def _quantity_core(text: str, *, counted: str | None) -> list[str]:
+    spoken_price = _SPOKEN_PRICE.match(text)
+    if spoken_price is not None:
+        whole, cents = words_to_number(spoken_price["whole"]), words_to_number(spoken_price["cents"])
+        if whole is not None and cents is not None and 10 <= cents < 100 and whole < 1000:
+            amount = whole + cents / 100
+            code = currency_from_word(spoken_price["name"]) or "USD"
+            return _money_variants(amount, code, number_digits(amount), number_words(amount), "", text)
     money = _MONEY_WORDS.match(text)
     if money is not None:
         whole, cents = words_to_number(money["whole"]), words_to_number(money["cents"])

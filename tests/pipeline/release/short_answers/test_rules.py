@@ -196,6 +196,17 @@ def test_us_dollars_and_amounts_with_cents():
     assert "12:00 AM" not in rules("How much money is saved?", ["0.00"])
 
 
+def test_prices_said_aloud():
+    assert {"$39.95", "39.95 dollars"} <= set(rules("What is the price?", ["thirty-nine ninety-five dollars"]))
+    assert {"$1.20", "1.20 dollars"} <= set(rules("What is the cost?", ["one dollar twenty"]))
+
+
+def test_time_zone_optional_and_durations_with_their_unit():
+    assert "6:30 pm" in rules("What is the time for the match?", ["6:30 pm Eastern Time"])
+    assert "1:44 minutes" in rules("What is the duration?", ["1 minute and 44 seconds"])
+    assert {"00:33 seconds", "00 minutes and 33 seconds"} <= set(rules("What is the duration?", ["33 seconds"]))
+
+
 def test_degrees():
     answers = rules("What is the temperature?", ["63° F"])
     assert {"63°F", "63 degrees Fahrenheit", "63°", "63"} <= set(answers)
