@@ -83,6 +83,8 @@ _STOP_WORDS = (
     "i you we they he she it my your their his her its this that these those ago"
 )
 _STOP = frozenset(_STOP_WORDS.split())
+# Words that follow a count rather than name what is counted ("How many feet away ...").
+_AFTER_WORDS = frozenset(["away", "left", "ago", "remaining", "long", "old", "more", "total"])
 _COUNTED = re.compile(
     r"\b(?:how many|(?:total )?number of|count of|total count of|amount of|(?:is|are) there any)\s+(?P<rest>.+)",
     re.IGNORECASE,
@@ -171,6 +173,7 @@ _MONEY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _UNIT_QUESTION = re.compile(r"\b(?:units?|format|measured?|scale)\b", re.IGNORECASE)
+_IN_UNIT = re.compile(r"\bin\s+(?P<unit>[A-Za-z°/]+(?:\s+per\s+[a-z]+)?)\s*\??$")
 _PHONE_QUESTION = re.compile(r"\b(?:phone|call|contact|mobile|tel|telephone|fax|dial|number)", re.IGNORECASE)
 _RATING_QUESTION = re.compile(r"\brat(?:ing|ed)\b|\bstars?\b", re.IGNORECASE)
 # Words the release repeats after a value when the question says them ("13 days left", "5 years old"),
@@ -308,7 +311,7 @@ def counted_noun(question: str) -> str | None:
         rest = rest[1:]
     for word in rest[:3]:
         word = word.strip(_EDGE_PUNCT + _QUOTES + "?.!").lower()
-        if not word or word in _STOP or word.endswith(("ed", "ing")) or not word.isalpha():
+        if not word or word in _STOP or word.endswith(("ed", "ing")) or not word.isalpha() or word in _AFTER_WORDS:
             break
         nouns.append(word)
         if len(nouns) == 2:
@@ -485,11 +488,14 @@ def _decorations(text: str) -> list[str]:
     if without_article and without_article != stripped:
         out.append(without_article)
     unquoted = stripped.strip(_QUOTES).strip()
-    if unquoted and unquoted != stripped:
-        out.append(unquoted)
+    if unquoted and unquoted != stripped and stripped[0] in _QUOTES and stripped[-1] in _QUOTES:
+        out.append(unquoted)  # quotes around the whole text only, never half a pair
     unmarked = _MARKS.sub("", stripped).strip()
     if unmarked and unmarked != stripped:
         out.append(unmarked)  # "ServiceMaster®" -> "ServiceMaster"
+    labelled = re.fullmatch(r'(?:[a-z]+\s+){1,3}(?P<quoted>"[^"]+")', stripped)
+    if labelled is not None:  # 'the category "Asphalt Oval Racing Cars"' -> the quoted name
+        out += [labelled["quoted"], labelled["quoted"].strip('"')]
     bracket = re.fullmatch(r"(?P<head>[^()]+?)\s*\((?P<inner>[^()]+)\)", stripped)
     if bracket is not None:
         out += [bracket["head"], bracket["inner"]]  # "Bari (BRI)" -> "Bari", "BRI"
@@ -525,6 +531,9 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
     if _RATING_QUESTION.search(ctx.question):
         quantities += _rating_variants(text)
     quantities += _fraction_variants(text)
+    asked_unit = _IN_UNIT.search(ctx.question)
+    if bare and asked_unit is not None:  # "What is the weight in lbs?" -> "141 lbs", "141 pounds"
+        quantities += quantity_variants(f"{text.strip()} {asked_unit['unit']}")[:6]
     if bare and re.search(r"\btotal\b", ctx.question, re.IGNORECASE):
         quantities += [f"{text.strip()} total", f"a total of {text.strip()}"]  # "How many total branches?"
     aged = re.fullmatch(r"(\d+)[ -]years?(?:[ -]old)?", text.strip(), re.IGNORECASE)

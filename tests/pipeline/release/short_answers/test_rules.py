@@ -448,6 +448,16 @@ def test_a_unit_said_alone():
     assert {"lb", "lbs"} <= set(rules("What is the unit of weight?", ["pounds"]))
 
 
+def test_the_unit_the_question_asks_in_and_a_labelled_quoted_name():
+    assert {"141 lbs", "141 pounds"} <= set(rules("What is the weight in lbs?", ["141"]))
+    assert "43 Fahrenheit" in rules("What is the NY city temperature in Fahrenheit?", ["43"])
+    answers = rules("What is the number 874 for?", ['the category "Asphalt Oval Racing Cars"'])
+    assert {'"Asphalt Oval Racing Cars"', "Asphalt Oval Racing Cars"} <= set(answers)
+    assert 'the category "Asphalt Oval Racing Cars' not in answers  # never half a pair of quotes
+    # "away" follows the count, it is not what is counted
+    assert "3950927 feet" in rules("How many feet away is the station?", ["3950927"])
+
+
 def test_quotes_are_optional():
     assert rules("What is playing?", ['"NRJ Hits"']) == ['"NRJ Hits"', "NRJ Hits"]
     assert {'"NRJ Hits" song', "NRJ Hits"} <= set(rules("Which song is playing?", ['"NRJ Hits"']))
