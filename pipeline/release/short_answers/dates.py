@@ -297,7 +297,10 @@ def _parse_duration(text: str, *, duration_context: bool) -> tuple[dict[str, int
 def _joined(parts: list[str]) -> list[str]:
     if len(parts) == 1:
         return parts
-    return [" ".join(parts[:-1]) + f" and {parts[-1]}", " ".join(parts), ", ".join(parts[:-1]) + f", and {parts[-1]}"]
+    out = [" ".join(parts[:-1]) + f" and {parts[-1]}", " ".join(parts), ", ".join(parts[:-1]) + f", and {parts[-1]}"]
+    if len(parts) > 2:
+        out += [" and ".join(parts), ", ".join(parts)]  # "1 hour and 29 minutes and 55 seconds"
+    return out
 
 
 def duration_variants(text: str, *, duration_context: bool = False) -> list[str]:

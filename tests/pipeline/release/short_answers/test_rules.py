@@ -458,6 +458,16 @@ def test_the_unit_the_question_asks_in_and_a_labelled_quoted_name():
     assert "3950927 feet" in rules("How many feet away is the station?", ["3950927"])
 
 
+def test_lists_with_the_conjunction_everywhere_and_two_items_either_way():
+    assert {"low and medium and high", "low, medium, high"} <= set(
+        rules("What are the options given?", ["low, medium and high"])
+    )
+    assert "Barcelona and Napoli" in rules("Which teams are at the top?", ["Napoli and Barcelona"])
+    assert "1 hour and 29 minutes and 55 seconds" in rules(
+        "What is the time duration?", ["1 hour 29 minutes and 55 seconds"]
+    )
+
+
 def test_quotes_are_optional():
     assert rules("What is playing?", ['"NRJ Hits"']) == ['"NRJ Hits"', "NRJ Hits"]
     assert {'"NRJ Hits" song', "NRJ Hits"} <= set(rules("Which song is playing?", ['"NRJ Hits"']))
