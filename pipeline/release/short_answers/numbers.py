@@ -470,7 +470,7 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
     if stripped.endswith("+") and stripped[:-1].strip()[-1:].isdigit():
         core = _quantity_core(stripped[:-1].strip(), counted=counted)
         return (
-            [f"{c}+" for c in core[:2]]
+            [f"{c}+" for c in core[:2] if re.search(r"\d", c)]
             + [f"{w} {c}" for w in ("over", "more than", "at least") for c in core[:2]]
             + _postfix_forms(core, more=True)
         )

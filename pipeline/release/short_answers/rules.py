@@ -523,11 +523,8 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
         out += phone_variants(text)  # a bare "1932307" is an ID unless the question asks for a phone
     quantities = quantity_variants(text, counted=ctx.counted)
     bare = _VALUE.match(text.strip()) and text.strip()[:1].isdigit() and not text.strip().endswith("%")
-    if bare and _AGE_QUESTION.search(ctx.question):
-        value = text.strip()
-        quantities += [f"{value} years old", f"{value} years", f"{value}-year-old"]
-        if value.isdigit():
-            quantities += [f"{w} years old" for w in number_words(Decimal(value))[::2]]
+    if bare and _AGE_QUESTION.search(ctx.question) and text.strip().isdigit():
+        quantities += [f"{w} years old" for w in number_words(Decimal(text.strip()))[::2]]
     if _RATING_QUESTION.search(ctx.question):
         quantities += _rating_variants(text)
     quantities += _fraction_variants(text)
@@ -536,9 +533,8 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
         quantities += quantity_variants(f"{text.strip()} {asked_unit['unit']}")[:6]
     if bare and re.search(r"\btotal\b", ctx.question, re.IGNORECASE):
         quantities += [f"{text.strip()} total", f"a total of {text.strip()}"]  # "How many total branches?"
-    aged = re.fullmatch(r"(\d+)[ -]years?(?:[ -]old)?", text.strip(), re.IGNORECASE)
-    if aged and _AGE_QUESTION.search(ctx.question):
-        quantities += [f"{aged[1]} years old", f"{aged[1]} years", aged[1]]  # "48 years" <-> "48 years old"
+    if _AGE_QUESTION.search(ctx.question):
+        quantities += _age_variants(text)
     cents = bool(re.fullmatch(rf"(?:{DIGITS})", text.strip()) and re.search(r"\.\d\d$", text.strip()))
     if bare and ctx.percent:
         quantities += quantity_variants(f"{text.strip()}%")
@@ -577,6 +573,30 @@ def _rating_variants(text: str) -> list[str]:
     if "." not in n:
         out.append(f"{n}.0 {stars}")
     return out
+
+
+def _age_variants(text: str) -> list[str]:
+    """An age: "48 years" <-> "48 years old" <-> "48" ("thirty years old" -> "30 years"), and an age limit:
+    "17+" <-> "17 and older" <-> "17 years and above" <-> "over 17"."""
+    stripped = text.strip()
+    limit = re.fullmatch(
+        r"(?:(?:at least|over|minimum)\s+)?(?P<n>[\w-]+?)\+?(?:[ -]years?)?(?:[ -]old)?"
+        r"(?:\s+(?:and|or)\s+(?:above|older|over|up|more))?",
+        stripped,
+        re.IGNORECASE,
+    )
+    if limit is None:
+        return []
+    n = limit["n"] if limit["n"].isdigit() else words_to_int(limit["n"])
+    if n is None:
+        return []
+    if stripped == str(n) or re.fullmatch(r"[\w-]+(?:[ -]years?)?(?:[ -]old)?", stripped, re.IGNORECASE):
+        words = int_to_words(int(n))
+        return [f"{n} years old", f"{n} years", str(n), f"{n}-year-old", f"{words} years old", f"{words} years"]
+    return [
+        *(f"{n} and older", f"{n} or older", f"{n} and above", f"{n}+", f"over {n}"),
+        *(f"{n} years and older", f"{n} years and above", f"{n} years old and above", f"{n} years or older"),
+    ]
 
 
 def _fraction_variants(text: str) -> list[str]:

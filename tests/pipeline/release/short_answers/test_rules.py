@@ -468,6 +468,13 @@ def test_lists_with_the_conjunction_everywhere_and_two_items_either_way():
     )
 
 
+def test_ages_and_age_limits():
+    assert {"17 and older", "17 years and above", "over 17"} <= set(rules("What is the age limit to read it?", ["17+"]))
+    assert "seventeen+" not in rules("What is the age limit to read it?", ["17+"])
+    assert {"30 years", "30 years old"} <= set(rules("What is the age?", ["thirty years old"]))
+    assert {"18 and above", "18 years or older"} <= set(rules("What is the age limit?", ["at least 18 years old"]))
+
+
 def test_quotes_are_optional():
     assert rules("What is playing?", ['"NRJ Hits"']) == ['"NRJ Hits"', "NRJ Hits"]
     assert {'"NRJ Hits" song', "NRJ Hits"} <= set(rules("Which song is playing?", ['"NRJ Hits"']))
