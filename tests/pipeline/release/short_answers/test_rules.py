@@ -517,8 +517,9 @@ def test_real_release_proxy(split):
     assert figures["not_answerable_ok"] == figures["questions"] - figures["answerable"]
     # fewer than 0.5% of primaries are outside the real list (issue 11; 3% before)
     assert figures["primary_outside_list"] < 0.005
-    # the recall measured when this was written, less a margin (23-24% before issue 11)
-    assert figures["recall"] > 0.45
+    # the recall measured when this was written, less a margin (23-24% before issue 11, 54.6-56.1% after
+    # round 2 of its section 5; docs/short_answers.md)
+    assert figures["recall"] > 0.53
     assert figures["answers_per_question_mean"] < 8
 
 
