@@ -38,6 +38,7 @@ from pipeline.release.short_answers.numbers import (
     ordinal_forms,
     parse_number,
     parse_ordinal,
+    plural,
     quantity_variants,
     singular,
     unit_name_variants,
@@ -174,6 +175,10 @@ _MONEY_QUESTION = re.compile(
 )
 _UNIT_QUESTION = re.compile(r"\b(?:units?|format|measured?|scale)\b", re.IGNORECASE)
 _IN_UNIT = re.compile(r"\bin\s+(?P<unit>[A-Za-z°/]+(?:\s+per\s+[a-z]+)?)\s*\??$")
+_LEADS = re.compile(
+    r"(?P<for>\bhow long\b|^for\b|\bfor how many\b)|(?P<in>\bin how many\b|\buntil\b|\bwhen will\b|\bexpires? in\b)",
+    re.IGNORECASE,
+)
 _PHONE_QUESTION = re.compile(r"\b(?:phone|call|contact|mobile|tel|telephone|fax|dial|number)", re.IGNORECASE)
 _RATING_QUESTION = re.compile(r"\brat(?:ing|ed)\b|\bstars?\b", re.IGNORECASE)
 # Words the release repeats after a value when the question says them ("13 days left", "5 years old"),
@@ -444,10 +449,10 @@ def _numbered_thing(question: str, noun: str) -> str | None:
 
 def _noun_variants(text: str, ctx: _Context) -> list[str]:
     """ "History" for "Which option is selected?" -> '"History" option', "History option"."""
-    if ctx.noun is None or len(text.split()) > 5:
+    if ctx.noun is None or len(text.split()) > 8:
         return []
-    asked = _question_words(ctx.question) - _ARTICLES
-    if any(w.strip(_EDGE_PUNCT + _QUOTES).lower() in asked for w in text.split()):
+    kinds = {ctx.noun, plural(ctx.noun), *(_SYNONYMS.get(w, w) for w in (ctx.noun, plural(ctx.noun)))}
+    if any(singular(w.strip(_EDGE_PUNCT + _QUOTES).lower()) in kinds for w in text.split()):
         return []  # "the sacral chakra" for "Which chakra healing ...?" already says what it is
     bare = text.strip(_QUOTES)
     if not bare or parse_number(bare) is not None:
@@ -678,6 +683,10 @@ def short_answers_from_rules(
         texts.append(trimmed)  # "English language" -> "English"; never a cut phrase ("the sacral")
     for text in dict.fromkeys(texts):
         variants = [text, *value_variants(text, ctx)]
+        lead = _LEADS.search(question)
+        if lead is not None and re.match(r"^\S+\s+[a-z]", text) and re.search(r"\d", text):
+            # "24 hours" for "How long ...?" -> "for 24 hours"; "6 days" for "In how many days ...?" -> "in 6 days"
+            variants.append(f"{'for' if lead['for'] else 'in'} {text}")
         if ctx.suffix and not text.lower().endswith(ctx.suffix) and re.search(r"\d|%", text):
             suffixed = [v for v in [text, *variants][:6] if re.search(r"[a-z%]$", v, re.IGNORECASE)]
             variants += [f"{v} {ctx.suffix}" for v in suffixed]

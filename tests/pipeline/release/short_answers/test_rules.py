@@ -475,6 +475,14 @@ def test_ages_and_age_limits():
     assert {"18 and above", "18 years or older"} <= set(rules("What is the age limit?", ["at least 18 years old"]))
 
 
+def test_the_noun_for_longer_names_and_a_leading_for_or_in():
+    assert '"Use Current Location" option' in rules(
+        "Which option is selected to set the location?", ["Use Current Location"]
+    )
+    assert "for 24 hours" in rules("How long will this offer be available?", ["24 hours"])
+    assert "in 6 days" in rules("In how many days is the marathon?", ["6 days"])
+
+
 def test_quotes_are_optional():
     assert rules("What is playing?", ['"NRJ Hits"']) == ['"NRJ Hits"', "NRJ Hits"]
     assert {'"NRJ Hits" song', "NRJ Hits"} <= set(rules("Which song is playing?", ['"NRJ Hits"']))
