@@ -491,6 +491,9 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
             + core[:2]
             + bare
         )
+    signed = re.fullmatch(r"[+-]\s?(?P<rest>\d[\d.,]*\s?%)", stripped)
+    if signed is not None:  # "+5%", "-50%": the release also writes the change without its sign
+        return [stripped, *quantity_variants(signed["rest"], counted=counted)]
     sign = re.match(r"^(?P<sign>[<>≤≥])\s*(?=\S)", stripped)
     if sign is not None:  # "<$25,000" -> "less than $25,000", ">999mi" -> "more than 999mi"
         said = {"<": "less than", ">": "more than", "≤": "up to", "≥": "at least"}[sign["sign"]]

@@ -207,6 +207,10 @@ def test_time_zone_optional_and_durations_with_their_unit():
     assert {"00:33 seconds", "00 minutes and 33 seconds"} <= set(rules("What is the duration?", ["33 seconds"]))
 
 
+def test_a_signed_percentage_without_its_sign():
+    assert {"50%", "50 percent"} <= set(rules('What is the discount on "FOSSIL ME3131"?', ["-50%"]))
+
+
 def test_degrees():
     answers = rules("What is the temperature?", ["63° F"])
     assert {"63°F", "63 degrees Fahrenheit", "63°", "63"} <= set(answers)
