@@ -532,7 +532,7 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
         quantities += [f"{w} years old" for w in number_words(Decimal(text.strip()))[::2]]
     if _RATING_QUESTION.search(ctx.question):
         quantities += _rating_variants(text)
-    quantities += _fraction_variants(text)
+    quantities += _fraction_variants(text) + _mixed_number_variants(text) + _dimension_variants(text)
     asked_unit = _IN_UNIT.search(ctx.question)
     if bare and asked_unit is not None:  # "What is the weight in lbs?" -> "141 lbs", "141 pounds"
         quantities += quantity_variants(f"{text.strip()} {asked_unit['unit']}")[:6]
@@ -602,6 +602,32 @@ def _age_variants(text: str) -> list[str]:
         *(f"{n} and older", f"{n} or older", f"{n} and above", f"{n}+", f"over {n}"),
         *(f"{n} years and older", f"{n} years and above", f"{n} years old and above", f"{n} years or older"),
     ]
+
+
+# The fractions a screen writes after a whole number, and how the release says them.
+_HALVES = {"1/2": ("5", "a half"), "1/4": ("25", "a quarter"), "3/4": ("75", "three quarters")}
+
+
+def _mixed_number_variants(text: str) -> list[str]:
+    """ "4 1/2 stars" <-> "4.5 stars" <-> "4.5" <-> "four and a half stars"."""
+    match = re.fullmatch(r"(?P<n>\d+)\s+(?P<f>[13]/[24])(?P<unit>\s+[a-z]+)?", text.strip(), re.IGNORECASE)
+    if match is None or match["f"] not in _HALVES:
+        return []
+    decimal, said = _HALVES[match["f"]]
+    unit = match["unit"] or ""
+    n = match["n"]
+    value = f"{n}.{decimal}"
+    return [f"{value}{unit}", value, f"{int_to_words(int(n))} and {said}{unit}", f"{n} and {said}{unit}"]
+
+
+def _dimension_variants(text: str) -> list[str]:
+    """ "1440 by 2392 pixels" <-> "1440 x 2392" <-> "1440x2392"."""
+    match = re.fullmatch(r"(?P<a>\d+)\s*(?:by|x|×|\*)\s*(?P<b>\d+)(?P<unit>\s+[a-z]+)?", text.strip(), re.IGNORECASE)
+    if match is None:
+        return []
+    a, b, unit = match["a"], match["b"], match["unit"] or ""
+    out = [f"{a} x {b}{unit}", f"{a}x{b}{unit}", f"{a} by {b}{unit}", f"{a} × {b}{unit}"]
+    return out + ([f"{a} x {b}", f"{a} by {b}"] if unit else [])
 
 
 def _fraction_variants(text: str) -> list[str]:
