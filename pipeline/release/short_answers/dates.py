@@ -363,4 +363,7 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
     forms = [f"{o}{tail}" for o in dict.fromkeys(out)]
     if tail:
         forms += list(dict.fromkeys(out))[:3]  # "12 hours ago" -> "12 hours", "12 hrs"
+        other = {"left": "remaining", "remaining": "left"}.get(suffix)
+        if other:
+            forms += [f"{o} {other}" for o in list(dict.fromkeys(out))[:2]]  # "3 days left" <-> "3 days remaining"
     return forms

@@ -638,6 +638,8 @@ def _unit_variants(
             full = {"f": "Fahrenheit", "c": "Celsius"}.get(scale.lower(), scale.capitalize())
             letter = full[:1]
             units += [f"°{letter}", f"° {letter}", f"degrees {full}", "°", "degrees"] if scale else ["°", "degrees"]
+            if scale:
+                units.append(full)  # "43 Fahrenheit"
         else:
             symbols = unit_forms(first, value) or (unit_forms(unit, value) if tail else [])
             if len(first) > 3 or singular(first) != first:  # a word, not a symbol such as "mi" or "GB"
@@ -651,6 +653,8 @@ def _unit_variants(
         for u in units:
             sep = "" if u.startswith("°") and not u.startswith("° ") else " "
             out += [f"{n}{sep}{u}".replace("  ", " ") for n in (numbers[:1] if u.startswith("°") else numbers[:2])]
+            if u.startswith("°") and len(u) == 2:
+                out.append(f"{digits[0]} {u}")  # "10 °C"
             if len(u) <= 3 and u.isalpha():
                 out.append(f"{digits[0]}{u}")  # "102 kilograms" -> "102kg", "0.00 km" -> "0.00km": symbols stick
         out += [f"{w} {u}" for w in words_forms[:1] for u in units[:2] if not u.startswith("°")]

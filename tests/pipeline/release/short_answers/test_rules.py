@@ -211,6 +211,11 @@ def test_a_signed_percentage_without_its_sign():
     assert {"50%", "50 percent"} <= set(rules('What is the discount on "FOSSIL ME3131"?', ["-50%"]))
 
 
+def test_degree_symbol_spaced_and_left_or_remaining():
+    assert {"10 °C", "10 Celsius"} <= set(rules("What is the temperature given?", ["10 degrees Celsius"]))
+    assert "1 hour and 8 minutes remaining" in rules("How much time is left?", ["1 hour and 8 minutes left"])
+
+
 def test_mixed_numbers_and_dimensions():
     assert {"4.5 stars", "4.5", "four and a half stars"} <= set(rules("What is the rating?", ["4 1/2 stars"]))
     assert {"1440 x 2392", "1440x2392 pixels"} <= set(rules("What is the size of the screen?", ["1440 by 2392 pixels"]))
