@@ -498,9 +498,15 @@ def _decorations(text: str) -> list[str]:
     unmarked = _MARKS.sub("", stripped).strip()
     if unmarked and unmarked != stripped:
         out.append(unmarked)  # "ServiceMaster®" -> "ServiceMaster"
-    labelled = re.fullmatch(r'(?:[a-z]+\s+){1,3}(?P<quoted>"[^"]+")', stripped)
-    if labelled is not None:  # 'the category "Asphalt Oval Racing Cars"' -> the quoted name
-        out += [labelled["quoted"], labelled["quoted"].strip('"')]
+    labelled = re.fullmatch(r'(?:[a-z]+\s+){1,3}(?P<quoted>"[^"]+")|(?P<first>"[^"]+")(?:\s+[a-z]+){1,2}', stripped)
+    if labelled is not None:  # 'the category "Asphalt Oval"', '"Side Dishes" category' -> the quoted name
+        quoted = labelled["quoted"] or labelled["first"]
+        out += [quoted, quoted.strip('"')]
+    kind_after = re.fullmatch(
+        r"(?P<name>(?:[A-Z0-9][^\s\"]*|[\w-]+\.[a-z]{2,})(?:\s+[A-Z0-9][^\s\"]*){0,3})\s+(?P<kind>[a-z]+)", stripped
+    )
+    if kind_after is not None and kind_after["kind"] not in _STOP:
+        out.append(kind_after["name"])  # "GPS feature" -> "GPS", "StyleShare app" -> "StyleShare"
     bracket = re.fullmatch(r"(?P<head>[^()]+?)\s*\((?P<inner>[^()]+)\)", stripped)
     if bracket is not None:
         out += [bracket["head"], bracket["inner"]]  # "Bari (BRI)" -> "Bari", "BRI"

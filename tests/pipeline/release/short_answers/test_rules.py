@@ -497,6 +497,12 @@ def test_the_noun_for_longer_names_and_a_leading_for_or_in():
     assert "in 6 days" in rules("In how many days is the marathon?", ["6 days"])
 
 
+def test_a_name_without_the_kind_after_it():
+    assert {'"Side Dishes"', "Side Dishes"} <= set(rules("Which is the selected dish?", ['"Side Dishes" category']))
+    assert "GPS" in rules("What features allow the user to locate?", ["GPS feature"])
+    assert "mysanfordchart.org" in rules("Which site do I have to visit?", ["mysanfordchart.org website"])
+
+
 def test_quotes_are_optional():
     assert rules("What is playing?", ['"NRJ Hits"']) == ['"NRJ Hits"', "NRJ Hits"]
     assert {'"NRJ Hits" song', "NRJ Hits"} <= set(rules("Which song is playing?", ['"NRJ Hits"']))
