@@ -569,6 +569,8 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
                 out += _noun_variants(text, ctx)  # "Eggs and dairy" for "Which option is selected?": one option
         else:
             out += _noun_variants(text, ctx)
+    if len(text.split()) <= 4:
+        out += country_variants(text)
     out += _decorations(text)
     return out
 
@@ -667,6 +669,49 @@ def _place_names() -> frozenset[str]:
 
     names = {n.lower() for n in Locale("en").territories.values()}
     return frozenset(names)
+
+
+@cache
+def _countries() -> tuple[dict[str, str], dict[str, list[str]]]:
+    """(lower-cased English name or code -> ISO alpha-2, alpha-2 -> its letter aliases) from babel's CLDR."""
+    from babel import Locale
+    from babel.core import get_global
+
+    names = {name.lower(): code for code, name in Locale("en").territories.items() if code.isalpha()}
+    aliases: dict[str, list[str]] = {}
+    for alias, codes in get_global("territory_aliases").items():
+        if alias.isalpha() and len(codes) == 1:
+            aliases.setdefault(codes[0], []).append(alias)
+    for code, extra in aliases.items():
+        for alias in extra:
+            names.setdefault(alias.lower(), code)
+    return names, aliases
+
+
+def country_variants(text: str) -> list[str]:
+    """ "United States" <-> "US" <-> "USA" <-> "U.S." <-> "U.S.A."; "United Kingdom" <-> "UK" (CLDR names and
+    ISO codes; only for a text that is a country and nothing else)."""
+    stripped = _ARTICLE_PREFIX.sub("", text.strip()).strip(".")
+    names, aliases = _countries()
+    code = names.get(stripped.lower()) or names.get(stripped.replace(".", "").lower())
+    if code is None or len(stripped) < 2:
+        return []
+    from babel import Locale
+
+    name = Locale("en").territories.get(code)
+    if name is None:
+        return []  # an alias of a code with no English name ("AA")
+    initials = "".join(w[0] for w in name.split() if w[0].isupper())
+    # the ISO codes, and a two-letter alias only when it is the name's initials ("UK"; not France's old "FX")
+    letters = [code, *(a for a in aliases.get(code, []) if len(a) == 3 or a == initials)]
+    # CLDR's aliases also hold retired codes ("DDR" for Germany, "FXX" for France): an alpha-3 code is kept
+    # only when it holds both letters of the alpha-2 one, in order
+    letters = [a for a in letters if len(a) != 3 or re.fullmatch(f"{code[0]}.?{code[1]}.?", a)]
+    dotted = [".".join(a) + "." for a in letters if len(initials) > 1 and a.startswith(initials)]
+    out = [name, *letters, *dotted]
+    if code == "US":
+        out.append("United States of America")  # CLDR's long form is not in babel's name table
+    return [o for o in dict.fromkeys(out) if o.lower() != stripped.lower()]
 
 
 def _plural_question(question: str) -> bool:

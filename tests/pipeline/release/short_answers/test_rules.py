@@ -503,6 +503,13 @@ def test_a_name_without_the_kind_after_it():
     assert "mysanfordchart.org" in rules("Which site do I have to visit?", ["mysanfordchart.org website"])
 
 
+def test_countries_by_name_and_iso_code():
+    assert {"US", "USA", "U.S.", "United States of America"} <= set(rules("What is the country?", ["United States"]))
+    assert {"United Kingdom", "U.K."} <= set(rules("Which country is selected?", ["UK"]))
+    assert "DDR" not in rules("Which country is selected?", ["Germany"])  # a retired code
+    assert "MEX" in rules("Which country is selected?", ["Mexico"])
+
+
 def test_quotes_are_optional():
     assert rules("What is playing?", ['"NRJ Hits"']) == ['"NRJ Hits"', "NRJ Hits"]
     assert {'"NRJ Hits" song', "NRJ Hits"} <= set(rules("Which song is playing?", ['"NRJ Hits"']))
