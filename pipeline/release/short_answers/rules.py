@@ -672,6 +672,13 @@ def _place_names() -> frozenset[str]:
 
 
 @cache
+def _territory_names() -> dict[str, str]:
+    from babel import Locale
+
+    return {c: n for c, n in Locale("en").territories.items() if c.isalpha()}
+
+
+@cache
 def _countries() -> tuple[dict[str, str], dict[str, list[str]]]:
     """(lower-cased English name or code -> ISO alpha-2, alpha-2 -> its letter aliases) from babel's CLDR."""
     from babel import Locale
@@ -682,9 +689,6 @@ def _countries() -> tuple[dict[str, str], dict[str, list[str]]]:
     for alias, codes in get_global("territory_aliases").items():
         if alias.isalpha() and len(codes) == 1:
             aliases.setdefault(codes[0], []).append(alias)
-    for code, extra in aliases.items():
-        for alias in extra:
-            names.setdefault(alias.lower(), code)
     return names, aliases
 
 
@@ -693,7 +697,15 @@ def country_variants(text: str) -> list[str]:
     ISO codes; only for a text that is a country and nothing else)."""
     stripped = _ARTICLE_PREFIX.sub("", text.strip()).strip(".")
     names, aliases = _countries()
-    code = names.get(stripped.lower()) or names.get(stripped.replace(".", "").lower())
+    code = names.get(stripped.lower())
+    letters_said = stripped.replace(".", "")
+    if code is None and letters_said.isupper() and len(letters_said) in (2, 3):
+        # a code only in capitals ("UK", "USA", "U.S."): "and", "Ben" or "can" are no countries
+        code = next((c for c, extra in aliases.items() if letters_said in extra), None)
+        if code is None and letters_said in _territory_names():
+            # a bare two-letter code only when it is the name's initials ("US"), never "IN" or "CA" (a state)
+            initials = "".join(w[0] for w in _territory_names()[letters_said].split() if w[0].isupper())
+            code = letters_said if initials == letters_said else None
     if code is None or len(stripped) < 2:
         return []
     from babel import Locale

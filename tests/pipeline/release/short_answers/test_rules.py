@@ -508,6 +508,10 @@ def test_countries_by_name_and_iso_code():
     assert {"United Kingdom", "U.K."} <= set(rules("Which country is selected?", ["UK"]))
     assert "DDR" not in rules("Which country is selected?", ["Germany"])  # a retired code
     assert "MEX" in rules("Which country is selected?", ["Mexico"])
+    # codes only in capitals, and a bare two-letter one only when it is the initials
+    assert "Andorra" not in rules("What is the conjunction?", ["and"])
+    assert "Canada" not in rules("What is the state?", ["CA"])
+    assert "United States" in rules("What is the country?", ["US"])
 
 
 def test_quotes_are_optional():
