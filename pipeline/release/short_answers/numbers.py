@@ -533,8 +533,8 @@ def _quantity_core(text: str, *, counted: str | None) -> list[str]:
         whole, cents = words_to_number(spoken_price["whole"]), words_to_number(spoken_price["cents"])
         if whole is not None and cents is not None and 10 <= cents < 100 and whole < 1000:
             amount = whole + cents / 100
-            code = currency_from_word(spoken_price["name"]) or "USD"
-            return _money_variants(amount, code, number_digits(amount), number_words(amount), "", text)
+            said = currency_from_word(spoken_price["name"]) or "USD"
+            return _money_variants(amount, said, number_digits(amount), number_words(amount), "", text)
     money = _MONEY_WORDS.match(text)
     if money is not None:
         whole, cents = words_to_number(money["whole"]), words_to_number(money["cents"])
