@@ -174,7 +174,10 @@ def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
         h, half = int(short["h"]), short["half"].lower().replace(".", "").replace(" ", "")[0]
         if not 1 <= h <= 12:
             return []
-        return [f"{h} {half.upper()}M", f"{h} {half}.m.", f"{h}{half}m", f"{h}:00 {half.upper()}M", f"{h}:00 {half}.m."]
+        return [
+            *(f"{h} {half.upper()}M", f"{h} {half}.m.", f"{h}{half}m", f"{h}:00 {half.upper()}M", f"{h}:00 {half}.m."),
+            f"{h} o'clock",
+        ]
     match = _CLOCK.match(stripped)
     if match is None or ("." in stripped.split()[0][:3] and not match["half"]):
         return []  # "0.00", "14.05": a number, not a clock, unless "a.m."/"p.m." follows
@@ -215,7 +218,7 @@ def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
     if match["half"]:
         out.append(clock)  # "12:47 a.m." -> "12:47": the release often leaves the half of the day out
     if m == "00" and not sec:
-        out += [f"{h} {up}", f"{h} {dotted}", f"{h}{half}m"]  # "1:00 AM" -> "1 AM"
+        out += [f"{h} {up}", f"{h} {dotted}", f"{h}{half}m", f"{h} o'clock"]  # "1:00 AM" -> "1 AM", "1 o'clock"
     if rest.strip():
         # "6:30 pm Eastern Time", "8:41pm EDT": the time zone is optional
         return [f"{o}{rest}" for o in out] + out[:4]

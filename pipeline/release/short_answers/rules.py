@@ -534,6 +534,9 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
         out += phone_variants(text)  # a bare "1932307" is an ID unless the question asks for a phone
     quantities = quantity_variants(text, counted=ctx.counted)
     bare = _VALUE.match(text.strip()) and text.strip()[:1].isdigit() and not text.strip().endswith("%")
+    if bare and ctx.counted in ("seconds", "minutes", "hours", "days", "weeks", "months", "years"):
+        # "18" for "How many hours ago ...?" -> "18 hours", "18h", "18 hrs"
+        out += duration_variants(f"{text.strip()} {ctx.counted}", duration_context=True)
     if bare and _AGE_QUESTION.search(ctx.question) and text.strip().isdigit():
         quantities += [f"{w} years old" for w in number_words(Decimal(text.strip()))[::2]]
     if _RATING_QUESTION.search(ctx.question):
@@ -571,6 +574,12 @@ def value_variants(text: str, ctx: _Context) -> list[str]:
             out += _noun_variants(text, ctx)
     if len(text.split()) <= 4:
         out += country_variants(text)
+    word = text.strip()
+    if not out and word.isalpha() and word.islower() and len(word) > 3:
+        # one common noun: the release writes it in either number ("dollar" <-> "dollars", "flood" <-> "floods")
+        other = singular(word) if singular(word) != word else plural(word)
+        if other != word:
+            out.append(other)
     out += _decorations(text)
     return out
 

@@ -514,6 +514,13 @@ def test_countries_by_name_and_iso_code():
     assert "United States" in rules("What is the country?", ["US"])
 
 
+def test_o_clock_counted_time_units_and_a_noun_in_either_number():
+    assert "6 o'clock" in rules("What is the mentioned time?", ["6 p.m."])
+    assert "8 o'clock" in rules("What time is the alert set for?", ["8:00 a.m."])
+    assert {"18h", "18 hours"} <= set(rules("How many hours ago did it post?", ["18"]))
+    assert "dollars" in rules("What is the currency of the money earned?", ["dollar"])
+
+
 def test_quotes_are_optional():
     assert rules("What is playing?", ['"NRJ Hits"']) == ['"NRJ Hits"', "NRJ Hits"]
     assert {'"NRJ Hits" song', "NRJ Hits"} <= set(rules("Which song is playing?", ['"NRJ Hits"']))
