@@ -101,16 +101,42 @@ def date_variants(text: str) -> list[str]:
         ]
         if d < 10:
             out += [f"{month} {d:02d}, {y}", f"{mon} {d:02d}, {y}"]
+        wd = weekday[:3]
+        # the weekday the release adds or abbreviates, the date picker's "2017 Mon, Feb 13" header, and
+        # day-first numeric dates ("27/05/2016", "29.12.2016")
+        out += [
+            f"{y} {wd}, {mon} {d}",
+            f"{wd}, {d} {mon} {y}",
+            f"{weekday}, {d} {mon} {y}",
+            f"{weekday}, {mon} {d}, {y}",
+            f"{wd}, {month} {d}, {y}",
+            f"{weekday}, {month} {d}",
+            f"{d} {month}",
+            f"{d:02d} {mon} {y}",
+            f"{d}/{value.month}/{y}",
+            f"{d:02d}/{value.month:02d}/{y}",
+            f"{d:02d}.{value.month:02d}.{y}",
+        ]
         if has_weekday:
-            out += [f"{weekday}, {month} {d}", f"{weekday}, {month} {dth}", weekday]
+            out += [f"{weekday}, {month} {dth}", weekday, f"{month} {d}, {y}, {weekday}"]
     else:
         out += [f"{month} {d}", f"{month} {dth}", f"{d} {month}", f"{mon} {d}", f"{dth} {month}", f"{dth} of {month}"]
         if has_weekday:
             said = next((w for w in _WEEKDAYS if re.search(rf"\b{w[:3]}", text, re.IGNORECASE)), None)
             if said is not None:
                 weekday = said
-                out += [f"{weekday}, {month} {d}", f"{weekday}, {month} {dth}", f"{weekday[:3]}, {mon} {d}", weekday]
-        out += [f"{value.month}/{d}"]
+                out += [
+                    f"{weekday}, {month} {d}",
+                    f"{weekday}, {month} {dth}",
+                    f"{weekday[:3]}, {mon} {d}",
+                    weekday,
+                    f"{month} {d}, {weekday}",
+                    f"{month} {dth}, {weekday}",
+                    f"{weekday}, {d} {month}",
+                    f"{d} {month}, {weekday}",
+                    f"{weekday[:3]}, {d} {mon}",
+                ]
+        out += [f"{value.month}/{d}", f"{d:02d} {month}", f"{d:02d} {mon}", f"{mon} {dth}", f"{month} {d:02d}"]
     return out
 
 
@@ -129,21 +155,32 @@ _CLOCK = re.compile(
     r"^(?P<h>\d{1,2})[:.](?P<m>\d{2})(?::(?P<s>\d{2}))?\s*(?P<half>[ap]\.?\s?m\.?)?(?P<rest>(?:\s+[^\d\s][^\d]*)?)$",
     re.IGNORECASE,
 )
+_PART_OF_DAY = re.compile(
+    r"^(?P<clock>\d{1,2}:\d{2})\s+(?:in the\s+(?P<part>morning|afternoon|evening)|at\s+(?P<night>night))$", re.I
+)
 _O_CLOCK = re.compile(r"^(?P<h>\d{1,2})\s*(?P<half>[ap]\.?\s?m\.?)$", re.IGNORECASE)
 
 
 def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
-    """ "2:24 a.m." <-> "2:24 AM" <-> "2:24 am" <-> "02:24 AM"; 24-hour "14:30" <-> "2:30 PM"."""
+    """ "2:24 a.m." <-> "2:24 AM" <-> "2:24 am" <-> "02:24 AM"; 24-hour "14:30" <-> "2:30 PM";
+    "12:52 in the morning" -> "12:52 AM"."""
     stripped = text.strip()
+    said = _PART_OF_DAY.match(stripped)
+    if said is not None:
+        half = "a.m." if (said["part"] or "").lower() == "morning" else "p.m."
+        return [said["clock"], *time_variants(f"{said['clock']} {half}")]
     short = _O_CLOCK.match(stripped)
     if short is not None:
         h, half = int(short["h"]), short["half"].lower().replace(".", "").replace(" ", "")[0]
         if not 1 <= h <= 12:
             return []
-        return [f"{h} {half.upper()}M", f"{h} {half}.m.", f"{h}{half}m", f"{h}:00 {half.upper()}M", f"{h}:00 {half}.m."]
+        return [
+            *(f"{h} {half.upper()}M", f"{h} {half}.m.", f"{h}{half}m", f"{h}:00 {half.upper()}M", f"{h}:00 {half}.m."),
+            f"{h} o'clock",
+        ]
     match = _CLOCK.match(stripped)
-    if match is None:
-        return []
+    if match is None or ("." in stripped.split()[0][:3] and not match["half"]):
+        return []  # "0.00", "14.05": a number, not a clock, unless "a.m."/"p.m." follows
     h, m = int(match["h"]), match["m"]
     sec = f":{match['s']}" if match["s"] else ""
     rest = match["rest"] or ""
@@ -178,7 +215,14 @@ def time_variants(text: str, *, duration_context: bool = False) -> list[str]:
     ]
     if sec:
         out += [f"{h}:{m} {up}", f"{h}:{m} {dotted}"]
-    return [f"{o}{rest}" for o in out]
+    if match["half"]:
+        out.append(clock)  # "12:47 a.m." -> "12:47": the release often leaves the half of the day out
+    if m == "00" and not sec:
+        out += [f"{h} {up}", f"{h} {dotted}", f"{h}{half}m", f"{h} o'clock"]  # "1:00 AM" -> "1 AM", "1 o'clock"
+    if rest.strip():
+        # "6:30 pm Eastern Time", "8:41pm EDT": the time zone is optional
+        return [f"{o}{rest}" for o in out] + out[:4]
+    return out
 
 
 # --- durations ----------------------------------------------------------------------------------
@@ -196,7 +240,7 @@ _CLOCK_UNITS = ("hours", "minutes", "seconds")
 _SHORT = {"hours": ("hr", "hrs", "h"), "minutes": ("min", "mins", "m"), "seconds": ("sec", "secs", "s")}
 _UNIT_OF = {alias: name for name, (_, aliases) in _UNITS.items() for alias in aliases}
 _PART = re.compile(
-    r"(?P<n>\d+(?:\.\d+)?\s*|\b[a-z]+(?:[\s-][a-z]+)*?\s+)(?P<unit>"
+    r"(?:\band\s+)?(?P<n>\d+(?:\.\d+)?\s*|\b[a-z]+(?:[\s-][a-z]+)*?\s+)(?P<unit>"
     + "|".join(sorted(_UNIT_OF, key=len, reverse=True))
     + r")\b\.?",
     re.IGNORECASE,
@@ -219,6 +263,8 @@ def _parse_duration(text: str, *, duration_context: bool) -> tuple[dict[str, int
             suffix = word
             stripped = stripped[: -len(word) - 1].strip()
             break
+    # "0:04 seconds", "00:03:41 minutes": a clock reading with its unit said after it
+    stripped = re.sub(r"^(\d{1,2}:\d{2}(?::\d{2})?)\s+(?:hours|minutes|mins|seconds|secs)$", r"\1", stripped)
     clock = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2}))?", stripped)
     if clock is not None:
         if not duration_context and not stripped.startswith(("0:", "00:")):
@@ -254,7 +300,10 @@ def _parse_duration(text: str, *, duration_context: bool) -> tuple[dict[str, int
 def _joined(parts: list[str]) -> list[str]:
     if len(parts) == 1:
         return parts
-    return [" ".join(parts[:-1]) + f" and {parts[-1]}", " ".join(parts), ", ".join(parts[:-1]) + f", and {parts[-1]}"]
+    out = [" ".join(parts[:-1]) + f" and {parts[-1]}", " ".join(parts), ", ".join(parts[:-1]) + f", and {parts[-1]}"]
+    if len(parts) > 2:
+        out += [" and ".join(parts), ", ".join(parts)]  # "1 hour and 29 minutes and 55 seconds"
+    return out
 
 
 def duration_variants(text: str, *, duration_context: bool = False) -> list[str]:
@@ -265,6 +314,7 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
         return []
     parts, suffix, was_clock = parsed
     present = [(u, parts[u]) for u in _UNITS if u in parts]
+    every = present
     if len(present) > 1 and any(v == 0 for _, v in present):
         present = [(u, v) for u, v in present if v] or present[-1:]  # "0 minutes 25 seconds" -> "25 seconds"
     tail = f" {suffix}" if suffix else ""
@@ -281,7 +331,7 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
         out.append(" ".join(f"{v}{_SHORT[u][2]}" for u, v in present))
         if len(present) == 1:
             unit, value = present[0]
-            out.append(f"{value} {_SHORT[unit][0]}")
+            out += [f"{value} {_SHORT[unit][0]}", f"{value}{_SHORT[unit][0]}", f"{value}{_SHORT[unit][1]}"]
     h, m, sec = parts.get("hours", 0), parts.get("minutes", 0), parts.get("seconds", 0)
     if clock_only and (was_clock or duration_context):
         if "seconds" in parts:
@@ -292,16 +342,31 @@ def duration_variants(text: str, *, duration_context: bool = False) -> list[str]
                     f"{m}:{sec:02d}",
                     f"{m:02d}:{sec:02d}",
                     f"00:{m:02d}:{sec:02d}",
+                    # the clock reading with its unit, and its parts zero-padded
+                    f"{m}:{sec:02d} minutes" if m else f"{m:02d}:{sec:02d} seconds",
+                    f"{m:02d} minutes and {sec:02d} seconds",
                 ]
             )
         elif h:
             out += [f"{h}:{m:02d}", f"{h:02d}:{m:02d}"]
         elif m:
             out += [f"{m}:00", f"{m:02d}:00"]
+    if every != present or (was_clock and len(present) == 1 and "seconds" in parts):
+        # the release keeps the zero parts too: "1:00" -> "1 minute and 0 seconds", "13h 0m"
+        full = [f"{v} {name(u, v)}" for u, v in every]
+        out += _joined(full)
+        if all(u in _CLOCK_UNITS for u, _ in every):
+            out.append(" ".join(f"{v}{_SHORT[u][2]}" for u, v in every))
     if present == [("minutes", m)] and m and m % 60 == 0:
         out.append(f"{m // 60} {name('hours', m // 60)}")
     if present == [("hours", h)] and h:
         out.append(f"{h * 60} minutes")
         if h == 1:
             out.append("an hour")
-    return [f"{o}{tail}" for o in dict.fromkeys(out)]
+    forms = [f"{o}{tail}" for o in dict.fromkeys(out)]
+    if tail:
+        forms += list(dict.fromkeys(out))[:3]  # "12 hours ago" -> "12 hours", "12 hrs"
+        other = {"left": "remaining", "remaining": "left"}.get(suffix)
+        if other:
+            forms += [f"{o} {other}" for o in list(dict.fromkeys(out))[:2]]  # "3 days left" <-> "3 days remaining"
+    return forms

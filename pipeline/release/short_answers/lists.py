@@ -61,6 +61,10 @@ def list_variants(items: list[str], conjunction: str = "") -> list[str]:
         out.append(f"{head} or {parts[-1]}")
     if conjunction == "or":
         out.insert(0, out.pop(3 if len(items) > 2 else 2))
+    if len(items) > 2:
+        out += [" and ".join(items), " or ".join(items)]  # "low and medium and high"
+    else:
+        out += [f"{items[1]} and {items[0]}", f"{items[1]}, {items[0]}"]  # the release names two in either order
     return out
 
 

@@ -169,6 +169,8 @@ def number_words(value: Decimal) -> list[str]:
         forms = [int_to_words(n), int_to_words(n, andword="")]
         # SQuAD's normalisation deletes the hyphen: "thirty-nine" reads "thirtynine", not "thirty nine".
         forms += [f.replace("-", " ") for f in forms]
+        if n in (100, 1000):
+            forms.append(forms[0].replace("one ", "a "))  # "a hundred", "a thousand"
         return list(dict.fromkeys(forms))
     plain = _plain(value)
     return [str(_INFLECT.number_to_words(plain, comma=""))]
@@ -324,7 +326,11 @@ def _units() -> Any:
 
 # Time units are handled as durations (dates.py); single letters are too ambiguous in free text.
 _UNIT_SKIP = frozenset(
-    ["s", "m", "h", "d", "in", "g", "t", "am", "pm", "min", "sec", "hr", "day", "days", "week", "year"]
+    [
+        *("s", "m", "h", "d", "in", "g", "t", "am", "pm", "min", "sec", "hr", "day", "days", "week", "year"),
+        # pint's typographic point is never a screen's "points" (of a game, a loyalty card)
+        *("point", "points"),
+    ]
 )
 
 
@@ -345,6 +351,9 @@ def unit_forms(unit: str, value: Decimal) -> list[str]:
         return []  # time units are durations (dates.py)
     name = str(parsed).replace("_", " ")
     symbol = f"{parsed:~}".replace(" ", "")
+    known = {name.lower(), symbol.lower()}
+    if len(stripped) > 3 and stripped.isalpha() and not {stripped.lower(), singular(stripped.lower())} & known:
+        return []  # a word pint read as a prefixed unit ("units" -> micro-"nits"), not the unit's name
     if "/" in symbol and "per" not in stripped:
         return []
     named = with_count(value, name.replace(" ", "_")).replace("_", " ") if " per " not in name else name
@@ -357,6 +366,21 @@ def unit_forms(unit: str, value: Decimal) -> list[str]:
     return [u for u in dict.fromkeys(out) if u and u != stripped]
 
 
+def unit_name_variants(text: str) -> list[str]:
+    """A unit said alone ("What is the unit of weight?"): "kilograms" <-> "kg", "mph" <-> "miles per hour",
+    "degrees Fahrenheit" <-> "°F" <-> "Fahrenheit"."""
+    stripped = text.strip()
+    degree = _DEGREES.match(stripped)
+    if degree is not None and degree["scale"]:
+        full = {"f": "Fahrenheit", "c": "Celsius"}.get(degree["scale"].lower(), degree["scale"].capitalize())
+        return [f"°{full[0]}", full, f"degrees {full}", f"{full[0]}°"]
+    if len(stripped.split()) > 3:
+        return []
+    forms = [*unit_forms(stripped, Decimal(2)), *unit_forms(stripped.lower(), Decimal(2))]
+    # "lbs", "kgs": the symbols written in the plural, as screens do
+    return forms + [f"{f}s" for f in forms if f.isalpha() and f.islower() and len(f) == 2]
+
+
 # --- quantities -------------------------------------------------------------------------------
 
 _QUANTITY = re.compile(
@@ -365,7 +389,11 @@ _QUANTITY = re.compile(
 )
 _DEGREES = re.compile(r"^(?:°\s*|degrees?\s*)(?P<scale>fahrenheit|celsius|[fc])?$", re.IGNORECASE)
 _MONEY_WORDS = re.compile(
-    r"^(?P<whole>.+?)\s+(?P<name>dollars?|euros?)\s+(?:and\s+)?(?P<cents>.+?)\s+cents?$", re.IGNORECASE
+    r"^(?P<whole>.+?)\s+(?P<name>dollars?|euros?)\s+(?:and\s+)?(?P<cents>.+?)(?:\s+cents?)?$", re.IGNORECASE
+)
+# A price said aloud: "thirty-nine ninety-five dollars", "seven twenty-five dollars" (dollars, then cents).
+_SPOKEN_PRICE = re.compile(
+    r"^(?P<whole>[a-z]+(?:[\s-][a-z]+)*?)\s+(?P<cents>[a-z]+(?:-[a-z]+)?)\s+(?P<name>dollars|euros)$", re.I
 )
 # "Free" is how the release says a price of nothing.
 _FREE = ("free", "no charge", "free of charge", "no cost")
@@ -381,6 +409,14 @@ def comparator_variants(text: str) -> tuple[list[str], str]:
     return [c for c in group if c != said], match["rest"]
 
 
+# The comparators written after the value, most used first ("7 or more", "18 and above").
+_POSTFIX_MORE = ("or more", "and above", "or higher", "and up", "and over", "or above", "and older", "or older")
+_POSTFIX_LESS = ("or less", "or fewer", "and below", "or lower", "and under")
+_POSTFIX_RE = re.compile(
+    r"^(?P<rest>.*\d.*?)\s+(?P<post>" + "|".join(_POSTFIX_MORE + _POSTFIX_LESS) + r")$", re.IGNORECASE
+)
+
+
 def _or_more(said: str) -> str | None:
     """The postfix form of a comparator ("at least 5" -> "5 or more"), if it has one."""
     if said in _COMPARATORS[0] or said in _COMPARATORS[1]:
@@ -388,6 +424,11 @@ def _or_more(said: str) -> str | None:
     if said in _COMPARATORS[2] or said in _COMPARATORS[3]:
         return "or less"
     return None
+
+
+def _postfix_forms(core: list[str], more: bool) -> list[str]:
+    words = _POSTFIX_MORE[:5] if more else _POSTFIX_LESS[:3]
+    return [f"{c} {w}" for c in core[:1] for w in words] + [f"{c} {words[0]}" for c in core[1:2]]
 
 
 def _leading_words_number(text: str) -> tuple[Decimal, str, str] | None:
@@ -429,10 +470,34 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
     if stripped.endswith("+") and stripped[:-1].strip()[-1:].isdigit():
         core = _quantity_core(stripped[:-1].strip(), counted=counted)
         return (
-            [f"{c}+" for c in core[:2]]
+            [f"{c}+" for c in core[:2] if re.search(r"\d", c)]
             + [f"{w} {c}" for w in ("over", "more than", "at least") for c in core[:2]]
-            + [f"{c} or more" for c in core[:2]]
+            + _postfix_forms(core, more=True)
         )
+    postfix = _POSTFIX_RE.match(stripped)
+    if postfix is not None:  # "200 and over", "8 characters and above", "5 or less"
+        core = _quantity_core(postfix["rest"].strip(), counted=counted)
+        if not core:
+            return []
+        more = postfix["post"].lower() in _POSTFIX_MORE
+        prefixes = ("at least", "over", "more than") if more else ("up to", "at most", "less than")
+        bare = [c for c in core if re.fullmatch(DIGITS, c)][:1]
+        written = postfix["rest"].strip()
+        return (
+            _postfix_forms(core, more=more)
+            + [f"{w} {c}" for w in prefixes for c in dict.fromkeys([written, core[0]])]
+            + [f"{b}+" for b in bare if more]
+            + [f"{b} {w}" for b in bare if b != core[0] for w in (_POSTFIX_MORE if more else _POSTFIX_LESS)[:2]]
+            + core[:2]
+            + bare
+        )
+    signed = re.fullmatch(r"[+-]\s?(?P<rest>\d[\d.,]*\s?%)", stripped)
+    if signed is not None:  # "+5%", "-50%": the release also writes the change without its sign
+        return [stripped, *quantity_variants(signed["rest"], counted=counted)]
+    sign = re.match(r"^(?P<sign>[<>≤≥])\s*(?=\S)", stripped)
+    if sign is not None:  # "<$25,000" -> "less than $25,000", ">999mi" -> "more than 999mi"
+        said = {"<": "less than", ">": "more than", "≤": "up to", "≥": "at least"}[sign["sign"]]
+        return quantity_variants(f"{said} {stripped[sign.end() :]}", counted=counted)
     others, rest = comparator_variants(stripped)
     core = _quantity_core(rest, counted=counted)
     if not core:
@@ -443,10 +508,17 @@ def quantity_variants(text: str, *, counted: str | None = None) -> list[str]:
     out = [f"{said} {c}" for c in core]
     for comparator in others:
         out += [f"{comparator} {c}" for c in core[:3]]
-    postfix = _or_more(said.lower())
-    if postfix:
-        out += [f"{c} {postfix}" for c in core[:2]]
-    return out
+    group = next(g for g in _COMPARATORS if said.lower() in g)
+    # the release mixes the inclusive and strict comparators: "at least 100,000" <-> "more than 100,000"
+    related = {_COMPARATORS[1]: _COMPARATORS[0], _COMPARATORS[0]: _COMPARATORS[1], _COMPARATORS[3]: _COMPARATORS[2]}
+    for comparator in related.get(group, ())[:2]:
+        out += [f"{comparator} {c}" for c in [rest, *core][:1]]
+    postfix_word = _or_more(said.lower())
+    if postfix_word:
+        out += _postfix_forms(core, more=postfix_word == "or more")
+    # the release also leaves the comparator out ("at least 7 points" -> "7 points", "7")
+    bare = [c for c in core if re.fullmatch(DIGITS, c)][:1]
+    return out + core[:2] + bare
 
 
 def free_variants(text: str) -> list[str]:
@@ -456,6 +528,13 @@ def free_variants(text: str) -> list[str]:
 
 
 def _quantity_core(text: str, *, counted: str | None) -> list[str]:
+    spoken_price = _SPOKEN_PRICE.match(text)
+    if spoken_price is not None:
+        whole, cents = words_to_number(spoken_price["whole"]), words_to_number(spoken_price["cents"])
+        if whole is not None and cents is not None and 10 <= cents < 100 and whole < 1000:
+            amount = whole + cents / 100
+            said = currency_from_word(spoken_price["name"]) or "USD"
+            return _money_variants(amount, said, number_digits(amount), number_words(amount), "", text)
     money = _MONEY_WORDS.match(text)
     if money is not None:
         whole, cents = words_to_number(money["whole"]), words_to_number(money["cents"])
@@ -498,6 +577,8 @@ def _quantity_core(text: str, *, counted: str | None) -> list[str]:
     words_forms = number_words(value)
     code = currency_code(before) if before else (currency_code(after) if after and after != "%" else None)
     unit_words = unit.split()
+    if code is None and len(unit_words) > 1 and unit_words[0].replace(".", "").upper() == "US":
+        unit_words = unit_words[1:]  # "50 US dollars"
     named = currency_from_word(unit_words[0]) if code is None and unit_words else None
     if named is not None:
         code = named
@@ -507,6 +588,7 @@ def _quantity_core(text: str, *, counted: str | None) -> list[str]:
     if after == "%" or unit.lower() in ("percent", "per cent", "%"):
         numbers = digits + words_forms
         out = [f"{n}%" for n in digits] + [f"{n} percent" for n in numbers] + digits + [f"{n} %" for n in digits[:1]]
+        out += [f"{n} per cent" for n in digits[:1]]
         return out
     if before or after:
         return []
@@ -537,6 +619,8 @@ def _money_variants(
     out += [f"{a}{tail}" for a in amounts]
     if code != "USD" or symbol is None:
         out += [f"{a} {code}{tail}" for a in amounts[:1]]
+    else:
+        out += [f"{a} USD{tail}" for a in amounts[:1]] + [f"US ${a}{tail}" for a in amounts[:1]]
     return out
 
 
@@ -554,6 +638,8 @@ def _unit_variants(
             full = {"f": "Fahrenheit", "c": "Celsius"}.get(scale.lower(), scale.capitalize())
             letter = full[:1]
             units += [f"°{letter}", f"° {letter}", f"degrees {full}", "°", "degrees"] if scale else ["°", "degrees"]
+            if scale:
+                units.append(full)  # "43 Fahrenheit"
         else:
             symbols = unit_forms(first, value) or (unit_forms(unit, value) if tail else [])
             if len(first) > 3 or singular(first) != first:  # a word, not a symbol such as "mi" or "GB"
@@ -567,8 +653,10 @@ def _unit_variants(
         for u in units:
             sep = "" if u.startswith("°") and not u.startswith("° ") else " "
             out += [f"{n}{sep}{u}".replace("  ", " ") for n in (numbers[:1] if u.startswith("°") else numbers[:2])]
-            if len(u) <= 3 and u.isalpha() and u != unit:
-                out.append(f"{digits[0]}{u}")  # "102 kilograms" -> "102kg" style symbols stick
+            if u.startswith("°") and len(u) == 2:
+                out.append(f"{digits[0]} {u}")  # "10 °C"
+            if len(u) <= 3 and u.isalpha():
+                out.append(f"{digits[0]}{u}")  # "102 kilograms" -> "102kg", "0.00 km" -> "0.00km": symbols stick
         out += [f"{w} {u}" for w in words_forms[:1] for u in units[:2] if not u.startswith("°")]
         out += numbers
         own = counted is not None and singular(first.lower()) == singular(counted.split()[-1])
@@ -580,28 +668,54 @@ def _unit_variants(
         if counted:
             noun = with_count(value, counted)
             out += [f"{n} {noun}" for n in numbers[:2]] + [f"{w} {noun}" for w in words_forms[:1]]
+            if " " in counted:  # "How many nearby schools" -> "22 schools" too
+                out.append(f"{digits[0]} {with_count(value, counted.split()[-1])}")
     if value == 0:
-        noun = counted or (unit if unit and unit.isalpha() else "")
-        out += list(nothing_forms(noun))
+        said = unit if unit and unit.replace(" ", "").isalpha() else ""
+        out += list(nothing_forms(counted or said))
+        if said and said != counted:
+            out += [f"no {said}"]  # "0 bids left" -> "no bids left"
     return out
 
 
 def nothing_forms(noun: str) -> Iterator[str]:
-    """A count of nothing: "0", "zero", "none", "no <noun>", "zero <noun>", "0 <noun>"."""
-    yield from ("0", "zero", "none")
+    """A count of nothing: "0", "zero", "none", "no", "no <noun>" (plural and singular), "zero <noun>",
+    "0 <noun>". The bare "no" is how the release answers "Are there any ...?" with nothing."""
+    yield from ("0", "zero", "none", "no")
     if noun:
-        many = plural(singular(noun)) if noun.isalpha() else noun
-        yield from (f"no {many}", f"zero {many}", f"0 {many}")
+        many = with_count(Decimal(2), noun) if noun.replace(" ", "").isalpha() else noun
+        one = with_count(Decimal(1), noun) if noun.replace(" ", "").isalpha() else noun
+        yield from (f"no {many}", f"no {one}", f"zero {many}", f"0 {many}")
+
+
+# "no tracks playing", "empty list": the longest text still read as "there are none".
+_NOTHING_MAX_WORDS = 5
 
 
 def nothing_variants(text: str, counted: str | None) -> list[str]:
-    """ "no points", "none", "zero likes" -> the other ways to say there are none."""
+    """ "no points", "none", "zero likes", "empty", "no records found" -> the other ways to say there
+    are none ("no", "none", "0", "no record", "no <counted noun>")."""
     words = text.strip().rstrip(".").split()
-    if not words or words[0].lower() not in ("no", "none", "zero", "nothing"):
+    if not words or len(words) > _NOTHING_MAX_WORDS:
         return []
-    if words[0].lower() in ("none", "nothing") and len(words) > 1:
+    first = words[0].lower()
+    if first not in ("no", "none", "zero", "nothing", "empty") or (
+        first == "no" and len(words) > 1 and words[1] == "one"
+    ):
         return []
-    noun = " ".join(words[1:3]) if len(words) > 1 else (counted or "")
-    if len(words) > 3:
+    if first in ("none", "nothing", "empty") and len(words) > 1 and not (first == "empty" and len(words) == 2):
         return []
-    return [v for v in nothing_forms(noun) if v.lower() != text.strip().lower()]
+    out: list[str] = []
+    if first in ("no", "zero") and len(words) > 1:
+        noun = words[1]
+        if (noun.isalpha() and noun.islower()) or noun.istitle():
+            # "no ratings yet" <-> "no rating yet": the counted noun in both numbers
+            for swapped in (with_count(Decimal(2), noun), with_count(Decimal(1), noun)):
+                out.append(" ".join([words[0], swapped, *words[2:]]))
+        out += nothing_forms(" ".join(words[1:3]) if len(words) <= 3 else "")
+    else:
+        out += nothing_forms("")
+    if counted:
+        out += nothing_forms(counted)
+    lowered = text.strip().lower()
+    return [v for v in dict.fromkeys(out) if v.lower() != lowered]
