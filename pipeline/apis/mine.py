@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.apis.params import QueryParams, choice_param, query_params
+from annotation.models import Stage
 from annotation.permissions import IsAuthenticated, member_get, project_get_for_member
 from pipeline.quality.mine import (
     HISTORY_LIMIT,
@@ -24,7 +25,6 @@ from pipeline.quality.mine import (
     my_work_history,
     standing_views,
 )
-from pipeline.stages import stage_filter
 
 TAGS = ["my work"]
 
@@ -134,10 +134,13 @@ class MyWorkApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    class MyWorkParams(QueryParams):
+        stage = choice_param(Stage.values, required=False, help_text="only this stage's history")
+
     @extend_schema(
         tags=TAGS,
         summary="Your own work in the project",
-        parameters=[OpenApiParameter("stage", OpenApiTypes.STR, description="only this stage's history")],
+        parameters=[MyWorkParams],
         responses={
             200: MyWorkSerializer,
             400: OpenApiResponse(description="unknown stage"),
@@ -147,7 +150,7 @@ class MyWorkApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_member(user=request.user, slug=slug)
-        stage = stage_filter(request.query_params.get("stage"))
+        stage = query_params(self.MyWorkParams, request).get("stage")
         membership = member_get(project=project, user=request.user)
         views = standing_views(project=project, user=request.user, membership=membership)
         data: dict[str, Any] = {

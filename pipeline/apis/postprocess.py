@@ -9,18 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
-from annotation.models import ReleaseJob
+from annotation.apis.params import PageParams, Pagination, choice_param, query_params
+from annotation.models import ReleaseJob, Split
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from pipeline.apis.jobs import JobOutputSerializer
 from pipeline.release.postprocess import release_job_start
+from pipeline.release.decide import ANSWER_REASONS, QUESTION_REASONS
 from pipeline.release.selectors import decision_payload, postprocess_decisions
 
 
@@ -95,12 +96,6 @@ class ShortAnswersStartApi(_StartApi):
         return super().post(request, slug)
 
 
-class DecisionPagination(PageNumberPagination):
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 500
-
-
 class PostprocessDecisionsApi(APIView):
     """``GET /api/projects/<slug>/postprocess/decisions/``: dropped questions or answers with their
     reasons, newest first, paginated. Filters: ``kind`` (question | answer), ``reason``, ``split``.
@@ -108,30 +103,27 @@ class PostprocessDecisionsApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class FilterSerializer(serializers.Serializer):
-        kind = serializers.ChoiceField(choices=["question", "answer"], default="question")
-        reason = serializers.CharField(required=False, allow_blank=True, default="")
-        split = serializers.CharField(required=False, allow_blank=True, default="")
+    class DecisionParams(PageParams):
+        kind = choice_param(["question", "answer"], default="question")
+        reason = choice_param(
+            sorted({*QUESTION_REASONS, *ANSWER_REASONS}), required=False, help_text="a reason of the kind"
+        )
+        split = choice_param(Split.values, required=False)
 
     @extend_schema(
         operation_id="postprocess_decisions",
         summary="What post-processing dropped, and why",
-        parameters=[
-            OpenApiParameter("kind", str, enum=["question", "answer"]),
-            OpenApiParameter("reason", str),
-            OpenApiParameter("split", str, enum=["train", "validation", "test"]),
-            OpenApiParameter("page", int),
-            OpenApiParameter("page_size", int),
-        ],
+        parameters=[DecisionParams],
         responses={200: DecisionPageSerializer, 400: ERRORS[400], 403: ERRORS[403], 404: ERRORS[404]},
         tags=["release"],
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        decisions = postprocess_decisions(project=project, **filters.validated_data)
-        paginator = DecisionPagination()
+        params = query_params(self.DecisionParams, request)
+        decisions = postprocess_decisions(
+            project=project, kind=params["kind"], reason=params.get("reason", ""), split=params.get("split", "")
+        )
+        paginator = Pagination()
         page = paginator.paginate_queryset(decisions, request, view=self)
         rows = [decision_payload(obj) for obj in page or []]
         return paginator.get_paginated_response(DecisionOutputSerializer(rows, many=True).data)

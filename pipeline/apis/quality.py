@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
+from annotation.apis.params import PageParams, Pagination, QueryParams, choice_param, id_param, query_params
 from annotation.models import Stage
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from pipeline.quality.gold import gold_promote, gold_set_active, gold_unit_create
@@ -41,7 +41,10 @@ ERRORS: dict[int, Any] = {
     404: OpenApiResponse(ErrorSerializer, description="no such project, member or item, or not a member"),
 }
 CONFLICT = OpenApiResponse(ErrorSerializer, description="already so (paused, or already gold)")
-STAGE_PARAM = OpenApiParameter("stage", str, enum=list(Stage.values), description="only this stage")
+
+
+class StageParams(QueryParams):
+    stage = choice_param(Stage.values, required=False, help_text="only this stage")
 
 
 class AnnotatorStandingSerializer(serializers.Serializer):
@@ -154,20 +157,22 @@ class QualityReportApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
+    class ReportParams(StageParams):
+        sort = choice_param(
+            [*SORT_KEYS, *(f"-{k}" for k in SORT_KEYS)], default="username", help_text="a column; `-`: descending"
+        )
+
     @extend_schema(
         operation_id="quality_report",
         summary="Every member's standings and quality figures",
-        parameters=[STAGE_PARAM, OpenApiParameter("sort", str, enum=[*SORT_KEYS, *(f"-{k}" for k in SORT_KEYS)])],
+        parameters=[ReportParams],
         responses={200: AnnotatorFiguresSerializer(many=True), **ERRORS},
         tags=["quality"],
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        rows = quality_report(
-            project=project,
-            stage=request.query_params.get("stage"),
-            sort=request.query_params.get("sort") or "username",
-        )
+        params = query_params(self.ReportParams, request)
+        rows = quality_report(project=project, stage=params.get("stage"), sort=params["sort"])
         return Response(AnnotatorFiguresSerializer(rows, many=True).data)
 
 
@@ -178,28 +183,26 @@ class AnnotatorReportApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class FilterSerializer(serializers.Serializer):
-        stage = serializers.ChoiceField(choices=Stage.values, required=False, allow_blank=True)
-        per = serializers.IntegerField(min_value=1, required=False)
+    class ReportParams(StageParams):
+        per = serializers.IntegerField(
+            min_value=1, max_value=10_000, required=False, help_text="points of N control items (else per day)"
+        )
 
     @extend_schema(
         operation_id="quality_annotator",
         summary="One member's quality report",
-        parameters=[STAGE_PARAM, OpenApiParameter("per", int, description="points of N control items (else per day)")],
+        parameters=[ReportParams],
         responses={200: AnnotatorReportSerializer, **ERRORS},
         tags=["quality"],
     )
     def get(self, request: Request, slug: str, user_id: int) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
         member_get_for_report(project=project, user_id=user_id)
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        stage = filters.validated_data.get("stage") or None
+        params = query_params(self.ReportParams, request)
+        stage = params.get("stage")
         body: dict[str, Any] = {
             "figures": quality_report(project=project, stage=stage, user_id=user_id)[0],
-            "timeline": control_timeline(
-                project=project, user_id=user_id, stage=stage, per=filters.validated_data.get("per")
-            ),
+            "timeline": control_timeline(project=project, user_id=user_id, stage=stage, per=params.get("per")),
             "events": list(quality_events(project=project, user_id=user_id, stage=stage)[:200]),
         }
         return Response(AnnotatorReportSerializer(body).data)
@@ -232,14 +235,8 @@ class StandingActionApi(APIView):
         return Response(AnnotatorStandingSerializer(row.standings[0]).data)
 
 
-class EventPagination(PageNumberPagination):
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 500
-
-
 class QualityEventPageSerializer(serializers.Serializer):
-    """One page of quality events (what ``EventPagination`` answers)."""
+    """One page of quality events (what ``Pagination`` answers)."""
 
     count = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
@@ -253,30 +250,21 @@ class QualityEventListApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class FilterSerializer(serializers.Serializer):
-        user = serializers.IntegerField(required=False)
-        stage = serializers.ChoiceField(choices=Stage.values, required=False, allow_blank=True)
+    class EventParams(PageParams, StageParams):
+        user = id_param(required=False, help_text="only this member's events")
 
     @extend_schema(
         operation_id="quality_events",
         summary="Quality decisions: who, when, which rule, the figures",
-        parameters=[
-            OpenApiParameter("user", int),
-            STAGE_PARAM,
-            OpenApiParameter("page", int),
-            OpenApiParameter("page_size", int),
-        ],
+        parameters=[EventParams],
         responses={200: QualityEventPageSerializer, **ERRORS},
         tags=["quality"],
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        filters = self.FilterSerializer(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        events = quality_events(
-            project=project, user_id=filters.validated_data.get("user"), stage=filters.validated_data.get("stage")
-        )
-        paginator = EventPagination()
+        params = query_params(self.EventParams, request)
+        events = quality_events(project=project, user_id=params.get("user"), stage=params.get("stage"))
+        paginator = Pagination()
         page = paginator.paginate_queryset(events, request, view=self)
         return paginator.get_paginated_response(QualityEventSerializer(page or [], many=True).data)
 
@@ -302,15 +290,14 @@ class GoldListCreateApi(APIView):
     @extend_schema(
         operation_id="quality_gold_list",
         summary="Gold items with their results",
-        parameters=[STAGE_PARAM],
+        parameters=[StageParams],
         responses={200: GoldItemSerializer(many=True), **ERRORS},
         tags=["quality"],
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        return Response(
-            GoldItemSerializer(gold_stats(project=project, stage=request.query_params.get("stage")), many=True).data
-        )
+        stage = query_params(StageParams, request).get("stage")
+        return Response(GoldItemSerializer(gold_stats(project=project, stage=stage), many=True).data)
 
     @extend_schema(
         operation_id="quality_gold_create",
