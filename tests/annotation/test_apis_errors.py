@@ -103,3 +103,56 @@ def test_bodies_are_json_only_the_import_takes_an_upload(client):
     assert set(start["requestBody"]["content"]) == {"application/json"}
     upload = schema["paths"]["/api/projects/{slug}/imports/"]["post"]
     assert "multipart/form-data" in upload["requestBody"]["content"]
+
+
+# --- query parameters are strict (annotation.apis.params): refused, never silently defaulted ---
+
+EVENTS = "/api/projects/demo/quality/events/"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("url", "query", "field"),
+    [
+        (EVENTS, "page_size=ten", "page_size"),  # junk integer (DRF's pagination used the default)
+        (EVENTS, "page_size=0", "page_size"),  # below the range
+        (EVENTS, "page_size=501", "page_size"),  # above MAX_PAGE_SIZE (DRF clamped it to 500)
+        (EVENTS, "page=x", "page"),  # junk page (DRF: 404 "Invalid page.")
+        (EVENTS, "page=0", "page"),
+        (EVENTS, "page=2", "page"),  # past the last page: one empty page exists, not two
+        (EVENTS, f"user={2**63}", "user"),  # an id no row can have (PostgreSQL would refuse it: 500)
+        (EVENTS, "stage=nope", "stage"),  # an unknown enum value
+        (EVENTS, "stage=", "stage"),  # blank (DRF's form reading took it as absent: every stage)
+        ("/api/projects/demo/quality/", "sort=shoe-size", "sort"),  # an unknown sort
+        ("/api/projects/demo/quality/", "sort=", "sort"),  # a blank sort (was the default, username)
+        ("/api/projects/demo/quality/gold/", "stage=", "stage"),
+        ("/api/projects/demo/postprocess/decisions/", "split=", "split"),
+        ("/api/projects/demo/my-work/", "stage=", "stage"),
+    ],
+)
+def test_a_bad_query_parameter_is_a_400_naming_it(api_client, lead, url, query, field):
+    api_client.force_authenticate(lead)
+    response = api_client.get(f"{url}?{query}")
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["field"] == field and body["detail"], body
+
+
+@pytest.mark.django_db
+def test_good_query_parameters_and_undeclared_ones_pass(api_client, lead):
+    api_client.force_authenticate(lead)
+    response = api_client.get(f"{EVENTS}?page=1&page_size=500&stage=prefilter&user=1&format=json&utm=x")
+    assert response.status_code == 200, response.content
+    assert response.json()["count"] == 0
+
+
+@pytest.mark.django_db
+def test_the_schema_states_each_query_parameters_type_and_range(client):
+    schema = client.get("/api/schema/?format=json").json()
+    events = {p["name"]: p["schema"] for p in schema["paths"]["/api/projects/{slug}/quality/events/"]["get"]["parameters"]}
+    assert events["page_size"] == {"type": "integer", "minimum": 1, "maximum": 500}
+    assert events["page"]["type"] == "integer" and events["page"]["minimum"] == 1
+    assert "prefilter" in events["stage"]["enum"] and "" not in events["stage"]["enum"]
+    report = schema["paths"]["/api/projects/{slug}/quality/"]["get"]["parameters"]
+    sort = next(p["schema"] for p in report if p["name"] == "sort")
+    assert sort["default"] == "username" and {"control", "-control"} <= set(sort["enum"])
