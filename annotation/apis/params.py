@@ -39,9 +39,20 @@ def id_param(**kwargs: Any) -> serializers.IntegerField:
     return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
 
 
-def choice_param(choices: Sequence[str], **kwargs: Any) -> serializers.ChoiceField:
+class ChoiceParam(serializers.ChoiceField):
+    """A ``ChoiceField`` whose refusal names the parameter and its choices."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if str(data) not in self.choice_strings_to_values:
+            raise serializers.ValidationError(
+                f"Unknown {self.field_name} {str(data)!r}: use one of {', '.join(map(str, self.choices))}."
+            )
+        return self.choice_strings_to_values[str(data)]
+
+
+def choice_param(choices: Sequence[str], **kwargs: Any) -> ChoiceParam:
     """A query parameter that is one of ``choices`` (blank is refused like any other unknown value)."""
-    return serializers.ChoiceField(choices=list(choices), **kwargs)
+    return ChoiceParam(choices=list(choices), **kwargs)
 
 
 def query_params(params: type[QueryParams], request: Request) -> dict[str, Any]:
@@ -75,7 +86,9 @@ class Pagination(PageNumberPagination):
     def get_page_size(self, request: Request) -> int:
         return int(query_params(PageParams, request).get("page_size", self.page_size))
 
-    def paginate_queryset(self, queryset: QuerySet[Any], request: Request, view: Any = None) -> list[Any]:
+    def paginate_queryset(
+        self, queryset: QuerySet[Any] | Sequence[Any], request: Request, view: Any = None
+    ) -> list[Any]:
         page_size = self.get_page_size(request)
         number = query_params(PageParams, request).get("page", 1)
         paginator = self.django_paginator_class(queryset, page_size)

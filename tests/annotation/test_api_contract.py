@@ -3,7 +3,8 @@
 Django's real WSGI application (every middleware, PostgreSQL, commits: ``transactional_db``).
 
 Every answer must be no server error (5xx), a status the operation documents, the documented
-content type, and a body that matches the documented schema. Path parameters name real objects of
+content type, and a body that matches the documented schema; a request that breaks the schema
+must be refused with a 4xx (``negative_data_rejection``). Path parameters name real objects of
 one project (so requests reach the views, not only the 404s of unknown ids); bodies and query
 parameters are generated. Bounded: ``MAX_EXAMPLES`` examples per operation (about 40 operations,
 two actors).

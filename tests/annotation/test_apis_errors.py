@@ -149,7 +149,9 @@ def test_good_query_parameters_and_undeclared_ones_pass(api_client, lead):
 @pytest.mark.django_db
 def test_the_schema_states_each_query_parameters_type_and_range(client):
     schema = client.get("/api/schema/?format=json").json()
-    events = {p["name"]: p["schema"] for p in schema["paths"]["/api/projects/{slug}/quality/events/"]["get"]["parameters"]}
+    events = {
+        p["name"]: p["schema"] for p in schema["paths"]["/api/projects/{slug}/quality/events/"]["get"]["parameters"]
+    }
     assert events["page_size"] == {"type": "integer", "minimum": 1, "maximum": 500}
     assert events["page"]["type"] == "integer" and events["page"]["minimum"] == 1
     assert "prefilter" in events["stage"]["enum"] and "" not in events["stage"]["enum"]
