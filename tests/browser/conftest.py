@@ -168,12 +168,33 @@ def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
         for page in context.pages:
             try:
                 page.evaluate("window.workspace && window.workspace.drafts.save()")
-                page.wait_for_load_state("networkidle", timeout=5_000)
+                page.wait_for_load_state("networkidle", timeout=15_000)
                 page.evaluate("window.workspace && window.workspace.drafts.forget()")
             except Exception:  # the page is gone or mid-navigation: nothing of ours is pending
                 pass
         context.close()
+    _wait_for_the_live_server_to_finish()
     assert not errors, f"JavaScript errors or CSP violations: {errors}"
+
+
+def _wait_for_the_live_server_to_finish(seconds: float = 30) -> None:
+    """Before the flush: wait until no other connection to the test database is inside a statement
+    or a transaction. A request the closed page left in flight (a slow VH list on a loaded machine)
+    would otherwise hold a table lock that the flush's TRUNCATE waits on, and deadlock with it."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+        time.sleep(0.05)
 
 
 def shoot(page: Any, name: str) -> None:
