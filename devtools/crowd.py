@@ -182,9 +182,11 @@ class ScriptedAnnotator:
     rule_breaking: float = field(init=False)
     flagging: float = field(init=False)
     rng: random.Random = field(init=False)
+    rules_rng: random.Random = field(init=False)  # breaking and flagging writing rules, a stream apart
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.seed}:{self.username}")
+        self.rules_rng = random.Random(f"{self.seed}:{self.username}:rules")
         p = self.profile
         self.noise, self.wrong_element, self.spam = p.noise, p.wrong_element, p.spam
         self.invalid, self.unanswerable, self.extra, self.pair = p.invalid, p.unanswerable, p.extra, p.pair

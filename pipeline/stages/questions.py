@@ -275,7 +275,8 @@ class QuestionsPass1(StageDefinition):
     def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
         """Questions quoting the screen's candidate texts (``What does "Sign in" say?``),
         never repeating one already on the screen; the actor's ``rule_breaking`` share of them
-        (default none) breaks a writing rule (``RULE_BREAKING_TEMPLATES``)."""
+        (default none) breaks a writing rule (``RULE_BREAKING_TEMPLATES``), drawn from the actor's
+        ``rules_rng`` when it has one, so its other draws are the same with or without."""
         cap = payload.get("max_questions", 5)
         weights = self.crowd_weights
         wanted = min(cap, actor.rng.choices(range(len(weights)), weights=weights)[0])
@@ -283,15 +284,15 @@ class QuestionsPass1(StageDefinition):
         texts = list(dict.fromkeys(c["text"][:40] for c in payload["screen"]["candidates"] if c["text"].strip()))
         actor.rng.shuffle(texts)
         breaks = getattr(actor, "rule_breaking", 0.0)
+        rules_rng = getattr(actor, "rules_rng", actor.rng)
         questions: list[str] = []
         for text in texts:
             if len(questions) >= wanted:
                 break
-            # No draw when the share is 0: a careful writer's stream stays as it was.
-            if breaks and actor.rng.random() < breaks:
-                template = actor.rng.choice(RULE_BREAKING_TEMPLATES)[1]
-            else:
-                template = actor.rng.choice(QUESTION_TEMPLATES)
+            template = actor.rng.choice(QUESTION_TEMPLATES)
+            # Rule breaking draws from its own stream: the actor's other choices stay as they were.
+            if breaks and rules_rng.random() < breaks:
+                template = rules_rng.choice(RULE_BREAKING_TEMPLATES)[1]
             question = template.format(t=text.replace('"', "'"))
             if question.casefold() not in asked:
                 asked.add(question.casefold())
@@ -408,11 +409,12 @@ class QuestionsPass2(QuestionsPass1):
         body = super().crowd_submission(payload=payload, actor=actor)
         rule_broken = getattr(actor, "rule_broken", None)
         flagging = getattr(actor, "flagging", 1.0)
+        rules_rng = getattr(actor, "rules_rng", actor.rng)
         if rule_broken is None or not flagging:
             return {**body, "flags": []}
         flags = []
         for question in payload.get("previous_questions") or []:
             reason = rule_broken(question["text"])
-            if reason in self.review_reasons and (flagging >= 1 or actor.rng.random() < flagging):
+            if reason in self.review_reasons and (flagging >= 1 or rules_rng.random() < flagging):
                 flags.append({"question_id": question["id"], "reason": reason})
         return {**body, "flags": flags}
