@@ -21,6 +21,12 @@ The scripted annotators behave like a plausible crowd, deterministically from a 
   "2014"): each answerer includes the second one 70% of the time, so answers whose elements
   are a subset of another's are common, as in the release. A profile's ``wrong_element`` of
   answers select the wrong element.
+* writing rules: a profile's ``rule_breaking`` share of the questions it writes breaks a writing
+  rule (counting, arithmetic, comparison, an ad, yes/no: ``RULE_BREAKING_TEMPLATES`` of
+  ``pipeline.stages.questions``); a pass-2 writer flags each pass-1 question that breaks one
+  ``flagging`` of the time, seeing it with the writing hints' rules (``frontend.hints``: the
+  rules a writer is shown while typing), so careless writers' questions count against them in
+  quality control (``pipeline.quality.writers``).
 
 Annotators come in profiles (``PROFILES``: careful, careless, spammer, in configurable shares):
 how often a judgment is wrong, how often an answer picks another element, how long an item
@@ -52,6 +58,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.exceptions import ApplicationError, PermissionDeniedError
 from annotation.models import Assignment, AssignmentStatus, Membership, Project, Purpose, Role, Screen
+from frontend.hints import question_hints
 from pipeline.ingest import import_screens
 from pipeline.quality.gold import gold_promote
 from pipeline.stages import (
@@ -100,7 +107,8 @@ class Profile:
     ``unanswerable``, the shares of questions marked invalid / not answerable by mistake;
     ``extra``, the share of answers with a neighbour added; ``pair``, how often the text read
     together with the quoted one is included; ``seconds``, the range of time per item; ``spam``:
-    answers at random."""
+    answers at random; ``rule_breaking``, the share of questions written that break a writing rule;
+    ``flagging``, the share of rule-breaking pass-1 questions a pass-2 writer flags."""
 
     name: str
     noise: float
@@ -111,6 +119,8 @@ class Profile:
     unanswerable: float = 0.02
     extra: float = 0.1
     pair: float = 0.7
+    rule_breaking: float = 0.0
+    flagging: float = 1.0
 
 
 # Calibrated for quality control with the project's defaults (docs/quality.md). Monitoring pauses
@@ -125,8 +135,12 @@ PROFILES = {
     "careful": Profile(
         "careful", noise=0.0012, wrong_element=0.0005, seconds=(6.0, 30.0), invalid=0.001, unanswerable=0.001
     ),
-    "careless": Profile("careless", noise=0.12, wrong_element=0.10, seconds=(3.0, 12.0)),
-    "spammer": Profile("spammer", noise=0.5, wrong_element=1.0, seconds=(0.5, 4.0), spam=True),
+    "careless": Profile(
+        "careless", noise=0.12, wrong_element=0.10, seconds=(3.0, 12.0), rule_breaking=0.15, flagging=0.5
+    ),
+    "spammer": Profile(
+        "spammer", noise=0.5, wrong_element=1.0, seconds=(0.5, 4.0), spam=True, rule_breaking=0.5, flagging=0.0
+    ),
 }
 # The lead making gold: the scripted truth, no slips.
 TRUTH = Profile("truth", noise=0.0, wrong_element=0.0, seconds=(20.0, 40.0), invalid=0.0, unanswerable=0.0, extra=0.0)
@@ -152,7 +166,7 @@ def profiles_assign(*, count: int, shares: dict[str, float], seed: int) -> list[
 class ScriptedAnnotator:
     """One scripted annotator: a seeded random stream and a profile. What it submits in a stage is
     the stage's own ``crowd_submission`` (``pipeline.stages``), which reads ``noise``,
-    ``wrong_element`` and ``spam``."""
+    ``wrong_element``, ``spam``, ``rule_breaking``, ``flagging`` and calls ``rule_broken``."""
 
     username: str
     seed: int
@@ -165,13 +179,25 @@ class ScriptedAnnotator:
     unanswerable: float = field(init=False)
     extra: float = field(init=False)
     pair: float = field(init=False)
+    rule_breaking: float = field(init=False)
+    flagging: float = field(init=False)
     rng: random.Random = field(init=False)
+    rules_rng: random.Random = field(init=False)  # breaking and flagging writing rules, a stream apart
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"{self.seed}:{self.username}")
+        self.rules_rng = random.Random(f"{self.seed}:{self.username}:rules")
         p = self.profile
         self.noise, self.wrong_element, self.spam = p.noise, p.wrong_element, p.spam
         self.invalid, self.unanswerable, self.extra, self.pair = p.invalid, p.unanswerable, p.extra, p.pair
+        self.rule_breaking, self.flagging = p.rule_breaking, p.flagging
+
+    @staticmethod
+    def rule_broken(text: str) -> str | None:
+        """The writing rule ``text`` breaks as the writing hints see it (``frontend.hints``, whose
+        kinds are the questions stage's ``review_reasons`` codes), None when none; near
+        duplicates are not looked for."""
+        return next((hint.kind for hint in question_hints(text, others=[])), None)
 
     def seconds(self) -> float:
         low, high = self.profile.seconds

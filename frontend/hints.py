@@ -1,7 +1,9 @@
 """The live writing hints shown while a writer types a question (an htmx partial of the workspace).
 
 ``question_hints`` is pure: near duplicates of a question already on the screen, and questions
-that break the writing rules of the question stages. They are advice, never a refusal.
+that break the writing rules of the question stages. They are advice, never a refusal. A hint's
+``kind`` is the code of the rule among the questions stage's ``review_reasons`` (the scripted crowd's
+pass-2 writers flag pass-1 questions with it, ``devtools.crowd``).
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ _RULES: list[tuple[str, Callable[[list[str], str], bool], str]] = [
     ("arithmetic", _arithmetic, "Looks like arithmetic: no calculation, the answer must be printed on the screen."),
     ("comparison", _comparison, "Looks like a comparison: no comparing values across the screen."),
     ("yes-no", _yes_no, "Yes/no or why question: only when the screen states the answer itself."),
-    ("ad", _ad, "About an ad? Questions about advertisements are not allowed."),
+    ("ads", _ad, "About an ad? Questions about advertisements are not allowed."),
 ]
 
 

@@ -8,7 +8,8 @@ and meets control items at the project's default rates.
 
 Figures, for each run: per spammer and per stage with gold, how many items (all purposes) and
 control/qualification items they did until a rule stopped them (paused or not qualified), the
-share of the release's answers (kept answers of kept questions) from spammers, and the agreement
+share of the release's answers (kept answers of kept questions) from spammers, the pass-2 flags on
+each profile's questions (``pass2_flags_by_profile``), and the agreement
 shares of validation/test questions (all / two / none agree; the paper: 97.9% all). Targets
 (with QC): every spammer stopped within 30 of their items, no spammer answer in the release,
 all-agree within 1 point of 97.9%.
@@ -33,6 +34,7 @@ from annotation.models import (
     Project,
     Purpose,
     QualityEvent,
+    Question,
     QuestionState,
     ReleaseJob,
     Screen,
@@ -113,6 +115,12 @@ def one_run(*, qc: bool, screens: int, annotators: int, seed: int) -> dict[str, 
         by_profile.get(name or "", "lead") for name in released.values_list("annotator__username", flat=True)
     )
     total = sum(counts.values())
+    # pass-2 flags on each profile's questions (withdrawn work's flags are cleared)
+    flagged = (
+        Question.objects.filter(screen__project=project)
+        .exclude(flag_reason="")
+        .values_list("author__username", flat=True)
+    )
     stops = spammer_stops(project=project, users=spammers)
     stage_stops = [s for per in stops.values() for s in per.values()]
     processed = postprocess_summary(project=project)
@@ -131,6 +139,7 @@ def one_run(*, qc: bool, screens: int, annotators: int, seed: int) -> dict[str, 
         "ready_for_postprocessing": summary["progress"]["ready_for_postprocessing"],
         "release_answers": total,
         "release_answers_by_profile": dict(sorted(counts.items())),
+        "pass2_flags_by_profile": dict(sorted(Counter(by_profile.get(n or "", "lead") for n in flagged).items())),
         "spammer_share_of_release": round(counts["spammer"] / total, 4) if total else 0.0,
         "spammers": stops,
         "spammers_stopped_within_30": sum(1 for s in stage_stops if s["stopped_by"] and s["items"] <= 30),

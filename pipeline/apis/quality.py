@@ -34,6 +34,8 @@ from pipeline.quality.report import (
     rule_label,
 )
 from pipeline.quality.standing import LEAD_ACTIONS, standing_act
+from pipeline.quality.writers import FAULTED_SHOWN, faulted_questions
+from pipeline.stages import stage_get
 
 ERRORS: dict[int, Any] = {
     400: OpenApiResponse(ErrorSerializer, description="bad input (the body says which field)"),
@@ -123,10 +125,37 @@ class QualityEventSerializer(serializers.Serializer):
         return obj.actor.username if obj.actor is not None else None
 
 
+class FaultedQuestionSerializer(serializers.Serializer):
+    """A question behind a writer's "invalid questions" figure (``writers.faulted_questions``)."""
+
+    id = serializers.IntegerField(source="pk")
+    stage = serializers.CharField(source="source", help_text="the writing stage it was written in")
+    screen_id = serializers.IntegerField()
+    rico_id = serializers.CharField(source="screen.rico_id")
+    text = serializers.CharField(help_text="as written")
+    judged = serializers.IntegerField(help_text="answers judging it invalid or not answerable (counted against it)")
+    flag_reason = serializers.CharField(
+        help_text="the pass-2 writer's flag: a code of the questions stage's review reasons (blank: none)"
+    )
+    flag_label = serializers.SerializerMethodField(help_text="the flag in the writing rule's words (blank: none)")
+    flagged_by = serializers.IntegerField(
+        source="flagged_by_id", allow_null=True, help_text="the pass-2 assignment that flagged it"
+    )
+
+    def get_flag_label(self, obj: Any) -> str:
+        reasons = stage_get(Stage.QUESTIONS_2).review_reasons  # the stage whose writers flag
+        return reasons.get(obj.flag_reason, obj.flag_reason)
+
+
 class AnnotatorReportSerializer(serializers.Serializer):
     figures = AnnotatorFiguresSerializer()
     timeline = AccuracyPointSerializer(many=True, help_text="control accuracy per day (or per N items)")
     events = QualityEventSerializer(many=True, help_text="newest first (the last 200)")
+    faulted_questions = FaultedQuestionSerializer(
+        many=True,
+        help_text=f"the questions behind questions_faulted: judged invalid / not answerable by an answerer or "
+        f"flagged by a pass-2 writer, newest first (the last {FAULTED_SHOWN})",
+    )
 
 
 class GoldItemSerializer(serializers.Serializer):
@@ -178,8 +207,8 @@ class QualityReportApi(APIView):
 
 class AnnotatorReportApi(APIView):
     """``GET /api/projects/<slug>/quality/annotators/<user_id>/``: one member's figures, control
-    accuracy over time (per day, or ``?per=N`` items) with the items behind each point, and their
-    quality events. Leads only."""
+    accuracy over time (per day, or ``?per=N`` items) with the items behind each point, their
+    quality events, and the questions behind their "invalid questions" figure. Leads only."""
 
     permission_classes = [IsAuthenticated]
 
@@ -204,6 +233,7 @@ class AnnotatorReportApi(APIView):
             "figures": quality_report(project=project, stage=stage, user_id=user_id)[0],
             "timeline": control_timeline(project=project, user_id=user_id, stage=stage, per=params.get("per")),
             "events": list(quality_events(project=project, user_id=user_id, stage=stage)[:200]),
+            "faulted_questions": faulted_questions(project=project, author_id=user_id, stage=stage),
         }
         return Response(AnnotatorReportSerializer(body).data)
 

@@ -179,7 +179,9 @@ class StageDefinition:
     def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
         """The submit body a scripted annotator (``devtools.crowd``) sends for ``payload``.
 
-        ``actor`` has ``rng`` (a seeded ``random.Random``) and ``noisy(truth) -> bool``."""
+        ``actor`` has ``rng`` (a seeded ``random.Random``) and ``noisy(truth) -> bool``; stages
+        read its profile's shares with defaults (``getattr``), and the writing stages its
+        ``rule_broken(text)`` (the writing rule a question breaks, or None) when it has one."""
         raise NotImplementedError
 
 

@@ -53,6 +53,16 @@ QUESTION_TEMPLATES = [
     'Which item reads "{t}"?',
     'What is written next to "{t}"?',
 ]
+# Questions that break a writing rule (the code of ``review_reasons`` it breaks), as a scripted
+# careless writer sometimes writes them (the actor's ``rule_breaking`` share). Each is caught by the
+# writing hints (``frontend.hints``) with exactly that rule (tests/devtools/test_crowd.py).
+RULE_BREAKING_TEMPLATES = [
+    ("counting", 'How many items are shown below "{t}"?'),
+    ("arithmetic", 'What is the sum of the numbers next to "{t}"?'),
+    ("comparison", 'Which price is the highest after "{t}"?'),
+    ("ads", 'What does the ad next to "{t}" offer?'),
+    ("yes-no", 'Why is "{t}" shown?'),
+]
 
 
 def questions_create(*, assignment: Assignment, screen: Screen, texts: list[str], source: str, state: str) -> None:
@@ -264,18 +274,26 @@ class QuestionsPass1(StageDefinition):
 
     def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
         """Questions quoting the screen's candidate texts (``What does "Sign in" say?``),
-        never repeating one already on the screen."""
+        never repeating one already on the screen; the actor's ``rule_breaking`` share of them
+        (default none) breaks a writing rule (``RULE_BREAKING_TEMPLATES``), drawn from the actor's
+        ``rules_rng`` when it has one, so its other draws are the same with or without."""
         cap = payload.get("max_questions", 5)
         weights = self.crowd_weights
         wanted = min(cap, actor.rng.choices(range(len(weights)), weights=weights)[0])
         asked = {q["text"].casefold() for q in payload.get("previous_questions", [])}
         texts = list(dict.fromkeys(c["text"][:40] for c in payload["screen"]["candidates"] if c["text"].strip()))
         actor.rng.shuffle(texts)
+        breaks = getattr(actor, "rule_breaking", 0.0)
+        rules_rng = getattr(actor, "rules_rng", actor.rng)
         questions: list[str] = []
         for text in texts:
             if len(questions) >= wanted:
                 break
-            question = actor.rng.choice(QUESTION_TEMPLATES).format(t=text.replace('"', "'"))
+            template = actor.rng.choice(QUESTION_TEMPLATES)
+            # Rule breaking draws from its own stream: the actor's other choices stay as they were.
+            if breaks and rules_rng.random() < breaks:
+                template = rules_rng.choice(RULE_BREAKING_TEMPLATES)[1]
+            question = template.format(t=text.replace('"', "'"))
             if question.casefold() not in asked:
                 asked.add(question.casefold())
                 questions.append(question)
@@ -383,3 +401,20 @@ class QuestionsPass2(QuestionsPass1):
             "max_questions": self.cap(assignment.project),
             "previous_questions": [question_brief(q) for q in screen_questions(assignment.screen)],
         }
+
+    def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
+        """Pass 1's questions, and ``flags``: each pass-1 question the actor sees breaking a
+        writing rule (``actor.rule_broken(text)``: a code of ``review_reasons`` or None) is
+        flagged with it ``flagging`` of the time (default always)."""
+        body = super().crowd_submission(payload=payload, actor=actor)
+        rule_broken = getattr(actor, "rule_broken", None)
+        flagging = getattr(actor, "flagging", 1.0)
+        rules_rng = getattr(actor, "rules_rng", actor.rng)
+        if rule_broken is None or not flagging:
+            return {**body, "flags": []}
+        flags = []
+        for question in payload.get("previous_questions") or []:
+            reason = rule_broken(question["text"])
+            if reason in self.review_reasons and (flagging >= 1 or rules_rng.random() < flagging):
+                flags.append({"question_id": question["id"], "reason": reason})
+        return {**body, "flags": flags}

@@ -9,14 +9,25 @@ import pytest
 from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Answer, AnswerElement, Membership, PrefilterJudgment, Question, QuestionState, Screen
+from annotation.models import (
+    Answer,
+    AnswerElement,
+    Membership,
+    PrefilterJudgment,
+    Question,
+    QuestionSource,
+    QuestionState,
+    Screen,
+)
 from devtools.crowd import ScriptedAnnotator, crowd_screens_create, crowd_simulate
+from frontend.hints import question_hints
 from pipeline.jobs.runner import job_run_now
+from pipeline.quality.writers import written_questions
 from pipeline.release.decide import QUALITY_ANSWER_REASONS, QUALITY_QUESTION_REASONS
 from pipeline.release.export.service import release_export
 from pipeline.stages import assignment_double_leases
 from pipeline.stages.answers import crowd_question_edit
-from pipeline.stages.questions import QUESTION_TEMPLATES
+from pipeline.stages.questions import QUESTION_TEMPLATES, RULE_BREAKING_TEMPLATES, QuestionsPass1
 from tests.conftest import login_request
 from tests.factories import ProjectFactory
 
@@ -215,3 +226,38 @@ def test_simulate_crowd_with_profiles_and_qc(project):
         call_command("simulate_crowd", "--project", "demo", "--profiles", "careful=lots")
     with pytest.raises(CommandError, match="profiles"):
         call_command("simulate_crowd", "--project", "demo", "--profiles", "genius=1")
+
+
+def test_crowd_rule_breaking_questions_break_exactly_their_rule():
+    # Each rule-breaking template is seen by the writing hints as its rule (a review reason), and
+    # an ordinary crowd question as none: careful pass-2 writers flag exactly the rule-breakers.
+    for reason, template in RULE_BREAKING_TEMPLATES:
+        assert reason in QuestionsPass1.review_reasons
+        assert [h.kind for h in question_hints(template.format(t="Sign in"), others=[])] == [reason]
+        assert ScriptedAnnotator.rule_broken(template.format(t="Most popular ads")) == reason
+    for template in QUESTION_TEMPLATES:
+        assert ScriptedAnnotator.rule_broken(template.format(t="How many ads are shown?")) is None
+
+
+def test_careless_writers_are_flagged_by_pass2_writers(project):
+    crowd_screens_create(project=project, count=40, seed=2)
+    summary = crowd_simulate(project=project, annotators=6, seed=2, profiles={"careful": 0.5, "careless": 0.5})
+    assert summary["progress"]["ready_for_postprocessing"] is True
+    users = {m.user.username: m.user_id for m in Membership.objects.filter(project=project).select_related("user")}
+    by_profile: dict[str, list[int]] = {"careful": [], "careless": []}
+    for name, profile in summary["profiles"].items():
+        by_profile[profile].append(users[name])
+    figures = written_questions(project=project, author_ids=[*by_profile["careful"], *by_profile["careless"]])
+    # Careless writers' rule-breaking questions are flagged by pass-2 writers and count against them ...
+    careless = [figures[pk] for pk in by_profile["careless"] if pk in figures]
+    assert sum(f.flagged_pass2 for f in careless) >= 5
+    assert all(f.faulted >= f.flagged_pass2 for f in careless)
+    # ... careful writers' questions are never flagged
+    assert sum(figures[pk].flagged_pass2 for pk in by_profile["careful"] if pk in figures) == 0
+    # Every flag names the rule its question breaks, on a pass-1 question, by another writer
+    flagged = Question.objects.filter(screen__project=project).exclude(flag_reason="").select_related("flagged_by")
+    assert flagged.exists()
+    for question in flagged:
+        assert question.source == QuestionSource.PASS_1
+        assert ScriptedAnnotator.rule_broken(question.text) == question.flag_reason
+        assert question.flagged_by.annotator_id != question.author_id

@@ -37,7 +37,7 @@ def kinds(text, others=()):
         ("Which plan is cheaper than the basic one?", ["comparison"]),
         ("What is the cheapest flight?", ["comparison"]),
         ("Why was the payment declined?", ["yes-no"]),
-        ("What does the sponsored banner offer?", ["ad"]),
+        ("What does the sponsored banner offer?", ["ads"]),
         ("What is the name of the song?", []),
         ("Who is the sender of the last message?", []),
         ("abc", []),

@@ -18,6 +18,9 @@ def test_spammers_are_stopped_and_absent_from_the_release_with_qc_only():
     assert len(plain["spammers"]) == 2
     assert plain["release_answers_by_profile"].get("spammer", 0) > 0
     assert all(s["stopped_by"] is None for per in plain["spammers"].values() for s in per.values())
+    # Pass-2 writers flag the rule-breaking questions of careless writers and spammers, never a careful one's
+    assert plain["pass2_flags_by_profile"].get("spammer", 0) > 0
+    assert plain["pass2_flags_by_profile"].get("careful", 0) == 0
     # With QC every spammer is stopped in every stage with gold they tried, within 30 items ...
     assert len(with_qc["spammers"]) == 2
     for per_stage in with_qc["spammers"].values():

@@ -4,12 +4,14 @@ the lead as actor), the event log, gold items; who may use it; the OpenAPI schem
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from annotation.models import GoldItem, QualityEvent, Standing
+from annotation.models import GoldItem, QualityEvent, Question, Standing
 from tests.conftest import login
 from tests.factories import MembershipFactory, ProjectFactory, ScreenFactory, UserFactory
 
-from .report_builders import PREFILTER_RIGHT, PREFILTER_WRONG, control, gold, standing, work
+from .report_builders import PREFILTER_RIGHT, PREFILTER_WRONG, answer, control, gold, question, standing, work
 
 pytestmark = pytest.mark.django_db
 
@@ -50,6 +52,51 @@ def test_annotator_report_with_timeline_and_events(data, lead, api_client, annot
     assert api_client.get(f"{base(data)}annotators/{annotator.pk}/", {"per": 0}).status_code == 400
     outsider = UserFactory(username="otto")
     assert api_client.get(f"{base(data)}annotators/{outsider.pk}/").status_code == 404
+
+
+def test_annotator_report_lists_the_questions_behind_invalid_questions(data, lead, api_client, annotator):
+    # annie wrote three questions: one an answerer judged invalid, one a pass-2 writer flagged, one fine
+    other = UserFactory(username="ann2")
+    MembershipFactory(project=data, user=other)
+    judged = question(data, author=annotator)
+    answer(judged, other, "invalid")
+    flagged = question(data, author=annotator)
+    Question.objects.filter(pk=flagged.pk).update(flag_reason="counting")
+    fine = question(data, author=annotator)
+    answer(fine, other, "answered", ("Foo",))
+    login(api_client, lead)
+    url = f"{base(data)}annotators/{annotator.pk}/"
+
+    def get(params=None):
+        with CaptureQueriesContext(connection) as ctx:
+            response = api_client.get(url, params or {})
+        assert response.status_code == 200
+        return response.json(), len(ctx.captured_queries)
+
+    body, queries = get()
+    assert (body["figures"]["questions_faulted"], body["figures"]["questions_flagged_pass2"]) == (2, 1)
+    rows = body["faulted_questions"]
+    assert [r["id"] for r in rows] == [flagged.pk, judged.pk]  # newest first
+    assert rows[0] == {
+        "id": flagged.pk,
+        "stage": "questions-1",
+        "screen_id": flagged.screen_id,
+        "rico_id": flagged.screen.rico_id,
+        "text": "What is shown?",
+        "judged": 0,
+        "flag_reason": "counting",
+        "flag_label": "Needs counting",
+        "flagged_by": None,
+    }
+    assert (rows[1]["judged"], rows[1]["flag_reason"], rows[1]["flag_label"]) == (1, "", "")
+    # one stage's questions only; a stage that writes none lists none
+    assert [r["id"] for r in get({"stage": "questions-2"})[0]["faulted_questions"]] == []
+    assert get({"stage": "prefilter"})[0]["faulted_questions"] == []
+    # the list costs the same queries however long it is
+    for _ in range(3):
+        Question.objects.filter(pk=question(data, author=annotator).pk).update(flag_reason="ads")
+    body, more = get()
+    assert len(body["faulted_questions"]) == 5 and more == queries
 
 
 def test_standing_action_records_the_lead(data, lead, api_client, annotator):
@@ -152,4 +199,8 @@ def test_the_schema_documents_the_quality_endpoints(api_client):
     assert "get" in paths[b + "events/"] and "get" in paths[b + "annotators/{user_id}/"]
     ok = paths[b]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert ok["items"]["$ref"] == "#/components/schemas/AnnotatorFigures"
+    report = schema["components"]["schemas"]["AnnotatorReport"]["properties"]["faulted_questions"]
+    assert report["items"]["$ref"] == "#/components/schemas/FaultedQuestion"
+    faulted = schema["components"]["schemas"]["FaultedQuestion"]["properties"]
+    assert {"id", "text", "judged", "flag_reason", "flag_label", "flagged_by"} <= set(faulted)
     assert "409" in paths[b + "annotators/{user_id}/standing/"]["post"]["responses"]
