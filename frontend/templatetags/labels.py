@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import template
 
+from pipeline.stages.base import submission_lines
 from pipeline.stages.prefilter import EXCLUSION_REASONS
 
 register = template.Library()
@@ -13,3 +16,9 @@ register = template.Library()
 def exclusion_reason(code: str) -> str:
     """Why pre-filtering excluded a screen: ``"non_english"`` -> ``"non-English app"``."""
     return EXCLUSION_REASONS.get(code, code)
+
+
+@register.filter
+def answer_lines(value: Any) -> list[tuple[str, str]]:
+    """A submission or a gold answer as ``(label, text)`` lines, as the annotator's feedback shows it."""
+    return submission_lines(value) if isinstance(value, dict) else [("", str(value))] if value else []

@@ -135,6 +135,9 @@ def test_annotator_page_charts_control_accuracy_with_the_items(project, data, le
     assert '<svg class="qc-chart"' in html and html.count('class="dot"') == 1
     assert "1 of 3 right (33.3%)" in html
     assert html.count("<tr data-result=") == 3 and "Judged differently" in html
+    # their answer and the gold one read as labelled lines, not as a Python dict
+    assert "<dt>Non-English app</dt><dd>yes</dd>" in html and "<dt>VH out of sync</dt><dd>no</dd>" in html
+    assert "{&#x27;" not in html and "{'" not in html
     assert 'data-rule="control-accuracy"' in html and "items=3, accuracy=0.33" in html
     html = client.get(url(project, "quality-annotator", user_id=data["bob"].pk) + "?per=1").content.decode()
     assert html.count('class="dot"') == 3
