@@ -3,6 +3,29 @@
 from django.db import migrations, models
 
 
+def device_size_from_import_jobs(apps, schema_editor):
+    """Screens imported before this migration by a web import job with its own device size get
+    that size (turned for a landscape screen, as the importer read it); the job's result lists
+    their ids. Other screens keep NULL: the project's size, which they were imported with unless
+    ``import_rico --device-size`` was used (that run is not recorded anywhere)."""
+    ImportJob = apps.get_model("annotation", "ImportJob")
+    Screen = apps.get_model("annotation", "Screen")
+    jobs = ImportJob.objects.filter(device_width__isnull=False, device_height__isnull=False).order_by("created_at")
+    for job in jobs.iterator():
+        ids = (job.result or {}).get("imported_ids") or []
+        if not isinstance(ids, list) or not ids:
+            continue
+        screens = Screen.objects.filter(project_id=job.project_id, rico_id__in=ids, device_width__isnull=True)
+        changed = []
+        for screen in screens.only("pk", "width", "height"):
+            width, height = job.device_width, job.device_height
+            if (screen.width > screen.height) != (width > height):
+                width, height = height, width
+            screen.device_width, screen.device_height = width, height
+            changed.append(screen)
+        Screen.objects.bulk_update(changed, ["device_width", "device_height"], batch_size=1000)
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -24,4 +47,5 @@ class Migration(migrations.Migration):
             model_name='screen',
             constraint=models.CheckConstraint(condition=models.Q(models.Q(('device_height__isnull', True), ('device_width__isnull', True)), models.Q(('device_height__gt', 0), ('device_width__gt', 0)), _connector='OR'), name='screen_device_size_pair'),
         ),
+        migrations.RunPython(device_size_from_import_jobs, migrations.RunPython.noop),
     ]
