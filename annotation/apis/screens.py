@@ -183,7 +183,8 @@ class ScreenVHApi(APIView):
     def get(self, request: Request, slug: str, rico_id: str) -> HttpResponseBase:
         project = project_get_for_member(user=request.user, slug=slug)
         screen = screen_get(project=project, rico_id=rico_id)
-        # The device width is part of the key: a lead may change the project's device space.
+        # The device width is part of the key: a screen imported before its own device size was
+        # recorded falls back to the project's, which a lead may change.
         source = f"vh:{screen.content_sha256}:{screen_device_width(screen=screen)}:{screen.width}x{screen.height}"
         etag = '"' + hashlib.sha256(source.encode()).hexdigest()[:32] + '"'
         response: HttpResponseBase

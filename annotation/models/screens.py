@@ -35,6 +35,12 @@ class Screen(models.Model):
     width = models.PositiveIntegerField()
     height = models.PositiveIntegerField()
     vh = models.JSONField()
+    # The VH's device space this screen was imported with (the project's, or a one-off
+    # ``--device-size``), turned for a landscape screen: VH bounds scale to pixels by
+    # ``width / device_width``. NULL for screens imported before it was recorded (then the
+    # project's, turned: ``annotation.selectors.screens.screen_device_width``).
+    device_width = models.PositiveIntegerField(null=True, blank=True)
+    device_height = models.PositiveIntegerField(null=True, blank=True)
     content_sha256 = models.CharField(max_length=64, help_text="hash of image and VH bytes")
     overlay = models.FileField(upload_to="overlays/", max_length=512, blank=True)
     state = models.CharField(max_length=16, choices=ScreenState.choices, default=ScreenState.PREFILTER)
@@ -52,6 +58,11 @@ class Screen(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["project", "rico_id"], name="screen_unique_rico_id"),
             models.CheckConstraint(condition=Q(width__gt=0) & Q(height__gt=0), name="screen_positive_size"),
+            models.CheckConstraint(
+                condition=Q(device_width__isnull=True, device_height__isnull=True)
+                | Q(device_width__gt=0, device_height__gt=0),
+                name="screen_device_size_pair",
+            ),
             models.CheckConstraint(
                 condition=~Q(state="excluded") | ~Q(exclusion_reason=""), name="screen_excluded_has_reason"
             ),

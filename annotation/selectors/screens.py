@@ -35,8 +35,12 @@ def screen_vh_url(*, screen: Screen) -> str:
 
 
 def screen_device_width(*, screen: Screen) -> int:
-    """The width of the VH's device space: the project's device, turned by 90 degrees when the
-    screenshot's orientation differs (a landscape screen, as the importer reads it)."""
+    """The width of the screen's VH device space: the one recorded at import
+    (``Screen.device_width``, already turned for a landscape screen); for a screen imported
+    before that was recorded, the project's device, turned by 90 degrees when the
+    screenshot's orientation differs (as the importer reads it)."""
+    if screen.device_width:
+        return screen.device_width
     width, height = screen.project.device_width, screen.project.device_height
     if (screen.width > screen.height) != (width > height):
         width, height = height, width

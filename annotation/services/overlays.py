@@ -1,8 +1,9 @@
-"""The pre-filtering overlay: the screenshot with every candidate box drawn over it.
+"""The pre-filtering overlay: the screenshot with the whole view hierarchy drawn over it.
 
 docs/pipeline.md, stage 1: the pre-filter annotator judges whether the view hierarchy is
 in sync with the pixels, so every VH leaf is outlined and labelled with its short
-class name and the first characters of its text (or content-desc).
+class name and the first characters of its text (or content-desc), and every shown
+container is outlined dashed in grey, unlabelled, under the leaves (as the page draws it).
 
 The overlay is rendered once per screen and cached in storage (``Screen.overlay``).
 Candidates and screenshots never change after import, so the cache never goes stale.
@@ -16,10 +17,12 @@ from collections.abc import Iterable
 
 from django.core.files.base import ContentFile
 from django.db import transaction
-from PIL import Image, ImageDraw, ImageFont, ImageOps
+from PIL import Image, ImageChops, ImageDraw, ImageFont, ImageOps
 
 from annotation.lock_objects import screen_lock
 from annotation.models import Candidate, Screen
+from annotation.selectors.screens import screen_device_width
+from annotation.vh import VHError, vh_nodes
 
 LABEL_TEXT_CHARS = 12
 OVERLAY_JPEG_QUALITY = 90
@@ -34,6 +37,9 @@ PALETTE = [
     (213, 94, 0),
     (204, 121, 167),
 ]
+CONTAINER_COLOR = (87, 96, 106)  # the page's .vh-box stroke (#57606a)
+
+Box = tuple[int, int, int, int]
 
 
 def overlay_label(*, class_name: str, text: str) -> str:
@@ -50,8 +56,48 @@ def overlay_label(*, class_name: str, text: str) -> str:
     return f"{short_class}: {snippet}"
 
 
-def overlay_render(*, image_bytes: bytes, candidates: Iterable[Candidate]) -> bytes:
+def _dash_stripes(size: tuple[int, int], *, period: int, dash: int, along_x: bool) -> Image.Image:
+    """An ``L`` mask of stripes ``dash`` px on, ``period - dash`` off, across x (or y)."""
+    length = size[0] if along_x else size[1]
+    line = Image.new("L", (length, 1))
+    line.putdata([255 if i % period < dash else 0 for i in range(length)])
+    if not along_x:
+        line = line.transpose(Image.Transpose.ROTATE_270)
+    return line.resize(size, Image.Resampling.NEAREST)
+
+
+def _containers_draw(layer: Image.Image, containers: Iterable[Box], *, line: int) -> None:
+    """Outline ``containers`` dashed on ``layer``: horizontal edges into one mask, vertical
+    ones into another, each cut by stripes across it, so that a few whole-image operations
+    replace one drawing call per dash (a real screen has up to ~100 containers)."""
+    width, height = layer.size
+    horizontal, vertical = Image.new("L", layer.size), Image.new("L", layer.size)
+    draw_h, draw_v = ImageDraw.Draw(horizontal), ImageDraw.Draw(vertical)
+    drawn = False
+    for left, top, right, bottom in containers:
+        left, top, right, bottom = max(0, left), max(0, top), min(width, right) - 1, min(height, bottom) - 1
+        if right <= left or bottom <= top:
+            continue
+        drawn = True
+        draw_h.rectangle((left, top, right, top + line - 1), fill=255)
+        draw_h.rectangle((left, bottom - line + 1, right, bottom), fill=255)
+        draw_v.rectangle((left, top, left + line - 1, bottom), fill=255)
+        draw_v.rectangle((right - line + 1, top, right, bottom), fill=255)
+    if not drawn:
+        return
+    period, dash = 7 * line, 4 * line  # the page's dash pattern, 4 on 3 off
+    mask = ImageChops.lighter(
+        ImageChops.multiply(horizontal, _dash_stripes(layer.size, period=period, dash=dash, along_x=True)),
+        ImageChops.multiply(vertical, _dash_stripes(layer.size, period=period, dash=dash, along_x=False)),
+    )
+    layer.paste((*CONTAINER_COLOR, 255), (0, 0), mask)
+
+
+def overlay_render(*, image_bytes: bytes, candidates: Iterable[Candidate], containers: Iterable[Box] = ()) -> bytes:
     """Draw the candidates over the screenshot and return JPEG bytes (pure, no I/O).
+
+    ``containers``: the boxes ``(left, top, right, bottom)`` of the shown non-leaf VH nodes,
+    in screenshot pixels, outlined dashed in grey under the candidates.
 
     JPEG, not PNG: on a 1080x1920 screenshot PNG encoding takes ~0.5 s and ~550 KB, JPEG at
     quality 90 without chroma subsampling ~15 ms and ~120 KB, with outlines and labels still crisp
@@ -67,6 +113,7 @@ def overlay_render(*, image_bytes: bytes, candidates: Iterable[Candidate]) -> by
     font_size = max(10, round(width / 54))  # ~20 px on a 1080-wide screenshot, 10 px on 540
     font = ImageFont.load_default(size=font_size)
     line = max(1, round(width / 540))
+    _containers_draw(layer, containers, line=line)
     for number, candidate in enumerate(candidates):
         color = PALETTE[number % len(PALETTE)]
         box = (
@@ -92,6 +139,21 @@ def overlay_render(*, image_bytes: bytes, candidates: Iterable[Candidate]) -> by
     return out.getvalue()
 
 
+def _container_boxes(screen: Screen) -> list[Box]:
+    """The pixel boxes of the screen's shown containers (``vh_nodes``, in the screen's own
+    device space); none for a VH the importer would refuse."""
+    try:
+        nodes = vh_nodes(
+            screen.vh,
+            image_width=screen.width,
+            image_height=screen.height,
+            device_width=screen_device_width(screen=screen),
+        )
+    except VHError:
+        return []
+    return [(n.left, n.top, n.right, n.bottom) for n in nodes if not n.leaf]
+
+
 def screen_overlay_ensure(*, screen: Screen) -> str:
     """The storage name of the screen's overlay, rendering and caching it on first use.
 
@@ -106,7 +168,7 @@ def screen_overlay_ensure(*, screen: Screen) -> str:
     with screen.image.open("rb") as fh:
         image_bytes = fh.read()
     candidates = list(Candidate.objects.filter(screen=screen).order_by("vh_index"))
-    rendered = overlay_render(image_bytes=image_bytes, candidates=candidates)
+    rendered = overlay_render(image_bytes=image_bytes, candidates=candidates, containers=_container_boxes(screen))
     storage = screen.overlay.storage
     name = storage.save(f"overlays/{screen.pk}-{uuid.uuid4().hex}.jpg", ContentFile(rendered))
     try:

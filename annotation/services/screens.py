@@ -45,6 +45,10 @@ class ScreenData:
     content_sha256: str
     candidates: list[CandidateData]
     name: str = ""  # the pair's name in the source, for messages
+    # The VH device space used to compute ``candidates`` (turned for a landscape screen);
+    # recorded on the screen so that every later VH-to-pixel conversion uses the same scale.
+    device_width: int | None = None
+    device_height: int | None = None
 
 
 @dataclass
@@ -95,6 +99,8 @@ def _screen_row(*, project: Project, app: App, data: ScreenData, image_name: str
         # per screen for a real RICO VH (measured); a plain text parameter is escaped in C.
         vh=Cast(Value(data.vh_text, output_field=models.TextField()), output_field=models.JSONField()),
         content_sha256=data.content_sha256,
+        device_width=data.device_width,
+        device_height=data.device_height,
     )
 
 

@@ -76,7 +76,8 @@ def import_screens(
     trace layout ``<app>/trace_<n>/screenshots/<k>.jpg`` + ``view_hierarchies/<k>.json``.
 
     ``device_size``: the VH device space ``(width, height)``; default the project's
-    (RICO: 1440x2560). ``progress(done, total)`` is called as pairs are processed (every
+    (RICO: 1440x2560). Each screen records the one it was read in (``Screen.device_width``,
+    turned for a landscape screen). ``progress(done, total)`` is called as pairs are processed (every
     ``PROGRESS_EVERY`` pairs and when a batch is handed to the writer; the last call,
     ``done == total``, comes after everything is written).
 

@@ -167,4 +167,6 @@ def prepare_screen(
         content_sha256=content_sha256(image_bytes=image_bytes, vh_bytes=vh_bytes),
         candidates=candidates,
         name=pair.name,
+        device_width=device[0],
+        device_height=device[1],
     )

@@ -201,6 +201,17 @@ class TestScreenVH:
         nodes = api_client.get(detail_url("demo", "42", "vh/")).json()["nodes"]
         assert [node["bounds"] for node in nodes] == [[0, 0, 1920, 1080], [960, 540, 1920, 1080]]
 
+    def test_the_screens_own_device_size_wins_over_the_projects(self, api_client, annotator, project):
+        # given a screen imported with a 720x1280 device (the project's is 1440x2560)
+        root = _node("root", (0, 0, 720, 1280), children=[_node("t", (360, 640, 720, 1280), text="x")])
+        ScreenFactory(
+            project=project, rico_id="43", device_width=720, device_height=1280, vh={"activity": {"root": root}}
+        )
+        login(api_client, annotator)
+        # when its VH is fetched, then the boxes scale by 1080 / 720, not 1080 / 1440
+        nodes = api_client.get(detail_url("demo", "43", "vh/")).json()["nodes"]
+        assert [node["bounds"] for node in nodes] == [[0, 0, 1080, 1920], [540, 960, 1080, 1920]]
+
     def test_revalidation_with_etag_returns_304(self, api_client, annotator, vh_screen):
         login(api_client, annotator)
         etag = api_client.get(detail_url("demo", "41", "vh/"))["ETag"]

@@ -11,7 +11,7 @@ from django.db import connection
 from PIL import Image
 
 from annotation.models import Candidate, Screen
-from annotation.services.overlays import PALETTE, overlay_label, overlay_render, screen_overlay_ensure
+from annotation.services.overlays import CONTAINER_COLOR, PALETTE, overlay_label, overlay_render, screen_overlay_ensure
 from annotation.vh import vh_candidates
 from tests.factories import CandidateFactory, ScreenFactory, png_bytes
 
@@ -71,6 +71,21 @@ class TestOverlayRender:
             assert image.size == (540, 960)
             assert near(image.convert("RGB").getpixel((539, 930)), PALETTE[0])
 
+    def test_containers_are_dashed_grey_under_the_candidates(self):
+        # given a white 1080x1920 screenshot (outlines 2 px, dashes 8 on 6 off) with one container
+        container = (100, 100, 1000, 1800)
+        # when the overlay is rendered with it and no candidate
+        rendered = overlay_render(image_bytes=png_bytes(1080, 1920), candidates=[], containers=[container])
+        with Image.open(io.BytesIO(rendered)) as image:
+            rgb = image.convert("RGB")
+        # then its edges are grey on the dashes and the screenshot in the gaps, on both axes
+        assert near(rgb.getpixel((115, 100)), CONTAINER_COLOR) and near(rgb.getpixel((115, 1798)), CONTAINER_COLOR)
+        assert near(rgb.getpixel((123, 100)), (255, 255, 255)) and near(rgb.getpixel((123, 1798)), (255, 255, 255))
+        assert near(rgb.getpixel((100, 115)), CONTAINER_COLOR) and near(rgb.getpixel((998, 115)), CONTAINER_COLOR)
+        assert near(rgb.getpixel((100, 123)), (255, 255, 255)) and near(rgb.getpixel((998, 123)), (255, 255, 255))
+        # and inside it, nothing is drawn
+        assert near(rgb.getpixel((500, 900)), (255, 255, 255))
+
     @pytest.mark.realdata
     def test_real_rico_screen(self, shared_data):
         # given a real RICO screenshot and the candidates of its real view hierarchy
@@ -112,6 +127,27 @@ class TestScreenOverlayEnsure:
         assert first == again
         assert Screen.objects.get(pk=screen.pk).overlay.name == first
         assert screen.overlay.storage.listdir("overlays")[1] == [first.split("/")[-1]]
+
+    def test_containers_come_from_the_vh_in_the_screens_own_device_space(self, project):
+        # given a 1080x1920 screen imported with a 720x1280 device (the project's is 1440x2560)
+        # whose VH has a container (72, 128)-(648, 1152) holding one leaf
+        leaf = {"class": "x.TextView", "bounds": [90, 160, 300, 200], "visible-to-user": True, "text": "Hi"}
+        box = {"class": "x.LinearLayout", "bounds": [72, 128, 648, 1152], "visible-to-user": True, "children": [leaf]}
+        screen = ScreenFactory(
+            project=project,
+            image=ContentFile(png_bytes(1080, 1920), name="c.png"),
+            device_width=720,
+            device_height=1280,
+            vh={"activity": {"root": {"class": "x.Frame", "bounds": [0, 0, 720, 1280], "children": [box]}}},
+        )
+        # when its overlay is rendered
+        name = screen_overlay_ensure(screen=Screen.objects.select_related("project").get(pk=screen.pk))
+        with screen.overlay.storage.open(name) as fh, Image.open(fh) as image:
+            rgb = image.convert("RGB")
+        # then the container is dashed at x1.5, (108, 192)-(972, 1728), not at the project's x0.75
+        assert near(rgb.getpixel((115, 192)), CONTAINER_COLOR) and near(rgb.getpixel((108, 199)), CONTAINER_COLOR)
+        assert near(rgb.getpixel((970, 1000)), CONTAINER_COLOR) or near(rgb.getpixel((970, 1006)), CONTAINER_COLOR)
+        assert near(rgb.getpixel((500, 1000)), (255, 255, 255))
 
     def test_a_cached_overlay_is_served_as_stored(self, project):
         # given a screen whose overlay is already cached

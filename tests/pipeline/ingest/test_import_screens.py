@@ -14,7 +14,8 @@ from django.core.files.storage import default_storage
 from annotation.exceptions import ApplicationError
 from annotation.models import Candidate, Screen
 from pipeline.ingest import ImportSummary, StoragePrefix, import_screens
-from tests.pipeline.ingest.rico_files import jpeg_bytes, png_bytes, vh_bytes, write_pair
+from tests.conftest import login
+from tests.pipeline.ingest.rico_files import jpeg_bytes, node, png_bytes, vh_bytes, vh_dict, write_pair
 
 pytestmark = pytest.mark.django_db
 
@@ -119,6 +120,24 @@ def test_device_size_override_and_project_default(project, tmp_path):
     assert summary.imported == ["1"]
     title = Candidate.objects.get(screen__rico_id="1", vh_index=1)
     assert (title.left, title.top, title.right, title.bottom) == (0, 8, 100, 26)
+    # and the screen records the device size it was imported with (the project's stays 1440x2560)
+    screen = Screen.objects.get(rico_id="1")
+    assert (screen.device_width, screen.device_height) == (1000, 2000)
+
+
+def test_a_one_off_device_size_scales_the_vh_endpoint_like_the_candidates(project, tmp_path, api_client, annotator):
+    # given a screen imported with a device size other than the project's (1000x2000, not 1440x2560)
+    vh = vh_dict(children=[node([0, 80, 1000, 260], text="Title"), node([500, 1800, 1000, 2000], text="OK")])
+    vh["activity"]["root"]["bounds"] = [0, 0, 1000, 2000]
+    write_pair(tmp_path / "in", "1", image=jpeg_bytes(100, 200), vh=json.dumps(vh).encode())
+    assert import_screens(project=project, source=tmp_path / "in", device_size=(1000, 2000)).imported == ["1"]
+    # when an annotator fetches the screen's whole VH
+    login(api_client, annotator)
+    nodes = api_client.get("/api/projects/demo/screens/1/vh/").json()["nodes"]
+    # then its boxes are scaled by 100 / 1000, as the candidates were at import
+    assert [node["bounds"] for node in nodes] == [[0, 0, 100, 200], [0, 8, 100, 26], [50, 180, 100, 200]]
+    candidates = Candidate.objects.filter(screen__rico_id="1").order_by("vh_index")
+    assert [n["bounds"] for n in nodes if n["leaf"]] == [[c.left, c.top, c.right, c.bottom] for c in candidates]
 
 
 def test_import_query_count_is_per_batch_not_per_screen(project, tmp_path, django_assert_max_num_queries):
@@ -203,8 +222,6 @@ def test_outside_a_transaction_a_writer_thread_writes_the_batches(tmp_path, monk
 
 def test_landscape_screenshot_uses_the_turned_device_space(project, tmp_path):
     # given a 256x144 screenshot whose VH is in landscape coordinates (2560x1440)
-    from tests.pipeline.ingest.rico_files import node, vh_dict
-
     vh = vh_dict(children=[node([1280, 720, 2560, 1440], text="corner")])
     vh["activity"]["root"]["bounds"] = [0, 0, 2560, 1440]
     write_pair(tmp_path / "in", "land", image=jpeg_bytes(256, 144), vh=json.dumps(vh).encode())
@@ -214,6 +231,9 @@ def test_landscape_screenshot_uses_the_turned_device_space(project, tmp_path):
     assert summary.imported == ["land"]
     corner = Candidate.objects.get(screen__rico_id="land", vh_index=1)
     assert (corner.left, corner.top, corner.right, corner.bottom) == (128, 72, 256, 144)
+    # and the screen records the turned device space it was read in
+    screen = Screen.objects.get(rico_id="land")
+    assert (screen.device_width, screen.device_height) == (2560, 1440)
 
 
 def test_mpo_jpeg_is_a_jpeg(project, tmp_path):
