@@ -154,6 +154,15 @@ def _container_boxes(screen: Screen) -> list[Box]:
     return [(n.left, n.top, n.right, n.bottom) for n in nodes if not n.leaf]
 
 
+# The overlay's drawing style: bump it when the drawing changes, and cached overlays are drawn again
+# on their next request. 2: containers dashed under the leaves (issue 11).
+OVERLAY_STYLE = 2
+
+
+def _current(name: str) -> bool:
+    return bool(name) and f"-v{OVERLAY_STYLE}-" in name
+
+
 def screen_overlay_ensure(*, screen: Screen) -> str:
     """The storage name of the screen's overlay, rendering and caching it on first use.
 
@@ -162,21 +171,27 @@ def screen_overlay_ensure(*, screen: Screen) -> str:
     recorded under the screen's row lock (``screen_lock``); a request that finds a name
     already recorded deletes its own file and returns the recorded one. A reader thus
     only ever sees a complete file. Idempotent: once cached, no rendering and no lock.
+    A cached file drawn in an older style (its name lacks ``-v{OVERLAY_STYLE}-``) is
+    drawn again and replaces it, so a change of the drawing reaches screens already cached.
     """
-    if screen.overlay.name:
-        return screen.overlay.name
+    cached = screen.overlay.name or ""
+    if _current(cached):
+        return cached
     with screen.image.open("rb") as fh:
         image_bytes = fh.read()
     candidates = list(Candidate.objects.filter(screen=screen).order_by("vh_index"))
     rendered = overlay_render(image_bytes=image_bytes, candidates=candidates, containers=_container_boxes(screen))
     storage = screen.overlay.storage
-    name = storage.save(f"overlays/{screen.pk}-{uuid.uuid4().hex}.jpg", ContentFile(rendered))
+    name = storage.save(f"overlays/{screen.pk}-v{OVERLAY_STYLE}-{uuid.uuid4().hex}.jpg", ContentFile(rendered))
+    stale = ""
     try:
         with transaction.atomic():
             locked = screen_lock(screen_id=screen.pk)
-            if locked.overlay.name:
-                winner: str = locked.overlay.name
+            recorded = locked.overlay.name or ""
+            if _current(recorded):
+                winner = recorded
             else:
+                stale = recorded
                 Screen.objects.filter(pk=screen.pk).update(overlay=name)
                 winner = name
     except BaseException:
@@ -184,5 +199,7 @@ def screen_overlay_ensure(*, screen: Screen) -> str:
         raise
     if winner != name:
         storage.delete(name)
+    if stale:
+        storage.delete(stale)
     screen.overlay.name = winner
     return winner

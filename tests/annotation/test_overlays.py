@@ -11,7 +11,14 @@ from django.db import connection
 from PIL import Image
 
 from annotation.models import Candidate, Screen
-from annotation.services.overlays import CONTAINER_COLOR, PALETTE, overlay_label, overlay_render, screen_overlay_ensure
+from annotation.services.overlays import (
+    CONTAINER_COLOR,
+    OVERLAY_STYLE,
+    PALETTE,
+    overlay_label,
+    overlay_render,
+    screen_overlay_ensure,
+)
 from annotation.vh import vh_candidates
 from tests.factories import CandidateFactory, ScreenFactory, png_bytes
 
@@ -150,14 +157,29 @@ class TestScreenOverlayEnsure:
         assert near(rgb.getpixel((500, 1000)), (255, 255, 255))
 
     def test_a_cached_overlay_is_served_as_stored(self, project):
-        # given a screen whose overlay is already cached
+        # given a screen whose overlay is already cached, in the current drawing style
         screen = ScreenFactory(project=project)
-        screen.overlay.save("cached.png", ContentFile(b"cached"), save=True)
+        screen.overlay.save(f"cached-v{OVERLAY_STYLE}-x.png", ContentFile(b"cached"), save=True)
         # then ensure returns it without rendering (the stored bytes are untouched)
         name = screen_overlay_ensure(screen=Screen.objects.get(pk=screen.pk))
         assert name == screen.overlay.name
         with screen.overlay.storage.open(name) as fh:
             assert fh.read() == b"cached"
+
+    def test_an_overlay_cached_in_an_older_style_is_drawn_again_and_replaced(self, project):
+        # given a screen whose overlay was cached before containers were drawn (no style in its name)
+        screen = ScreenFactory(project=project)
+        CandidateFactory(screen=screen, left=0, top=0, right=50, bottom=50)
+        screen.overlay.save("old.jpg", ContentFile(b"old"), save=True)
+        old = screen.overlay.name
+        # when it is asked for
+        name = screen_overlay_ensure(screen=Screen.objects.get(pk=screen.pk))
+        # then a new image in the current style is recorded, and the old file is gone
+        assert name != old and f"-v{OVERLAY_STYLE}-" in name
+        assert Screen.objects.get(pk=screen.pk).overlay.name == name
+        assert not screen.overlay.storage.exists(old)
+        with screen.overlay.storage.open(name) as fh, Image.open(fh) as image:
+            image.verify()
 
 
 @pytest.mark.django_db(transaction=True)
