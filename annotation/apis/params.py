@@ -89,8 +89,8 @@ class Pagination(PageNumberPagination):
     def paginate_queryset(
         self, queryset: QuerySet[Any] | Sequence[Any], request: Request, view: Any = None
     ) -> list[Any]:
-        page_size = self.get_page_size(request)
-        number = query_params(PageParams, request).get("page", 1)
+        found = query_params(PageParams, request)  # read once: page and page size
+        page_size, number = int(found.get("page_size", self.page_size)), found.get("page", 1)
         paginator = self.django_paginator_class(queryset, page_size)
         try:
             self.page = paginator.page(number)

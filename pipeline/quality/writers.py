@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Project, Question, QuestionSource, Stage, Verdict
 from pipeline.release.decide import QUALITY_ANSWER_REASONS
@@ -44,6 +44,15 @@ def _judged() -> Q:
     )
 
 
+def _written(*, project: Project, stage: str | None, **authors: object) -> QuerySet[Question] | None:
+    """The questions of ``project`` by the writers ``authors`` names, of ``stage`` (a writing
+    stage) or all; ``None`` for a stage that writes no questions."""
+    questions = Question.objects.filter(screen__project=project, **authors)
+    if not stage:
+        return questions
+    return questions.filter(source=WRITING_SOURCES[stage]) if stage in WRITING_SOURCES else None
+
+
 def written_questions(
     *, project: Project, author_ids: list[int], stage: str | None = None
 ) -> dict[int, WrittenQuestions]:
@@ -51,11 +60,9 @@ def written_questions(
     feedback on them: answerers' ``invalid`` / ``not_answerable`` (a question of the
     not-answerable stage is meant to be: only ``invalid`` counts against it; answers withdrawn by
     quality control do not count) and pass-2 writers' flags. One grouped query."""
-    questions = Question.objects.filter(screen__project=project, author_id__in=author_ids)
-    if stage:
-        if stage not in WRITING_SOURCES:
-            return {}
-        questions = questions.filter(source=WRITING_SOURCES[stage])
+    questions = _written(project=project, stage=stage, author_id__in=author_ids)
+    if questions is None:
+        return {}
     judged = _judged()
     by_pass2 = ~Q(flag_reason="")
     return {
@@ -77,11 +84,9 @@ def faulted_questions(
     """The items behind a writer's "invalid questions" figure: their questions (of ``stage``) an
     answerer judged invalid / not answerable or a pass-2 writer flagged, newest first, each with
     ``judged`` (how many answers count against it) and its ``flag_reason``. One query."""
-    questions = Question.objects.filter(screen__project=project, author_id=author_id)
-    if stage:
-        if stage not in WRITING_SOURCES:
-            return []
-        questions = questions.filter(source=WRITING_SOURCES[stage])
+    questions = _written(project=project, stage=stage, author_id=author_id)
+    if questions is None:
+        return []
     return list(
         questions.annotate(judged=Count("answers", filter=_judged(), distinct=True))
         .filter(Q(judged__gt=0) | ~Q(flag_reason=""))

@@ -150,7 +150,11 @@ class Prefilter(StageDefinition):
         needed = screen.project.prefilter_judgments
         if judgments["n"] < needed:
             return
-        declared_english = App.objects.filter(pk=screen.app_id, non_english=False, language_set_by="lead").exists()
+        # a lead's "English" outweighs the judges' language votes (asked only when there are some)
+        declared_english = (
+            judgments["non_english"] > 0
+            and App.objects.filter(pk=screen.app_id, non_english=False, language_set_by="lead").exists()
+        )
         reason = prefilter_decide(
             votes_non_english=0 if declared_english else judgments["non_english"],
             votes_out_of_sync=judgments["out_of_sync"],
