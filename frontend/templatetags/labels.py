@@ -21,4 +21,6 @@ def exclusion_reason(code: str) -> str:
 @register.filter
 def answer_lines(value: Any) -> list[tuple[str, str]]:
     """A submission or a gold answer as ``(label, text)`` lines, as the annotator's feedback shows it."""
-    return submission_lines(value) if isinstance(value, dict) else [("", str(value))] if value else []
+    if isinstance(value, dict):
+        return submission_lines(value)
+    return [("", str(value))] if value else []

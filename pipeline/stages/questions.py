@@ -347,9 +347,12 @@ class QuestionsPass2(QuestionsPass1):
             status=AssignmentStatus.SUBMITTED,
         ).exists():
             raise ConflictError("You wrote pass 1 of this screen; pass 2 needs a different writer.")
+        flagged: dict[str, list[int]] = {}  # one UPDATE per reason, not per flag
         for flag in cleaned.get("flags", []):
-            Question.objects.filter(pk=flag["question_id"], screen=unit, source=QuestionSource.PASS_1).update(
-                flag_reason=flag["reason"], flagged_by=assignment
+            flagged.setdefault(flag["reason"], []).append(flag["question_id"])
+        for reason, ids in flagged.items():
+            Question.objects.filter(pk__in=ids, screen=unit, source=QuestionSource.PASS_1).update(
+                flag_reason=reason, flagged_by=assignment
             )
         super().apply(assignment=assignment, unit=unit, cleaned=cleaned, now=now)
 
