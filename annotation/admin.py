@@ -1,8 +1,12 @@
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 
-from annotation.services.members import member_remove
+from annotation.exceptions import ApplicationError
+from annotation.services.members import member_remove, membership_create
 
 from . import models
 
@@ -15,11 +19,39 @@ class ProjectAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
 
 
+class MembershipAdminForm(forms.ModelForm):
+    class Meta:
+        model = models.Membership
+        fields = ["project", "user", "role", "in_answer_pool", "guidelines_seen_at"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        user, project = data.get("user"), data.get("project")
+        if self.instance.pk is None and user is not None and project is not None:
+            home = models.ProjectAccount.objects.filter(user=user).values_list("project_id", flat=True).first()
+            if home is not None and home != project.pk:
+                raise forms.ValidationError("A project account can only be a member of the project that created it.")
+        return data
+
+
 @admin.register(models.Membership)
 class MembershipAdmin(admin.ModelAdmin):
+    form = MembershipAdminForm
     list_display = ["user", "project", "role", "in_answer_pool"]
     list_filter = ["role", "project"]
     search_fields = ["user__username"]
+
+    def save_model(self, request: Any, obj: models.Membership, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        try:  # the one way a membership is made (its checks again, under the same rule as the form's)
+            made = membership_create(
+                project=obj.project, user=obj.user, role=obj.role, in_answer_pool=obj.in_answer_pool
+            )
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from exc
+        obj.pk = made.pk
 
     # Removing a member releases their open leases (``member_remove``), one at a time or in bulk.
     def delete_model(self, request: Any, obj: models.Membership) -> None:
@@ -35,11 +67,55 @@ class MembershipAdmin(admin.ModelAdmin):
         return ["project", "user"] if obj is not None else []
 
 
+# --- accounts: a project account stays its project's (no admin rights, its username kept as it is) --------
+
+user_model = get_user_model()
+if admin.site.is_registered(user_model):
+    admin.site.unregister(user_model)
+
+
+@admin.register(user_model)
+class AccountAdmin(UserAdmin):
+    """Django's user admin; a project account (``models.ProjectAccount``) cannot be made staff or a site
+    admin (its lead holds its password), and its ``<slug>/<name>`` username, which no personal account may
+    have, is not edited."""
+
+    def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and models.ProjectAccount.objects.filter(user=obj).exists():
+            fields += ["username", "is_staff", "is_superuser", "groups", "user_permissions"]
+        return fields
+
+
+@admin.register(models.ProjectAccount)
+class ProjectAccountAdmin(admin.ModelAdmin):
+    list_display = ["user", "project", "created_by", "created_at"]
+    list_filter = ["project"]
+    search_fields = ["user__username"]
+    raw_id_fields = ["user", "created_by"]
+
+
+@admin.register(models.PendingCredential)
+class PendingCredentialAdmin(admin.ModelAdmin):
+    """Waiting for their lead's one download: the admin sees that they exist, never the secrets."""
+
+    list_display = ["username", "job", "line"]
+    exclude = ["password", "token"]
+    readonly_fields = ["job", "user", "username", "line"]
+
+
+@admin.register(models.MemberJob)
+class MemberJobAdmin(admin.ModelAdmin):
+    list_display = ["pk", "project", "status", "processed", "total", "attempts", "downloaded_at", "created_at"]
+    list_filter = ["status"]
+    readonly_fields = ["request"]
+
+
 @admin.register(models.Invitation)
 class InvitationAdmin(admin.ModelAdmin):
-    list_display = ["project", "email", "role", "in_answer_pool", "expires_at", "accepted_at", "revoked_at"]
+    list_display = ["project", "username", "email", "role", "in_answer_pool", "expires_at", "accepted_at", "revoked_at"]
     list_filter = ["project", "role"]
-    search_fields = ["email"]
+    search_fields = ["email", "username"]
     raw_id_fields = ["created_by", "accepted_by"]
     readonly_fields = ["token"]
 

@@ -25,3 +25,7 @@ class NotFoundError(ApplicationError):
 
 class PermissionDeniedError(ApplicationError):
     """Seen, but not the caller's to change (HTTP 403)."""
+
+
+class GoneError(ApplicationError):
+    """Something that existed and is gone for good, e.g. credentials already downloaded once (HTTP 410)."""

@@ -56,6 +56,11 @@ urlpatterns = [
         name="api-member-token",
     ),
     path(
+        "api/projects/<slug:slug>/members/<int:user_id>/password/",
+        members.MemberPasswordResetApi.as_view(),
+        name="api-member-password",
+    ),
+    path(
         "api/projects/<slug:slug>/invitations/",
         members.InvitationCreateApi.as_view(),
         name="api-invitation-create",

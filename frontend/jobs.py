@@ -10,7 +10,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from annotation.models import ImportJob, Job, ReleaseJob
+from annotation.models import ImportJob, Job, MemberJob, ReleaseJob
 from pipeline.jobs.lifecycle import ACTIVE, job_can_rerun, job_is_stale
 
 
@@ -52,11 +52,19 @@ KIND_TEXT = {
         "The export is made again from the start.",
         "frontend/jobs/result_export.html",
     ),
+    "members": KindText(
+        "account creation",
+        "accounts",
+        "Accounts created before the failure are kept, with their credentials; running it again creates the rest.",
+        "Accounts already created are skipped.",
+        "frontend/jobs/result_members.html",
+    ),
 }
 # Each table's progress and re-run routes.
 ROUTES: dict[type[Job], tuple[str, str]] = {
     ImportJob: ("frontend:import-job-progress", "frontend:import-job-retry"),
     ReleaseJob: ("frontend:release-job-progress", "frontend:release-job-retry"),
+    MemberJob: ("frontend:member-job-progress", "frontend:member-job-retry"),
 }
 SPLIT_ORDER = ("train", "validation", "test", "total")
 
@@ -78,6 +86,8 @@ def job_page_url(job: Job) -> str:
     """The page that shows ``job``: where "Run again" comes back to."""
     if job.kind == "import":
         return reverse("frontend:import-job", kwargs={"job_id": job.pk})
+    if job.kind == "members":
+        return reverse("frontend:member-job", kwargs={"slug": job.project.slug, "job_id": job.pk})
     if job.kind == "export":
         return reverse("frontend:export-detail", kwargs={"slug": job.project.slug, "job_id": job.pk})
     return reverse("frontend:postprocess", kwargs={"slug": job.project.slug})

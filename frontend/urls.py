@@ -3,8 +3,8 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from annotation.models import ImportJob, ReleaseJob
-from frontend.views import analytics, core, export, jobs, manage, mine, postprocess, quality, workspace
+from annotation.models import ImportJob, MemberJob, ReleaseJob
+from frontend.views import analytics, core, export, jobs, manage, members, mine, postprocess, quality, workspace
 
 app_name = "frontend"
 
@@ -15,9 +15,13 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # one's own account: API token and password
+    path("account/", members.account_page, name="account"),
+    path("account/password/", members.account_password, name="account-password"),
     path("", core.home, name="home"),
     path("projects/new/", manage.project_create_page, name="project-create"),
-    path("invitations/<str:token>/", manage.invitation_page, name="invitation"),
+    path("invitations/<str:token>/", members.invitation_page, name="invitation"),
+    path("invitations/<str:token>/decline/", members.invitation_decline_view, name="invitation-decline"),
     path("projects/<slug:slug>/", core.project_detail, name="project"),
     path("projects/<slug:slug>/screens/<str:rico_id>/", core.screen_detail, name="screen"),
     path("projects/<slug:slug>/imports/", core.import_create, name="import-create"),
@@ -27,6 +31,8 @@ urlpatterns = [
     path("imports/<int:job_id>/retry/", jobs.job_rerun_view, {"model": ImportJob}, name="import-job-retry"),
     path("release-jobs/<int:job_id>/progress/", jobs.job_progress, {"model": ReleaseJob}, name="release-job-progress"),
     path("release-jobs/<int:job_id>/retry/", jobs.job_rerun_view, {"model": ReleaseJob}, name="release-job-retry"),
+    path("member-jobs/<int:job_id>/progress/", jobs.job_progress, {"model": MemberJob}, name="member-job-progress"),
+    path("member-jobs/<int:job_id>/retry/", jobs.job_rerun_view, {"model": MemberJob}, name="member-job-retry"),
     # the annotator workspace (see ``frontend.views.workspace`` for who may use each page)
     path("projects/<slug:slug>/work/", workspace.workspace_home, name="workspace"),
     path("projects/<slug:slug>/my-work/", mine.my_work, name="my-work"),
@@ -59,16 +65,22 @@ urlpatterns = [
     path("projects/<slug:slug>/exports/<int:job_id>/", export.export_detail, name="export-detail"),
     # running a project (leads; see ``frontend.views.manage``)
     path("projects/<slug:slug>/settings/", manage.project_settings, name="project-settings"),
-    path("projects/<slug:slug>/members/", manage.members_page, name="members"),
-    path("projects/<slug:slug>/members/add/", manage.member_add_view, name="member-add"),
-    path("projects/<slug:slug>/members/bulk/", manage.members_bulk_view, name="members-bulk"),
-    path("projects/<slug:slug>/members/<int:user_id>/", manage.member_update_view, name="member-update"),
-    path("projects/<slug:slug>/members/<int:user_id>/remove/", manage.member_remove_view, name="member-remove"),
-    path("projects/<slug:slug>/members/<int:user_id>/token/", manage.member_token_view, name="member-token"),
-    path("projects/<slug:slug>/invitations/", manage.invitation_create_view, name="invitation-create"),
+    path("projects/<slug:slug>/members/", members.members_page, name="members"),
+    path("projects/<slug:slug>/members/add/", members.member_add_view, name="member-add"),
+    path("projects/<slug:slug>/members/bulk/", members.members_bulk_view, name="members-bulk"),
+    path("projects/<slug:slug>/members/jobs/<int:job_id>/", members.member_job_page, name="member-job"),
+    path(
+        "projects/<slug:slug>/members/jobs/<int:job_id>/credentials/",
+        members.member_job_credentials_view,
+        name="member-job-credentials",
+    ),
+    path("projects/<slug:slug>/members/<int:user_id>/", members.member_update_view, name="member-update"),
+    path("projects/<slug:slug>/members/<int:user_id>/remove/", members.member_remove_view, name="member-remove"),
+    path("projects/<slug:slug>/members/<int:user_id>/token/", members.member_token_view, name="member-token"),
+    path("projects/<slug:slug>/invitations/", members.invitation_create_view, name="invitation-create"),
     path(
         "projects/<slug:slug>/invitations/<int:invitation_id>/revoke/",
-        manage.invitation_revoke_view,
+        members.invitation_revoke_view,
         name="invitation-revoke",
     ),
     path("projects/<slug:slug>/guidelines/", manage.guidelines_page, name="guidelines"),

@@ -2,13 +2,22 @@
 
 from django.urls import path
 
-from pipeline.apis import analytics, engine, export, imports, jobs, mine, postprocess, quality
+from pipeline.apis import analytics, engine, export, imports, jobs, members, mine, postprocess, quality
 
 urlpatterns = [
     # imports (leads)
     path("projects/<slug:slug>/imports/", imports.ImportJobCreateApi.as_view(), name="api-import-create"),
     path("imports/<int:job_id>/", jobs.ImportJobDetailApi.as_view(), name="api-import-detail"),
     path("imports/<int:job_id>/retry/", jobs.ImportJobRetryApi.as_view(), name="api-import-retry"),
+    # project accounts in bulk (leads)
+    path("projects/<slug:slug>/members/bulk/", members.MembersBulkApi.as_view(), name="api-members-bulk"),
+    path("member-jobs/<int:job_id>/", jobs.MemberJobDetailApi.as_view(), name="api-member-job-detail"),
+    path("member-jobs/<int:job_id>/retry/", jobs.MemberJobRetryApi.as_view(), name="api-member-job-retry"),
+    path(
+        "member-jobs/<int:job_id>/credentials/",
+        members.MemberJobCredentialsApi.as_view(),
+        name="api-member-job-credentials",
+    ),
     # the engine: stage queues and assignments
     path("projects/<slug:slug>/stages/", engine.StageListApi.as_view(), name="api-stages"),
     path(

@@ -205,7 +205,7 @@ def kept_question(
     return question
 
 
-JOB_KINDS = ("import", "postprocess", "short-answers", "export")
+JOB_KINDS = ("import", "postprocess", "short-answers", "export", "members")
 
 
 def job_of_kind(*, kind: str, project: models.Project, **fields: Any) -> models.Job:
@@ -213,5 +213,9 @@ def job_of_kind(*, kind: str, project: models.Project, **fields: Any) -> models.
     if kind == "import":
         fields = {"source": "imports/missing.zip", "source_kind": "zip", **fields}
         return models.ImportJob.objects.create(project=project, **fields)
+    if kind == "members":
+        names = [[1, f"{project.slug}/crowd-1", ""], [2, f"{project.slug}/crowd-2", "c2@example.org"]]
+        fields = {"request": {"names": names, "role": "annotator", "in_answer_pool": True}, **fields}
+        return models.MemberJob.objects.create(project=project, **fields)
     fields = {"format": "screenqa" if kind == "export" else "", **fields}
     return models.ReleaseJob.objects.create(project=project, kind=kind, **fields)

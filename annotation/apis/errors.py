@@ -16,7 +16,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
+from annotation.exceptions import ApplicationError, ConflictError, GoneError, NotFoundError, PermissionDeniedError
 
 API_PREFIX = "/api/"
 
@@ -26,6 +26,11 @@ class ErrorSerializer(serializers.Serializer):
 
     detail = serializers.CharField()
     field = serializers.CharField(required=False, help_text="the offending field, e.g. elements[1].bounds")
+    rows = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="a request of many rows (a CSV): every bad row, as {line, value, message}; none was applied",
+    )
 
 
 def _first_error(data: Any, path: str = "") -> tuple[str, str]:
@@ -62,6 +67,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             code = status.HTTP_404_NOT_FOUND
         elif isinstance(exc, PermissionDeniedError):
             code = status.HTTP_403_FORBIDDEN
+        elif isinstance(exc, GoneError):
+            code = status.HTTP_410_GONE
         body: dict[str, Any] = {"detail": exc.message}
         if exc.field:
             body["field"] = exc.field

@@ -3,6 +3,12 @@
 Who may use it: leads of the project and site admins. Annotators and reviewers of the project get
 403, users who are not members 404, anonymous callers 403 (the one exception handler shapes every
 error). The pages (``frontend.views.manage``) call the same services.
+
+Credentials (docs/leads.md, "Accounts and credentials"): ``POST members/`` creates a *project account*
+``<slug>/<name>`` and answers its password and token once; the token and password endpoints work on the
+project's own project accounts only (a personal account's are its owner's: 403). A person with an account
+of their own joins by an invitation (``POST invitations/`` with their ``username``), which answers the
+same whether that account exists or not. Bulk creation is a job (``pipeline.apis.members``).
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
-from annotation.exceptions import ApplicationError, NotFoundError
+from annotation.exceptions import ApplicationError
 from annotation.models import Membership, Project, Role
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from annotation.services.members import (
@@ -25,9 +31,11 @@ from annotation.services.members import (
     INVITATION_DAYS_MAX,
     invitation_create,
     member_add,
+    member_kinds,
     membership_remove,
     membership_update,
-    token_rotate,
+    project_account_password_reset,
+    project_account_token,
 )
 from annotation.services.projects import PROJECT_SETTINGS, project_settings_update
 
@@ -73,32 +81,47 @@ class ProjectSettingsApi(APIView):
         return Response(ProjectSettingsSerializer(project).data)
 
 
+ACCOUNT_KINDS = [("project", "project account: its leads manage its password and token"), ("personal", "personal")]
+
+
 class MemberOutputSerializer(serializers.Serializer):
     user_id = serializers.IntegerField()
     username = serializers.CharField(source="user.username")
     role = serializers.ChoiceField(choices=Role.choices)
     in_answer_pool = serializers.BooleanField()
+    account = serializers.ChoiceField(
+        choices=ACCOUNT_KINDS, help_text="project: created by this project's leads; personal: its owner's own"
+    )
     guidelines_seen_at = serializers.DateTimeField(allow_null=True)
 
 
+def _members_out(project: Project, members: Any, *, many: bool) -> Any:
+    kinds = member_kinds(project=project)
+    rows = list(members) if many else [members]
+    for member in rows:
+        member.account = kinds.get(member.user_id, "personal")
+    return MemberOutputSerializer(rows if many else rows[0], many=many).data
+
+
 class MemberCreatedSerializer(serializers.Serializer):
-    username = serializers.CharField()
-    password = serializers.CharField(help_text="new accounts only (shown once); empty for an existing account")
-    token = serializers.CharField()
+    username = serializers.CharField(help_text="the new project account's username: <project slug>/<name>")
+    password = serializers.CharField(help_text="shown once")
+    token = serializers.CharField(help_text="its API token; works in this project only")
     role = serializers.CharField()
     in_answer_pool = serializers.BooleanField()
     created = serializers.BooleanField()
 
 
 class MemberListApi(APIView):
-    """List the members, or add one person (a new account with a password and token, or an existing
-    account that is not a member yet)."""
+    """List the members, or create one project account (``<slug>/<username>``, for this project only)
+    with a password and API token, answered once. A person with an account of their own joins by an
+    invitation instead."""
 
     permission_classes = [IsAuthenticated]
 
     class MemberAddInSerializer(serializers.Serializer):
-        username = serializers.CharField(max_length=150)
-        email = serializers.EmailField(required=False, default="")
+        username = serializers.CharField(max_length=150, help_text="the name in this project: <slug>/<username>")
+        email = serializers.EmailField(required=False, allow_blank=True, default="")
         role = serializers.ChoiceField(choices=Role.choices, default=Role.ANNOTATOR)
         in_answer_pool = serializers.BooleanField(default=False)
 
@@ -106,13 +129,14 @@ class MemberListApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
         members = Membership.objects.filter(project=project).select_related("user").order_by("user__username")
-        return Response(MemberOutputSerializer(members, many=True).data)
+        return Response(_members_out(project, members, many=True))
 
     @extend_schema(tags=TAGS, request=MemberAddInSerializer, responses={201: MemberCreatedSerializer, **ERRORS})
     def post(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
         data = _validated(self.MemberAddInSerializer(data=request.data))
-        return Response(member_add(project=project, **data), status=status.HTTP_201_CREATED)
+        created = member_add(project=project, created_by=request.user, **data)
+        return Response(created, status=status.HTTP_201_CREATED)
 
 
 class MemberDetailApi(APIView):
@@ -134,7 +158,7 @@ class MemberDetailApi(APIView):
         project = project_get_for_lead(user=request.user, slug=slug)
         data = _validated(self.MemberUpdateInSerializer(data=request.data))
         membership = membership_update(project=project, user_id=user_id, **data)
-        return Response(MemberOutputSerializer(membership).data)
+        return Response(_members_out(project, membership, many=False))
 
     @extend_schema(tags=TAGS, responses={200: MemberRemovedSerializer, **ERRORS})
     def delete(self, request: Request, slug: str, user_id: int) -> Response:
@@ -143,30 +167,64 @@ class MemberDetailApi(APIView):
 
 
 class MemberTokenRotateApi(APIView):
-    """Replace a member's API token (the old one stops working at once)."""
+    """Replace a project account's API token (the old one stops working at once). A personal account's
+    token is its owner's alone: 403."""
 
     permission_classes = [IsAuthenticated]
 
     class TokenSerializer(serializers.Serializer):
         token = serializers.CharField()
 
-    @extend_schema(tags=TAGS, request=None, responses={200: TokenSerializer, **ERRORS})
+    @extend_schema(
+        tags=TAGS,
+        request=None,
+        responses={
+            200: TokenSerializer,
+            **ERRORS,
+            403: OpenApiResponse(ErrorSerializer, description="not a lead, or a personal account (not yours)"),
+        },
+    )
     def post(self, request: Request, slug: str, user_id: int) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        membership = Membership.objects.select_related("user").filter(project=project, user_id=user_id).first()
-        if membership is None:
-            raise NotFoundError("No such member.")
-        return Response({"token": token_rotate(user=membership.user).key})
+        return Response({"token": project_account_token(project=project, user_id=user_id, rotate=True).key})
+
+
+class MemberPasswordResetApi(APIView):
+    """Give a project account a new password, answered once (its sessions end). A personal account's
+    password is its owner's alone: 403."""
+
+    permission_classes = [IsAuthenticated]
+
+    class PasswordSerializer(serializers.Serializer):
+        username = serializers.CharField()
+        password = serializers.CharField(help_text="shown once")
+
+    @extend_schema(
+        tags=TAGS,
+        request=None,
+        responses={
+            200: PasswordSerializer,
+            **ERRORS,
+            403: OpenApiResponse(ErrorSerializer, description="not a lead, or a personal account (not yours)"),
+        },
+    )
+    def post(self, request: Request, slug: str, user_id: int) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        return Response(project_account_password_reset(project=project, user_id=user_id))
 
 
 class InvitationCreateApi(APIView):
-    """Create an invitation link: one person chooses a username and password and joins the project
-    before it expires."""
+    """Create an invitation link: one person joins the project before it expires, with a new account they
+    create on the link's page or with their own account. With ``username`` it is for that account only and
+    waits on its home page; the answer is the same whether that account exists or not."""
 
     permission_classes = [IsAuthenticated]
 
     class InvitationInSerializer(serializers.Serializer):
-        email = serializers.EmailField(required=False, default="")
+        email = serializers.EmailField(required=False, allow_blank=True, default="")
+        username = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=150, help_text="for this existing account only"
+        )
         role = serializers.ChoiceField(choices=Role.choices, default=Role.ANNOTATOR)
         in_answer_pool = serializers.BooleanField(default=False)
         days = serializers.IntegerField(min_value=1, max_value=INVITATION_DAYS_MAX, default=INVITATION_DAYS_DEFAULT)

@@ -1,4 +1,5 @@
-from .jobs import ImportJob, Job, JobStatus, ReleaseJob
+from .accounts import PROJECT_ACCOUNT_SEPARATOR, PendingCredential, ProjectAccount
+from .jobs import ImportJob, Job, JobStatus, MemberJob, ReleaseJob
 from .projects import AgreementRule, App, Invitation, Membership, PausedWork, Project, Role
 from .quality import (
     ControlResult,
@@ -27,6 +28,7 @@ from .work import (
 )
 
 __all__ = [
+    "PROJECT_ACCOUNT_SEPARATOR",
     "AgreementRule",
     "Answer",
     "AnswerElement",
@@ -42,10 +44,13 @@ __all__ = [
     "Invitation",
     "Job",
     "JobStatus",
+    "MemberJob",
     "Membership",
     "PausedWork",
+    "PendingCredential",
     "PrefilterJudgment",
     "Project",
+    "ProjectAccount",
     "Purpose",
     "QualityEvent",
     "Question",

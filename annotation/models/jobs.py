@@ -1,7 +1,8 @@
 """Background jobs: the state of one lifecycle, shared by every kind of job.
 
 ``Job`` is abstract: each family keeps its own table (``ImportJob``: screens imported from the web;
-``ReleaseJob``: post-processing, short answers, exports) with its own inputs, and the fields below
+``ReleaseJob``: post-processing, short answers, exports; ``MemberJob``: project accounts created in bulk)
+with its own inputs, and the fields below
 are the same in both. The lifecycle that moves them (claim under a row lock, heartbeat, finish,
 fail, the stale rule, re-run) is ``pipeline.jobs``; these rows only hold its state.
 """
@@ -87,6 +88,23 @@ class ReleaseJob(Job):
     kind = models.CharField(max_length=16, choices=Kind.choices)  # type: ignore[assignment]
     format = models.CharField(max_length=16, blank=True, help_text="export format: screenqa, docvqa, jsonl")
     artifact = models.FileField(upload_to="releases/", max_length=512, blank=True)
+
+    class Meta(Job.Meta):
+        pass
+
+
+class MemberJob(Job):
+    """Project accounts created in bulk by a lead (``pipeline.members``): one password hash per account
+    takes about half a second, so a CSV of hundreds of names runs here, with progress, not in a request.
+
+    ``request`` is what the lead asked for, validated before the job was queued: ``{"names": [[line, name,
+    email], ...], "role", "in_answer_pool"}``. The new passwords wait in ``PendingCredential`` rows for the
+    lead's one download (``downloaded_at``)."""
+
+    kind = "members"
+
+    request = models.JSONField(default=dict)
+    downloaded_at = models.DateTimeField(null=True, blank=True)
 
     class Meta(Job.Meta):
         pass

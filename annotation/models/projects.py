@@ -182,15 +182,24 @@ class Membership(models.Model):
 
 
 class Invitation(models.Model):
-    """A link a lead sends to a new member: opened before ``expires_at``, it lets them choose a
-    username and password and joins them to the project (once). Self-registration stays off:
-    nobody gets an account without one."""
+    """A link a lead sends to a person: opened before ``expires_at``, it joins them to the project (once),
+    either with a new personal account they create there (username and password of their choice) or with
+    the personal account they are logged in with. Self-registration stays off: nobody gets an account
+    without one.
+
+    An invitation with a ``username`` is for that account only: it waits on that person's home page, and
+    nobody else may use it. Creating one says nothing about whether the account exists.
+    """
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
     token = models.CharField(max_length=64, unique=True)
     email = models.EmailField(blank=True, help_text="who it is for (a note for the lead; not checked)")
+    username = models.CharField(
+        max_length=150, blank=True, help_text="for this existing account only; blank: anybody with the link"
+    )
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
     in_answer_pool = models.BooleanField(default=False)
+    declined_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -29,6 +29,7 @@ from annotation.selectors.assignments import assignment_counts_by_annotator
 from annotation.selectors.projects import project_list_for_user, project_screen_list
 from annotation.selectors.screens import screen_get, screen_payload
 from annotation.services.guidelines import guidelines_mark_seen, guidelines_render, guidelines_unseen
+from annotation.services.members import invitations_waiting
 from frontend.jobs import job_display
 from pipeline.ingest.jobs import import_job_create, import_job_list
 from pipeline.jobs.lifecycle import job_get_for_lead
@@ -72,8 +73,13 @@ class ImportForm(forms.Form):
 @require_GET
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    """The user's projects with their role and counts. Any logged-in user (sees only their projects)."""
-    return render(request, "frontend/home.html", {"projects": project_list_for_user(user=request.user)})
+    """The user's projects with their role and counts, and the invitations addressed to their account. Any
+    logged-in user (sees only their projects and their invitations)."""
+    context = {
+        "projects": project_list_for_user(user=request.user),
+        "invitations": invitations_waiting(user=request.user),
+    }
+    return render(request, "frontend/home.html", context)
 
 
 @require_GET

@@ -1,7 +1,8 @@
 """Job API: one shape for every kind of job, one status endpoint and one re-run endpoint per table.
 
-* ``GET /api/imports/<id>/``, ``GET /api/release-jobs/<id>/``: a job's status, progress and result;
-* ``POST /api/imports/<id>/retry/``, ``POST /api/release-jobs/<id>/retry/``: run a failed or stale job again.
+* ``GET /api/imports/<id>/``, ``GET /api/release-jobs/<id>/``, ``GET /api/member-jobs/<id>/``: a job's
+  status, progress and result;
+* ``POST .../<id>/retry/`` on each: run a failed or stale job again.
 
 Who may use them: leads of the job's project and site admins. Annotators of the project get 403, users
 who are not members 404, anonymous callers 403.
@@ -20,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
-from annotation.models import ImportJob, Job, JobStatus, ReleaseJob
+from annotation.models import ImportJob, Job, JobStatus, MemberJob, ReleaseJob
 from annotation.permissions import IsAuthenticated
 from pipeline.jobs.lifecycle import job_get_for_lead, job_is_stale, job_rerun
 
@@ -28,6 +29,7 @@ from pipeline.jobs.lifecycle import job_get_for_lead, job_is_stale, job_rerun
 ROUTES: dict[type[Job], dict[str, str]] = {
     ImportJob: {"detail": "api-import-detail", "rerun": "api-import-retry"},
     ReleaseJob: {"detail": "api-release-job-detail", "rerun": "api-release-job-retry"},
+    MemberJob: {"detail": "api-member-job-detail", "rerun": "api-member-job-retry"},
 }
 
 
@@ -48,12 +50,23 @@ class _DownloadUrlField(serializers.Field):
             return None
 
 
+@extend_schema_field(OpenApiTypes.STR)
+class _CredentialsUrlField(serializers.Field):
+    """A bulk account creation's one credentials download (member jobs only)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(source="*", required=False, **kwargs)
+
+    def to_representation(self, job: Job) -> str:
+        return reverse("api-member-job-credentials", kwargs={"job_id": job.pk})
+
+
 class JobOutputSerializer(serializers.Serializer):
     """Any job. The fields of one table only (import jobs: ``source_kind`` … ``summary``; release jobs:
     ``format``, ``download_url``) are left out of the other table's jobs."""
 
     id = serializers.IntegerField()
-    kind = serializers.CharField(help_text="import, postprocess, short-answers or export")
+    kind = serializers.CharField(help_text="import, postprocess, short-answers, export or members")
     url = serializers.SerializerMethodField(help_text="this job's status endpoint")
     status_url = serializers.SerializerMethodField(help_text="the same as url")
     rerun_url = serializers.SerializerMethodField(help_text="POST here to run a failed or stale job again")
@@ -88,10 +101,18 @@ class JobOutputSerializer(serializers.Serializer):
     # release jobs
     format = serializers.CharField(required=False, help_text="exports: screenqa, docvqa or jsonl")
     download_url = _DownloadUrlField()
+    # member jobs
+    downloaded_at = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="members: when the credentials were downloaded (once)"
+    )
+    credentials_url = _CredentialsUrlField(
+        help_text="members: POST here once the job is done for the new accounts' credentials (once)"
+    )
 
     TABLE_FIELDS: ClassVar[dict[type[Job], tuple[str, ...]]] = {
         ImportJob: ("source_kind", "source", "device_width", "device_height", "summary"),
         ReleaseJob: ("format", "download_url"),
+        MemberJob: ("downloaded_at", "credentials_url"),
     }
 
     def to_representation(self, job: Job) -> dict[str, Any]:
@@ -194,3 +215,17 @@ class ReleaseJobRetryApi(JobRerunApi):
     """``POST /api/release-jobs/<id>/retry/``."""
 
     model = ReleaseJob
+
+
+@_detail("member_job_retrieve", "A bulk account creation's status and progress", "members")
+class MemberJobDetailApi(JobDetailApi):
+    """``GET /api/member-jobs/<id>/``."""
+
+    model = MemberJob
+
+
+@_rerun("member_job_retry", "Run a failed or stale bulk account creation again", "members")
+class MemberJobRetryApi(JobRerunApi):
+    """``POST /api/member-jobs/<id>/retry/``."""
+
+    model = MemberJob

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.exceptions import ApplicationError
-from annotation.models import ImportJob, Job, ReleaseJob
+from annotation.models import ImportJob, Job, MemberJob, ReleaseJob
 from pipeline.ingest.jobs import import_job_work
+from pipeline.members import members_job_work
 from pipeline.release.export.jobs import export_job_work
 from pipeline.release.postprocess import postprocess_job_work
 from pipeline.release.short_answers.service import short_answers_job_work
@@ -38,6 +39,7 @@ KINDS: dict[str, JobKind] = {
     kind.name: kind
     for kind in (
         JobKind(ImportJob.kind, ImportJob, import_job_work),
+        JobKind(MemberJob.kind, MemberJob, members_job_work),
         JobKind(ReleaseJob.Kind.POSTPROCESS, ReleaseJob, postprocess_job_work, {"kind": ReleaseJob.Kind.POSTPROCESS}),
         JobKind(
             ReleaseJob.Kind.SHORT_ANSWERS, ReleaseJob, short_answers_job_work, {"kind": ReleaseJob.Kind.SHORT_ANSWERS}

@@ -23,13 +23,14 @@ from typing import Any
 import pytest
 from django.apps import apps
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Membership
-from annotation.services.members import invitation_create
+from annotation.models import MemberJob, Membership
+from annotation.services.members import invitation_create, invitation_join, member_add
 from pipeline.stages import assignment_next
 from tests.factories import MembershipFactory, ProjectFactory, ScreenFactory, UserFactory, job_of_kind, kept_question
 from tests.pipeline.quality.report_builders import gold, work
@@ -50,6 +51,9 @@ ACTORS = (
     "owner",  # the annotator whose assignment the URL names
     "lead",  # lead of the project
     "admin",  # site admin (is_superuser), member of nothing
+    "joined",  # an existing account of another project (added there by its lead) that accepted an invitation
+    "adminjoined",  # a site admin who accepted an invitation as an annotator of the project
+    "crowd",  # a project account the project's lead created (works in this project only)
 )
 LOGIN = "login"  # a redirect to the login page (pages)
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -85,6 +89,9 @@ def _expect(anonymous: Any, stranger: Any, member: Any, lead: Any, **exceptions:
         "owner": member,
         "lead": lead,
         "admin": lead,
+        "joined": member,
+        "adminjoined": lead,  # a site admin stays one, whatever their role in the project
+        "crowd": member,
     }
     row.update(exceptions)
     return row
@@ -164,7 +171,13 @@ EXPECTED: dict[str, Route] = {
         {"PATCH": api_lead(), "DELETE": api_lead()},
         kwargs={"user_id": "owner_id"},
     ),
-    "api-member-token": Route({"POST": api_lead()}, kwargs={"user_id": "owner_id"}),
+    # a project account's credentials (a personal account's are its owner's: tests/annotation/test_accounts.py)
+    "api-member-token": Route({"POST": api_lead()}, kwargs={"user_id": "crowd_id"}),
+    "api-member-password": Route({"POST": api_lead()}, kwargs={"user_id": "crowd_id"}),
+    "api-members-bulk": Route({"POST": api_lead(400)}),
+    "api-member-job-detail": Route({"GET": api_lead()}, kwargs={"job_id": "member_job_id"}),
+    "api-member-job-retry": Route({"POST": api_lead(409)}, kwargs={"job_id": "member_job_id"}),
+    "api-member-job-credentials": Route({"POST": api_lead()}, kwargs={"job_id": "member_job_id"}),
     "api-invitation-create": Route({"POST": api_lead(201)}),
     # --- imports and jobs (leads) ---
     "api-import-create": Route({"POST": api_lead(400)}),
@@ -213,10 +226,17 @@ EXPECTED: dict[str, Route] = {
     ),
     "frontend:logout": Route({"POST": everyone(LOGIN)}),
     "frontend:home": Route({"GET": signed_in(200)}),
+    # one's own account (never anybody else's)
+    "frontend:account": Route({"GET": signed_in(200), "POST": signed_in(200)}),
+    "frontend:account-password": Route({"GET": signed_in(200), "POST": signed_in(200)}),
     # creating a project: site admins only
-    "frontend:project-create": Route({"GET": signed_in(403, admin=200), "POST": signed_in(403, admin=400)}),
+    "frontend:project-create": Route(
+        {"GET": signed_in(403, admin=200, adminjoined=200), "POST": signed_in(403, admin=400, adminjoined=400)}
+    ),
     # the invitation page is public: its token is the key (an empty form is a 400)
     "frontend:invitation": Route({"GET": everyone(200), "POST": everyone(400)}),
+    # declining: the account an invitation names only (the world's names nobody)
+    "frontend:invitation-decline": Route({"POST": signed_in(404)}),
     "frontend:project": Route({"GET": page_member()}),
     "frontend:screen": Route({"GET": page_member()}),
     "frontend:import-create": Route({"POST": page_lead(400)}),
@@ -225,6 +245,8 @@ EXPECTED: dict[str, Route] = {
     "frontend:import-job-retry": Route({"POST": page_lead(302)}, kwargs={"job_id": "import_job_id"}),
     "frontend:release-job-progress": Route({"GET": page_lead()}, kwargs={"job_id": "export_job_id"}),
     "frontend:release-job-retry": Route({"POST": page_lead(302)}, kwargs={"job_id": "export_job_id"}),
+    "frontend:member-job-progress": Route({"GET": page_lead()}, kwargs={"job_id": "member_job_id"}),
+    "frontend:member-job-retry": Route({"POST": page_lead(302)}, kwargs={"job_id": "member_job_id"}),
     # --- the workspace (members; an assignment: its annotator) ---
     "frontend:workspace": Route({"GET": page_member()}),
     "frontend:my-work": Route({"GET": page_member()}),
@@ -251,8 +273,10 @@ EXPECTED: dict[str, Route] = {
     "frontend:member-add": Route({"POST": page_lead(400)}),
     "frontend:members-bulk": Route({"POST": page_lead(400)}),
     "frontend:member-update": Route({"POST": page_lead(302)}, kwargs={"user_id": "owner_id"}),
-    "frontend:member-remove": Route({"POST": page_lead(302)}, kwargs={"user_id": "owner_id"}),
-    "frontend:member-token": Route({"POST": page_lead(200)}, kwargs={"user_id": "owner_id"}),
+    "frontend:member-remove": Route({"POST": page_lead(302)}, kwargs={"user_id": "owner_id"}, data={"confirm": "yes"}),
+    "frontend:member-token": Route({"POST": page_lead(200)}, kwargs={"user_id": "crowd_id"}),
+    "frontend:member-job": Route({"GET": page_lead()}, kwargs={"job_id": "member_job_id"}),
+    "frontend:member-job-credentials": Route({"POST": page_lead()}, kwargs={"job_id": "member_job_id"}),
     "frontend:invitation-create": Route({"POST": page_lead(400)}),
     "frontend:invitation-revoke": Route({"POST": page_lead(302)}),
     "frontend:guidelines": Route({"GET": page_member()}),
@@ -332,9 +356,14 @@ def _build() -> World:
         "owner": UserFactory(username="olly"),
         "lead": UserFactory(username="leo"),
         "admin": UserFactory(username="root", is_superuser=True, is_staff=True),
+        "joined": UserFactory(username="jo"),
+        "adminjoined": UserFactory(username="boss", is_superuser=True, is_staff=True),
     }
     MembershipFactory(project=other, user=users["foreign"])
     MembershipFactory(project=other, user=users["xlead"], role="lead")
+    MembershipFactory(project=other, user=users["joined"])
+    crowd = member_add(project=project, username="crowd")
+    users["crowd"] = get_user_model().objects.get(username=crowd["username"])
     for who in ("removed", "peer", "owner"):
         MembershipFactory(project=project, user=users[who], in_answer_pool=True)
     MembershipFactory(project=project, user=users["lead"], role="lead", in_answer_pool=True)
@@ -352,8 +381,11 @@ def _build() -> World:
     )
     import_job = job_of_kind(kind="import", project=project, status="done")
     export_job = job_of_kind(kind="export", project=project, status="done")
+    for who in ("joined", "adminjoined"):
+        invitation_join(token=invitation_create(project=project, created_by=users["lead"]).token, user=users[who])
     invitation = invitation_create(project=project, created_by=users["lead"])
-    tokens = {who: Token.objects.create(user=user).key for who, user in users.items()}
+    member_job = MemberJob.objects.create(project=project, status="done", request={"names": []})
+    tokens = {who: Token.objects.get_or_create(user=user)[0].key for who, user in users.items()}
     sessions = {"anonymous": ""}
     for who, user in users.items():
         client = Client()
@@ -369,6 +401,8 @@ def _build() -> World:
         "gold_id": gold_item.pk,
         "question_id": question.pk,
         "owner_id": users["owner"].pk,
+        "crowd_id": users["crowd"].pk,
+        "member_job_id": member_job.pk,
         "user_id": users["owner"].pk,
         "import_job_id": import_job.pk,
         "export_job_id": export_job.pk,

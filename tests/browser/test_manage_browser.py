@@ -6,6 +6,7 @@ decides an app's language on the actions page, both ways."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,51 @@ def test_lead_marks_an_app_non_english_then_declares_it_english(new_page):
     question.refresh_from_db()
     assert (waiting.state, answering.state) == (ScreenState.PREFILTER, ScreenState.ANSWERING)
     assert (question.state, question.drop_reason) == (QuestionState.ANSWERING, "")
+
+
+def test_lead_creates_crowd_accounts_in_bulk_and_a_person_joins_with_their_own_account(browser, live_server, new_page):
+    project = ProjectFactory(slug="crowd", name="Crowd")
+    MembershipFactory(project=project, user=UserFactory(username="lena"), role="lead")
+    olga = UserFactory(username="olga")
+    page = new_page("lena", width=1366, height=900)
+    page.goto("/projects/crowd/members/")
+
+    # a CSV with a bad row creates nothing and names the row
+    page.fill("#members-bulk textarea[name=csv]", "ann\nbad name\nbob,bob@example.org\n")
+    page.click("#members-bulk button[type=submit]")
+    assert "Line 2 (bad name)" in page.inner_text("#bulk-errors")
+    assert Membership.objects.filter(project=project).count() == 1
+
+    # the fixed CSV becomes a job; its page shows it done and gives the credentials once
+    page.fill("#members-bulk textarea[name=csv]", "ann\nbob,bob@example.org\ncy\n")
+    page.click("#members-bulk button[type=submit]")
+    page.wait_for_url("**/projects/crowd/members/jobs/*/")
+    page.wait_for_selector("[data-summary=created]")
+    assert page.inner_text("[data-summary=created]") == "3"
+    shoot(page, "manage-member-job")
+    with page.expect_download() as download:
+        page.click("[data-testid=download-credentials]")
+    lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
+    assert [line.split(",")[0] for line in lines] == ["username", "crowd/ann", "crowd/bob", "crowd/cy"]
+    page.reload()
+    assert "Downloaded" in page.inner_text("#credentials")
+
+    # a person with an account of their own is invited by username and accepts on their home page
+    page.goto("/projects/crowd/members/")
+    page.fill("#invite input[name=username]", "olga")
+    page.click("#invite button[type=submit]")
+    page.wait_for_selector("[data-testid=invitation-url]")
+    guest = new_page("olga")
+    guest.goto("/")
+    guest.click("#invitations button:has-text('Accept')")
+    guest.wait_for_url("**/projects/crowd/guidelines/")
+    assert Membership.objects.filter(project=project, user=olga).exists()
+
+    # the members page tells project accounts (credentials the lead manages) from personal ones
+    page.goto("/projects/crowd/members/")
+    assert page.locator("tr[data-account=project]").count() == 3
+    assert "personal account" in page.inner_text("tr[data-username=olga]")
+    assert page.locator("tr[data-username=olga] button:has-text('Show token')").count() == 0
+    page.click("tr[data-username='crowd/ann'] button:has-text('Show token')")
+    assert page.inner_text("[data-testid=token]")
+    shoot(page, "manage-members-accounts")

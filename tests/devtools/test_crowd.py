@@ -161,15 +161,15 @@ def test_create_annotators_prints_working_credentials(project, client):
     out = StringIO()
     call_command("create_annotators", "--project", "demo", "--count", "3", "--pool", "answers", "--json", stdout=out)
     members = json.loads(out.getvalue())
-    assert [m["username"] for m in members] == ["demo-annotator-1", "demo-annotator-2", "demo-annotator-3"]
+    assert [m["username"] for m in members] == ["demo/annotator-1", "demo/annotator-2", "demo/annotator-3"]
     assert client.login(request=login_request(), username=members[0]["username"], password=members[0]["password"])
-    assert Token.objects.get(key=members[2]["token"]).user.username == "demo-annotator-3"
+    assert Token.objects.get(key=members[2]["token"]).user.username == "demo/annotator-3"
     assert Membership.objects.filter(project=project, in_answer_pool=True, role="annotator").count() == 3
     # a second run adds people instead of failing; leads are created the same way
     out = StringIO()
     call_command("create_annotators", "--project", "demo", "--count", "1", "--role", "lead", "--json", stdout=out)
-    assert json.loads(out.getvalue())[0]["username"] == "demo-lead-1"
-    assert Membership.objects.get(user__username="demo-lead-1").in_answer_pool is False
+    assert json.loads(out.getvalue())[0]["username"] == "demo/lead-1"
+    assert Membership.objects.get(user__username="demo/lead-1").in_answer_pool is False
     with pytest.raises(CommandError):
         call_command("create_annotators", "--project", "demo", "--count", "0")
     with pytest.raises(CommandError):

@@ -15,13 +15,14 @@ pytestmark = pytest.mark.django_db
 
 
 def base(kind: str) -> str:
-    return "/imports" if kind == "import" else "/release-jobs"
+    return {"import": "/imports", "members": "/member-jobs"}.get(kind, "/release-jobs")
 
 
 def page_of(kind: str, job) -> str:
     return {
         "import": f"/imports/{job.pk}/",
         "export": f"/projects/demo/exports/{job.pk}/",
+        "members": f"/projects/demo/members/jobs/{job.pk}/",
     }.get(kind, "/projects/demo/release/postprocess/")
 
 

@@ -1,5 +1,6 @@
-"""A lead's pages (frontend/views/manage.py): who may open them, what bad input shows, and what
-each page changes."""
+"""A lead's pages (frontend/views/manage.py, and the members pages of frontend/views/members.py): who may
+open them, what bad input shows, and what each page changes. Members, credentials and invitations in
+detail: tests/frontend/test_members_views.py."""
 
 from __future__ import annotations
 
@@ -7,13 +8,11 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from annotation.models import (
     App,
     Assignment,
     AssignmentStatus,
-    Invitation,
     Membership,
     PrefilterJudgment,
     Project,
@@ -21,7 +20,6 @@ from annotation.models import (
     Screen,
     ScreenState,
 )
-from annotation.services.members import invitation_create
 from tests.conftest import login
 from tests.factories import (
     AppFactory,
@@ -72,8 +70,7 @@ LEAD_URLS = [
     ("post", "/projects/demo/members/add/", {"username": "newbie", "role": "annotator"}),
     ("post", "/projects/demo/members/bulk/", {"count": "1", "role": "annotator"}),
     ("post", "/projects/demo/members/{a}/", {"role": "reviewer"}),
-    ("post", "/projects/demo/members/{a}/token/", {"action": "show"}),
-    ("post", "/projects/demo/members/{a}/remove/", {}),
+    ("post", "/projects/demo/members/{a}/remove/", {"confirm": "yes"}),
     ("post", "/projects/demo/invitations/", {"role": "annotator", "days": "7"}),
     ("get", "/projects/demo/guidelines/edit/", {}),
     ("post", "/projects/demo/guidelines/edit/", {"text": "# Rules"}),
@@ -206,140 +203,6 @@ def _settings_data(project, **changes):
         data[name] = value
     data.update(changes)
     return data
-
-
-class TestMembers:
-    def test_add_one_shows_password_and_token_once(self, client, lead, project):
-        login(client, lead)
-        response = client.post(
-            "/projects/demo/members/add/", {"username": "nina", "role": "annotator", "in_answer_pool": "on"}
-        )
-        assert response.status_code == 200
-        member = Membership.objects.get(project=project, user__username="nina")
-        assert member.in_answer_pool and member.role == "annotator"
-        assert Token.objects.get(user=member.user).key in html(response)
-
-    def test_bad_username_is_shown(self, client, lead):
-        login(client, lead)
-        response = client.post("/projects/demo/members/add/", {"username": "has space", "role": "annotator"})
-        assert response.status_code == 400 and "no spaces" in html(response)
-
-    def test_csv_bulk_adds_good_rows_and_reports_bad_ones(self, client, lead, project, annotator):
-        login(client, lead)
-        text = "username,email\nada\nbob@example.org\ncy,cy@example.org\nbad name\nannie\nada\nx,y,z\n"
-        response = client.post("/projects/demo/members/bulk/", {"csv": text, "role": "annotator"})
-        assert response.status_code == 200
-        page = html(response)
-        added = set(Membership.objects.filter(project=project).values_list("user__username", flat=True))
-        assert {"ada", "bob@example.org", "cy"} <= added and "bad name" not in added
-        for line, why in [(5, "no spaces"), (6, "already a member"), (7, "listed twice"), (8, "two columns")]:
-            assert f"Line {line}" in page and why in page, (line, why)
-
-    def test_bulk_by_count_and_empty_form(self, client, lead, project):
-        login(client, lead)
-        response = client.post("/projects/demo/members/bulk/", {"count": "2", "role": "reviewer"})
-        assert response.status_code == 200
-        assert Membership.objects.filter(project=project, role="reviewer").count() == 2
-        response = client.post("/projects/demo/members/bulk/", {"role": "annotator"})
-        assert response.status_code == 400 and "Paste a CSV or give a count" in html(response)
-
-    def test_role_pool_and_remove(self, client, lead, project, annotator, leased):
-        login(client, lead)
-        client.post(f"/projects/demo/members/{annotator.pk}/", {"role": "reviewer"})
-        member = Membership.objects.get(project=project, user=annotator)
-        assert (member.role, member.in_answer_pool) == ("reviewer", False)
-        client.post(f"/projects/demo/members/{annotator.pk}/", {"role": "reviewer", "in_answer_pool": "on"})
-        assert Membership.objects.get(pk=member.pk).in_answer_pool
-        response = client.post(f"/projects/demo/members/{annotator.pk}/remove/")
-        assert response.status_code == 302
-        assert not Membership.objects.filter(project=project, user=annotator).exists()
-        assert Assignment.objects.get(pk=leased.pk).status == AssignmentStatus.RELEASED
-
-    def test_last_lead_stays(self, client, lead, project):
-        login(client, lead)
-        response = client.post(f"/projects/demo/members/{lead.pk}/", {"role": "annotator"})
-        assert response.status_code == 400 and "needs a lead" in html(response)
-        response = client.post(f"/projects/demo/members/{lead.pk}/remove/")
-        assert response.status_code == 400
-        assert Membership.objects.get(project=project, user=lead).role == "lead"
-
-    def test_unknown_member_is_404(self, client, lead, outsider):
-        login(client, lead)
-        assert client.post(f"/projects/demo/members/{outsider.pk}/", {"role": "lead"}).status_code == 404
-        assert client.post(f"/projects/demo/members/{outsider.pk}/token/", {"action": "show"}).status_code == 404
-
-    def test_token_show_and_rotate(self, client, lead, annotator):
-        login(client, lead)
-        shown = client.post(f"/projects/demo/members/{annotator.pk}/token/", {"action": "show"})
-        old = Token.objects.get(user=annotator).key
-        assert old in html(shown)
-        rotated = client.post(f"/projects/demo/members/{annotator.pk}/token/", {"action": "rotate"})
-        new = Token.objects.get(user=annotator).key
-        assert new != old and new in html(rotated)
-        # the old token no longer authenticates, the new one does
-        client.logout()
-        assert client.get("/api/projects/demo/progress/", HTTP_AUTHORIZATION=f"Token {old}").status_code in (401, 403)
-        assert client.get("/api/projects/demo/progress/", HTTP_AUTHORIZATION=f"Token {new}").status_code == 200
-
-
-class TestInvitations:
-    def test_lead_invites_and_the_person_joins(self, client, lead, project):
-        login(client, lead)
-        response = client.post(
-            "/projects/demo/invitations/", {"role": "annotator", "days": "3", "in_answer_pool": "on"}
-        )
-        invitation = Invitation.objects.get(project=project)
-        assert f"/invitations/{invitation.token}/" in html(response)
-        client.logout()
-        url = f"/invitations/{invitation.token}/"
-        assert client.get(url).status_code == 200
-        response = client.post(
-            url, {"username": "ivy", "password": "a long pass 123", "password_again": "a long pass 123"}
-        )
-        assert response.status_code == 302 and response["Location"] == "/projects/demo/guidelines/"
-        member = Membership.objects.get(project=project, user__username="ivy")
-        assert member.in_answer_pool and member.role == "annotator"
-        # the new member is logged in and sees the guidelines, welcomed once
-        first = client.get("/projects/demo/guidelines/")
-        assert 'id="welcome"' in html(first)
-        assert 'id="welcome"' not in html(client.get("/projects/demo/guidelines/"))
-        # the link is used up
-        assert client.get(url).status_code == 410
-
-    def test_expired_revoked_and_unknown_links(self, client, lead, project):
-        expired = invitation_create(project=project, created_by=lead, days=1)
-        Invitation.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-        response = client.get(f"/invitations/{expired.token}/")
-        assert response.status_code == 410 and "expired" in html(response)
-        response = client.post(
-            f"/invitations/{expired.token}/", {"username": "late", "password": "x" * 12, "password_again": "x" * 12}
-        )
-        assert response.status_code == 410
-        assert not Membership.objects.filter(user__username="late").exists()
-        revoked = invitation_create(project=project, created_by=lead)
-        login(client, lead)
-        client.post(f"/projects/demo/invitations/{revoked.pk}/revoke/")
-        client.logout()
-        assert client.get(f"/invitations/{revoked.token}/").status_code == 410
-        assert client.get("/invitations/nope/").status_code == 404
-
-    def test_accept_errors_are_shown(self, client, lead, project, annotator):
-        invitation = invitation_create(project=project, created_by=lead)
-        url = f"/invitations/{invitation.token}/"
-        cases = [
-            ({"username": "annie", "password": "a long pass 123", "password_again": "a long pass 123"}, "taken"),
-            ({"username": "new", "password": "a long pass 123", "password_again": "other"}, "differ"),
-            ({"username": "new", "password": "123", "password_again": "123"}, "too short"),
-        ]
-        for data, message in cases:
-            response = client.post(url, data)
-            assert response.status_code == 400 and message in html(response), message
-        assert Invitation.objects.get(pk=invitation.pk).accepted_at is None
-
-    def test_bad_invitation_form(self, client, lead):
-        login(client, lead)
-        response = client.post("/projects/demo/invitations/", {"role": "boss", "days": "99"})
-        assert response.status_code == 400 and "Select a valid choice" in html(response)
 
 
 class TestGuidelines:

@@ -1,7 +1,8 @@
 """python manage.py create_annotators --project SLUG --count N [--role annotator|lead] [--pool answers] [--json]
 
-Bulk onboarding of a crowd: creates members with fresh passwords and API tokens and prints
-them (the only time the passwords are shown). Without ``--pool answers`` the new members
+Bulk onboarding of a crowd: creates project accounts ``<project>/<prefix>-<n>`` (they work in this
+project only) with fresh passwords and API tokens and prints them (the only time the passwords are
+shown). Without ``--pool answers`` the new members
 write and judge but do not answer (the answer pool is a selected group, as in the paper).
 """
 
@@ -25,7 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--count", type=int, required=True, help="how many members")
         parser.add_argument("--role", choices=Role.values, default=Role.ANNOTATOR)
         parser.add_argument("--pool", choices=["answers"], help="put them in the answer pool")
-        parser.add_argument("--prefix", help="usernames are <prefix>-<n> (default <project>-<role>)")
+        parser.add_argument("--prefix", help="usernames are <project>/<prefix>-<n> (default prefix: the role)")
         parser.add_argument("--json", action="store_true", help="print a JSON list")
 
     def handle(self, *args: Any, **options: Any) -> None:

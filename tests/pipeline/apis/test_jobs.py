@@ -35,10 +35,12 @@ COMMON = {
 }
 IMPORT_ONLY = {"source_kind", "source", "device_width", "device_height", "summary"}
 RELEASE_ONLY = {"format", "download_url"}
+MEMBERS_ONLY = {"downloaded_at", "credentials_url"}
+TABLE_ONLY = {"import": IMPORT_ONLY, "members": MEMBERS_ONLY}
 
 
 def base(kind: str) -> str:
-    return "/api/imports" if kind == "import" else "/api/release-jobs"
+    return {"import": "/api/imports", "members": "/api/member-jobs"}.get(kind, "/api/release-jobs")
 
 
 @pytest.mark.parametrize("kind", JOB_KINDS)
@@ -46,7 +48,7 @@ def test_every_kind_has_one_shape_with_its_tables_fields(kind, project, lead, ap
     job = job_of_kind(kind=kind, project=project, created_by=lead, status="done", result={"n": 1})
     login(api_client, lead)
     body = api_client.get(f"{base(kind)}/{job.pk}/").json()
-    assert set(body) == COMMON | (IMPORT_ONLY if kind == "import" else RELEASE_ONLY)
+    assert set(body) == COMMON | TABLE_ONLY.get(kind, RELEASE_ONLY)
     assert (body["kind"], body["project"], body["created_by"], body["status"], body["stale"]) == (
         kind,
         "demo",

@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
-from annotation.models import ImportJob, Job, ReleaseJob
+from annotation.models import ImportJob, Job, MemberJob, ReleaseJob
 from pipeline.jobs import kinds
 from pipeline.jobs.lifecycle import (
     JobLost,
@@ -221,6 +221,7 @@ def test_every_kind_has_a_work_function_and_its_table(db):
         "postprocess": (ReleaseJob, {"kind": "postprocess"}),
         "short-answers": (ReleaseJob, {"kind": "short-answers"}),
         "export": (ReleaseJob, {"kind": "export"}),
+        "members": (MemberJob, {}),
     }
 
 
