@@ -1,8 +1,8 @@
-"""Project settings and members API: what the lead's settings and members pages do, for scripts.
+"""Members API: what the lead's members page does, for scripts (the settings: ``annotation.apis.settings``).
 
 Who may use it: leads of the project and site admins. Annotators and reviewers of the project get
 403, users who are not members 404, anonymous callers 403 (the one exception handler shapes every
-error). The pages (``frontend.views.manage``) call the same services.
+error). The page (``frontend.views.manage``) calls the same services.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
 from annotation.exceptions import ApplicationError, NotFoundError
-from annotation.models import Membership, Project, Role
+from annotation.models import Membership, Role
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from annotation.services.members import (
     INVITATION_DAYS_DEFAULT,
@@ -29,7 +29,6 @@ from annotation.services.members import (
     membership_update,
     token_rotate,
 )
-from annotation.services.projects import PROJECT_SETTINGS, project_settings_update
 
 TAGS = ["members"]
 ERRORS: dict[int, Any] = {
@@ -46,31 +45,6 @@ def _validated(serializer: serializers.Serializer) -> dict[str, Any]:
         message = messages[0] if isinstance(messages, list) else str(messages)
         raise ApplicationError(str(message), field=None if field == "non_field_errors" else field)
     return dict(serializer.validated_data)
-
-
-class ProjectSettingsSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Project
-        fields = list(PROJECT_SETTINGS)
-
-
-class ProjectSettingsApi(APIView):
-    """Read or change the project's settings (a PATCH names only the settings it changes; the model's
-    checks apply, e.g. the three splits add up to 100)."""
-
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(tags=TAGS, responses={200: ProjectSettingsSerializer, **ERRORS})
-    def get(self, request: Request, slug: str) -> Response:
-        project = project_get_for_lead(user=request.user, slug=slug)
-        return Response(ProjectSettingsSerializer(project).data)
-
-    @extend_schema(tags=TAGS, request=ProjectSettingsSerializer, responses={200: ProjectSettingsSerializer, **ERRORS})
-    def patch(self, request: Request, slug: str) -> Response:
-        project = project_get_for_lead(user=request.user, slug=slug)
-        data = _validated(ProjectSettingsSerializer(project, data=request.data, partial=True))
-        project = project_settings_update(project=project, **data)
-        return Response(ProjectSettingsSerializer(project).data)
 
 
 class MemberOutputSerializer(serializers.Serializer):
