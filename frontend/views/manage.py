@@ -182,7 +182,7 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
         if form.is_valid():
             changed = {name: form.cleaned_data[name] for name in form.changed_data}
             try:
-                project_settings_update(project=Project.objects.get(pk=project.pk), **changed)
+                project_settings_update(project=project, **changed)
             except ApplicationError as exc:
                 _add_app_error(form, exc)
             else:
