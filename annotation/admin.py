@@ -9,14 +9,26 @@ from annotation.exceptions import ApplicationError
 from annotation.services.members import member_remove, membership_create
 
 from . import models
+from .models.projects import PROJECT, SETTINGS, SPLITS
+
+# Fields of a project that are not settings (fixed at creation), shown with the group they belong to.
+_FIXED_FIELDS = {PROJECT: ("slug",), SPLITS: ("split_seed",)}
 
 
 @admin.register(models.Project)
 class ProjectAdmin(admin.ModelAdmin):
+    """Every setting in the groups of the settings page, with its declared bounds in the form (the
+    model's validators, from the same declarations, check them again, and the database on save)."""
+
     list_display = ["slug", "name", "agreement_rule", "created_at"]
     list_filter = ["agreement_rule"]
     search_fields = ["slug", "name"]
     prepopulated_fields = {"slug": ["name"]}
+    fieldsets = [(title, {"fields": [*_FIXED_FIELDS.get(title, ()), *names]}) for title, names in SETTINGS.groups()]
+    fieldsets += [("Guidelines", {"fields": ["guidelines"], "classes": ["collapse"]})]
+
+    def formfield_for_dbfield(self, db_field: Any, request: Any, **kwargs: Any) -> Any:
+        return super().formfield_for_dbfield(db_field, request, **{**kwargs, **SETTINGS.form_options(db_field.name)})
 
 
 class MembershipAdminForm(forms.ModelForm):

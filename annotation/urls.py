@@ -13,6 +13,7 @@ from drf_spectacular.views import SpectacularAPIView
 from annotation.apis import members, screens
 from annotation.apis.docs import ApiDocsView
 from annotation.apis.health import healthz
+from annotation.apis.settings import ProjectSettingsApi
 
 # Unknown URLs under /api/ answer JSON like the rest of the API; pages keep the site's 404 page.
 handler404 = "annotation.apis.errors.page_not_found"
@@ -47,7 +48,7 @@ urlpatterns = [
         name="api-screen-vh",
     ),
     # project settings and members (leads)
-    path("api/projects/<slug:slug>/settings/", members.ProjectSettingsApi.as_view(), name="api-project-settings"),
+    path("api/projects/<slug:slug>/settings/", ProjectSettingsApi.as_view(), name="api-project-settings"),
     path("api/projects/<slug:slug>/members/", members.MemberListApi.as_view(), name="api-members"),
     path("api/projects/<slug:slug>/members/<int:user_id>/", members.MemberDetailApi.as_view(), name="api-member"),
     path(

@@ -1,4 +1,4 @@
-"""Project settings and members API: what the lead's settings and members pages do, for scripts.
+"""Members API: what the lead's members page does, for scripts (the settings: ``annotation.apis.settings``).
 
 Who may use it: leads of the project and site admins. Annotators and reviewers of the project get
 403, users who are not members 404, anonymous callers 403 (the one exception handler shapes every
@@ -37,7 +37,6 @@ from annotation.services.members import (
     project_account_password_reset,
     project_account_token,
 )
-from annotation.services.projects import PROJECT_SETTINGS, project_settings_update
 
 TAGS = ["members"]
 ERRORS: dict[int, Any] = {
@@ -54,31 +53,6 @@ def _validated(serializer: serializers.Serializer) -> dict[str, Any]:
         message = messages[0] if isinstance(messages, list) else str(messages)
         raise ApplicationError(str(message), field=None if field == "non_field_errors" else field)
     return dict(serializer.validated_data)
-
-
-class ProjectSettingsSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Project
-        fields = list(PROJECT_SETTINGS)
-
-
-class ProjectSettingsApi(APIView):
-    """Read or change the project's settings (a PATCH names only the settings it changes; the model's
-    checks apply, e.g. the three splits add up to 100)."""
-
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(tags=TAGS, responses={200: ProjectSettingsSerializer, **ERRORS})
-    def get(self, request: Request, slug: str) -> Response:
-        project = project_get_for_lead(user=request.user, slug=slug)
-        return Response(ProjectSettingsSerializer(project).data)
-
-    @extend_schema(tags=TAGS, request=ProjectSettingsSerializer, responses={200: ProjectSettingsSerializer, **ERRORS})
-    def patch(self, request: Request, slug: str) -> Response:
-        project = project_get_for_lead(user=request.user, slug=slug)
-        data = _validated(ProjectSettingsSerializer(project, data=request.data, partial=True))
-        project = project_settings_update(project=project, **data)
-        return Response(ProjectSettingsSerializer(project).data)
 
 
 ACCOUNT_KINDS = [("project", "project account: its leads manage its password and token"), ("personal", "personal")]

@@ -9,55 +9,31 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from annotation.exceptions import ApplicationError, NotFoundError, PermissionDeniedError
+from annotation.lock_objects import project_lock
 from annotation.models import AgreementRule, Project
+from annotation.models.projects import SETTINGS
 
-# The settings a lead edits, grouped as the settings page shows them. The slug (a project's
-# address) and the split seed (it decides which screens went to which split) are set at creation.
-PROJECT_SETTINGS_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Project", ("name", "description", "device_width", "device_height")),
-    (
-        "Splits and answers",
-        ("split_train", "split_validation", "split_test", "answers_train", "answers_validation", "answers_test"),
-    ),
-    (
-        "Stages",
-        ("prefilter_judgments", "questions_pass1_cap", "questions_pass2_cap", "not_answerable_target", "lease_minutes"),
-    ),
-    ("Agreement", ("agreement_rule", "agreement_use_boxes", "agreement_iou_threshold")),
-    (
-        "Qualification",
-        (
-            "qualification_threshold",
-            "qualification_items",
-            "qualification_attempts",
-            "qualification_cooldown_hours",
-            "qualification_review_sets",
-        ),
-    ),
-    (
-        "Monitoring",
-        (
-            "monitoring_threshold",
-            "control_rate",
-            "control_rate_new",
-            "control_new_items",
-            "monitoring_window",
-            "monitoring_min_items",
-            "fast_response_seconds",
-            "fast_response_count",
-            "fast_response_window",
-            "skips_in_a_row",
-            "review_rate",
-            "paused_work",
-        ),
-    ),
-)
-PROJECT_SETTINGS: tuple[str, ...] = tuple(name for _, names in PROJECT_SETTINGS_GROUPS for name in names)
+# The settings a lead edits, grouped as the settings page shows them: each declared once, with its
+# kind, range, default and help (``annotation.models.projects.SETTINGS``).
+PROJECT_SETTINGS_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = SETTINGS.groups()
+PROJECT_SETTINGS: tuple[str, ...] = SETTINGS.names
 PROJECT_CREATE_FIELDS: tuple[str, ...] = ("slug", "name", "description", "split_seed")
+# Fields of a project that are not settings a lead changes, and why.
+NOT_SETTINGS: dict[str, str] = {
+    "slug": "The project's address (slug) is fixed when the project is created.",
+    "split_seed": "The split seed is fixed when the project is created: it decided which screens went to which split.",
+    "guidelines": "The guidelines are edited on their own page (/projects/<slug>/guidelines/edit/).",
+}
+
+
+def setting_refusal(name: str) -> str:
+    """Why ``name`` cannot be changed as a setting (it is not one of ``PROJECT_SETTINGS``)."""
+    return NOT_SETTINGS.get(name, f"{name!r} is not a setting of a project.")
 
 
 def _validated(project: Project, *, exclude: list[str] | None = None) -> None:
-    """The model's field checks and check constraints, as one ``ApplicationError`` (first problem)."""
+    """The model's checks (each setting's declared range or choices, ``Project.clean`` across
+    settings, the remaining constraints) as one ``ApplicationError`` naming the first field at fault."""
     try:
         project.full_clean(exclude=exclude)
     except ValidationError as exc:
@@ -84,19 +60,26 @@ def project_create(*, user: Any, **fields: Any) -> Project:
 
 
 def project_settings_update(*, project: Project, **fields: Any) -> Project:
-    """Change some of the project's settings (``PROJECT_SETTINGS``), after the model's checks.
+    """Change some of the project's settings (``PROJECT_SETTINGS``): each within its declared range,
+    and the splits still adding up to 100. Returns the project as stored.
 
-    Only the given columns are written, so a concurrent change of other settings is kept.
+    ``ApplicationError`` naming the field for anything else (then nothing is written), including a
+    name that is not a setting. Validate, lock, write: the checks run on the row as it is now,
+    under ``project_lock`` (a PATCH of one split is checked against the other two a concurrent
+    change just wrote, not against the caller's copy), and only the given columns are written, so
+    a concurrent change of other settings is kept.
     """
-    unknown = set(fields) - set(PROJECT_SETTINGS)
+    unknown = sorted(set(fields) - set(PROJECT_SETTINGS))
     if unknown:
-        raise ApplicationError(f"Unknown settings: {', '.join(sorted(unknown))}.")
-    for name, value in fields.items():
-        setattr(project, name, value)
-    _validated(project, exclude=["slug"])
-    if fields:
-        project.save(update_fields=list(fields))
-    return project
+        raise ApplicationError(setting_refusal(unknown[0]), field=unknown[0])
+    with transaction.atomic():
+        current = project_lock(project_id=project.pk)
+        for name, value in fields.items():
+            setattr(current, name, value)
+        _validated(current, exclude=["slug"])
+        if fields:
+            current.save(update_fields=list(fields))
+    return current
 
 
 def project_agreement_rule_set(*, slug: str, rule: str) -> Project:

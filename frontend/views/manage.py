@@ -18,7 +18,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.core.validators import MaxValueValidator, MinValueValidator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -27,6 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation.exceptions import ApplicationError, NotFoundError
 from annotation.models import Membership, Project
+from annotation.models.projects import SETTINGS
 from annotation.permissions import member_get, project_get_for_lead, project_get_for_member, user_is_lead
 from annotation.selectors.assignments import assignment_skipped_list, prefilter_note_list
 from annotation.services.guidelines import (
@@ -49,56 +49,26 @@ from pipeline.stages.not_answerable import SAMPLE_MAX, not_answerable_default_si
 
 ROWS_PER_PAGE = 50
 
-# Bounds the form states before the database's check constraints would (clear messages, never a 500).
-_BOUNDS: dict[str, tuple[float, float]] = {
-    "split_train": (0, 100),
-    "split_validation": (0, 100),
-    "split_test": (0, 100),
-    "answers_train": (1, 20),
-    "answers_validation": (1, 20),
-    "answers_test": (1, 20),
-    "questions_pass1_cap": (0, 20),
-    "questions_pass2_cap": (0, 20),
-    "prefilter_judgments": (1, 20),
-    "lease_minutes": (1, 24 * 60),
-    "device_width": (1, 20_000),
-    "device_height": (1, 20_000),
-    "qualification_items": (1, 1000),
-    "monitoring_window": (1, 1000),
-    "agreement_iou_threshold": (0, 1),
-    "not_answerable_target": (0, 1),
-    "qualification_threshold": (0, 1),
-    "monitoring_threshold": (0, 1),
-    "control_rate": (0, 1),
-    "control_rate_new": (0, 1),
-    "review_rate": (0, 1),
-    "fast_response_seconds": (0, 3600),
-}
+
+def _setting_formfield(db_field: Any, **kwargs: Any) -> Any:
+    """A setting's form field with its declared bounds (``min``/``max`` in the HTML, and the
+    model's own messages before the model is asked)."""
+    return db_field.formfield(**{**kwargs, **SETTINGS.form_options(db_field.name)})
 
 
 class ProjectSettingsForm(forms.ModelForm):
-    """Every setting a lead edits, with the papers' defaults as the model's defaults."""
+    """Every setting a lead edits, as declared (``annotation.models.projects.SETTINGS``): the
+    papers' defaults, the ranges and the help come from the declarations through the model fields;
+    the splits' sum is the model's ``clean``."""
 
     class Meta:
         model = Project
         fields = list(PROJECT_SETTINGS)
+        formfield_callback = _setting_formfield
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name, (low, high) in _BOUNDS.items():
-            field = self.fields[name]
-            field.validators += [MinValueValidator(low), MaxValueValidator(high)]
-            field.widget.attrs.update({"min": low, "max": high})
-            if isinstance(field, forms.FloatField):
-                field.widget.attrs["step"] = "any"
         self.fields["description"].widget.attrs["rows"] = 2
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        splits = [data.get(name) for name in ("split_train", "split_validation", "split_test")]
-        if all(value is not None for value in splits) and sum(splits) != 100:  # type: ignore[arg-type]
-            self.add_error("split_train", f"The three splits add up to {sum(splits)}%, not 100%.")  # type: ignore[arg-type]
-        return data
 
     def groups(self) -> list[tuple[str, list[forms.BoundField]]]:
         return [(title, [self[name] for name in names]) for title, names in PROJECT_SETTINGS_GROUPS]
@@ -154,7 +124,7 @@ def project_settings(request: HttpRequest, slug: str) -> HttpResponse:
         if form.is_valid():
             changed = {name: form.cleaned_data[name] for name in form.changed_data}
             try:
-                project_settings_update(project=Project.objects.get(pk=project.pk), **changed)
+                project_settings_update(project=project, **changed)
             except ApplicationError as exc:
                 _add_app_error(form, exc)
             else:

@@ -1,4 +1,5 @@
-"""Project settings and members API (annotation/apis/members.py): the lead's pages, for scripts."""
+"""Members API (annotation/apis/members.py) and who may call it and the settings API
+(annotation/apis/settings.py, whose checks are in test_apis_settings.py): the lead's pages, for scripts."""
 
 from __future__ import annotations
 
@@ -42,20 +43,6 @@ def test_only_leads_and_admins(api_client, project, annotator, outsider):
             assert response.status_code == code, (url, user.username, response.content)
     assert Membership.objects.filter(user=annotator).exists()
     assert Project.objects.get(pk=project.pk).lease_minutes == 30
-
-
-def test_settings_read_and_change_with_the_models_checks(api_client, lead, project):
-    client = _as(api_client, lead)
-    assert client.get("/api/projects/demo/settings/").json()["answers_validation"] == 3
-    response = client.patch("/api/projects/demo/settings/", {"split_train": 50}, format="json")
-    assert response.status_code == 400 and response.json()["detail"]
-    response = client.patch("/api/projects/demo/settings/", {"lease_minutes": 0}, format="json")
-    assert response.status_code == 400
-    response = client.patch(
-        "/api/projects/demo/settings/", {"split_train": 60, "split_validation": 20, "split_test": 20}, format="json"
-    )
-    assert response.status_code == 200 and response.json()["split_test"] == 20
-    assert Project.objects.get(pk=project.pk).split_train == 60
 
 
 def test_members_add_change_rotate_remove_and_invite(api_client, lead, project, annotator):
