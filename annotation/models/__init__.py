@@ -2,6 +2,7 @@ from .accounts import PROJECT_ACCOUNT_SEPARATOR, PendingCredential, ProjectAccou
 from .jobs import ImportJob, Job, JobStatus, MemberJob, ReleaseJob
 from .projects import AgreementRule, App, Invitation, Membership, PausedWork, Project, Role
 from .quality import (
+    ControlOutcome,
     ControlResult,
     GoldItem,
     GoldSource,
@@ -36,6 +37,7 @@ __all__ = [
     "Assignment",
     "AssignmentStatus",
     "Candidate",
+    "ControlOutcome",
     "ControlResult",
     "ElementType",
     "GoldItem",

@@ -213,12 +213,12 @@ SETTINGS = Settings(
             default=0.95,
             low=0,
             high=1,
-            help="rolling accuracy on control items under which an annotator is paused",
+            help="the accuracy on control items an annotator must keep (the bar of the sequential test)",
         ),
         Number(
             name="control_rate",
             group=MONITORING,
-            default=0.05,
+            default=0.10,
             low=0,
             high=1,
             help="share of leases that are control items",
@@ -239,21 +239,22 @@ SETTINGS = Settings(
             high=10_000,
             help="how many items count as first",
         ),
-        WholeNumber(
-            name="monitoring_window",
+        Number(
+            name="monitoring_evidence",
             group=MONITORING,
-            default=20,
+            default=5.0,
             low=1,
-            high=1000,
-            help="control items in the rolling accuracy",
+            high=50,
+            help="evidence against an annotator (the sequential test's log-likelihood ratio) that pauses them; "
+            "higher: fewer false pauses, slower to stop a spammer",
         ),
-        WholeNumber(
-            name="monitoring_min_items",
+        Number(
+            name="control_rate_alert",
             group=MONITORING,
-            default=5,
-            low=1,
-            high=1000,
-            help="control items before the rolling accuracy can pause",
+            default=0.5,
+            low=0,
+            high=1,
+            help="the share while recent control items speak against an annotator, until the evidence clears",
         ),
         Number(
             name="fast_response_seconds",
@@ -351,8 +352,8 @@ class Project(models.Model):
     control_rate = SETTINGS.number("control_rate")
     control_rate_new = SETTINGS.number("control_rate_new")
     control_new_items = SETTINGS.whole("control_new_items")
-    monitoring_window = SETTINGS.whole("monitoring_window")
-    monitoring_min_items = SETTINGS.whole("monitoring_min_items")
+    monitoring_evidence = SETTINGS.number("monitoring_evidence")
+    control_rate_alert = SETTINGS.number("control_rate_alert")
     fast_response_seconds = SETTINGS.number("fast_response_seconds")
     fast_response_count = SETTINGS.whole("fast_response_count")
     fast_response_window = SETTINGS.whole("fast_response_window")

@@ -32,6 +32,9 @@ class Standing(models.Model):
     attempt_started_at = models.DateTimeField(null=True, blank=True)
     items_done = models.PositiveIntegerField(default=0, help_text="real submissions in the stage")
     controls_done = models.PositiveIntegerField(default=0, help_text="control items submitted or skipped")
+    evidence = models.FloatField(
+        default=0.0, help_text="the sequential test's evidence that the accuracy is below the bar (0: none)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -87,8 +90,18 @@ class GoldItem(models.Model):
         return f"gold {self.stage} #{self.pk}"
 
 
+class ControlOutcome(models.TextChoices):
+    """How a gold item's lease ended: scored on its submission, or left (which counts as wrong)."""
+
+    SUBMITTED = "submitted", "submitted"
+    SKIPPED = "skipped", "skipped"
+    RELEASED = "released", "given back"
+    EXPIRED = "expired", "left to expire"
+
+
 class ControlResult(models.Model):
-    """How one submission on a gold item scored, with what the annotator sees as feedback."""
+    """How one submission on a gold item scored (a skipped, released or expired one: wrong), with
+    what the annotator sees as feedback."""
 
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="control_result")
     gold = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="results")
@@ -98,6 +111,7 @@ class ControlResult(models.Model):
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
     attempt = models.PositiveSmallIntegerField(default=0)
     correct = models.BooleanField()
+    outcome = models.CharField(max_length=12, choices=ControlOutcome.choices, default=ControlOutcome.SUBMITTED)
     feedback = models.JSONField(default=dict, help_text="{'given', 'gold', 'why'}")
     created_at = models.DateTimeField(auto_now_add=True)
 

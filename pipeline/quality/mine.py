@@ -378,10 +378,14 @@ def qualification_feedback(*, project: Project, user: Any, stage: str, standing:
     return _feedback(rows.order_by("pk"))
 
 
+# How many of an annotator's latest control items their feedback lists.
+CONTROL_FEEDBACK_ITEMS = 20
+
+
 def control_feedback(*, project: Project, user: Any, stage: str, wrong_only: bool = False) -> list[FeedbackItem]:
-    """The caller's last control items in ``stage`` (the monitoring window), newest first. One query."""
+    """The caller's last ``CONTROL_FEEDBACK_ITEMS`` control items in ``stage``, newest first. One query."""
     rows = _results(project=project, user=user, stage=stage).filter(purpose=Purpose.CONTROL).order_by("-pk")
-    items = _feedback(rows[: project.monitoring_window])
+    items = _feedback(rows[:CONTROL_FEEDBACK_ITEMS])
     return [i for i in items if not i.correct] if wrong_only else items
 
 

@@ -7,12 +7,15 @@
   A writing stage (no gold) qualifies its writers by the review of their first
   ``qualification_review_sets`` submissions: they work meanwhile, and every one is reviewed.
 * **Monitoring.** Control items (gold) are mixed into an active annotator's leases at
-  ``control_rate`` (``control_rate_new`` for their first ``control_new_items``), chosen by a
-  draw that depends only on the annotator, the stage and how many items they did; never the
-  same gold item twice. Rules that pause: the accuracy of the last ``monitoring_window``
-  control items under ``monitoring_threshold`` (once ``monitoring_min_items`` are in),
-  ``fast_response_count`` of the last ``fast_response_window`` submits faster than
-  ``fast_response_seconds``, ``skips_in_a_row`` skips in a row.
+  ``control_rate`` (``control_rate_new`` for their first ``control_new_items``,
+  ``control_rate_alert`` while recent control items speak against them: ``control_rate_for``);
+  never the same gold item twice. Rules that pause: the sequential test on control items
+  (``pipeline.quality.sequential``: the evidence that their accuracy is under
+  ``monitoring_threshold`` reaches ``monitoring_evidence``; a control item skipped, given back or
+  left to expire counts as wrong), ``fast_response_count`` of the last ``fast_response_window``
+  submits faster than ``fast_response_seconds``, ``skips_in_a_row`` skips in a row. A writer
+  qualifying by review may have at most ``qualification_review_sets`` submissions waiting for
+  review, and the speed rules apply to them as to active annotators.
 * **Paused** annotators get no lease in the stage; their open leases are released and, unless
   the project keeps it (``paused_work``), the work they did in the stage is withdrawn from the
   release (and asked of other annotators). A lead reinstates, pauses or sends back to
@@ -42,6 +45,7 @@ from annotation.lock_objects import standing_lock
 from annotation.models import (
     Assignment,
     AssignmentStatus,
+    ControlOutcome,
     ControlResult,
     GoldItem,
     Membership,
@@ -59,6 +63,7 @@ from pipeline.stages.base import StageDefinition
 from pipeline.stages.registry import stage_get
 
 from .gold import gold_available
+from .sequential import sequential_test
 
 # Rules (the ``QualityEvent.rule`` codes) and how they read.
 RULES = {
@@ -68,7 +73,7 @@ RULES = {
     "qualification-retry": "started another qualification attempt",
     "review-qualified": "first submissions accepted in review",
     "review-not-qualified": "first submissions rejected in review",
-    "control-accuracy": "accuracy on control items under the threshold",
+    "control-accuracy": "control items show the accuracy is under the bar (sequential test)",
     "fast-responses": "too many submits faster than the minimum time",
     "skips-in-a-row": "too many skips in a row",
     "lead-reinstate": "reinstated by a lead",
@@ -87,6 +92,7 @@ class StandingBrief:
     attempt: int
     items_done: int
     controls_done: int = 0
+    evidence: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -173,7 +179,7 @@ def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime
 def standing_read(*, project: Project, user: Any, stage: str) -> StandingBrief | None:
     row = (
         Standing.objects.filter(project=project, user=user, stage=stage)
-        .values_list("status", "attempt", "items_done", "controls_done")
+        .values_list("status", "attempt", "items_done", "controls_done", "evidence")
         .first()
     )
     return StandingBrief(*row) if row else None
@@ -196,7 +202,7 @@ def plan_next(
         return WORK
     if standing is None:
         row = _start(stage=stage, project=project, user=user, now=now)
-        standing = StandingBrief(row.status, row.attempt, row.items_done, row.controls_done)
+        standing = StandingBrief(row.status, row.attempt, row.items_done, row.controls_done, row.evidence)
     if standing.status == StandingStatus.PAUSED:
         raise PermissionDeniedError(_refusal(project=project, user=user, stage=stage))
     if standing.status == StandingStatus.NOT_QUALIFIED:
@@ -206,16 +212,44 @@ def plan_next(
         if mode == "gold":
             return Plan(Purpose.QUALIFICATION, standing.attempt)
         if mode == "review":
+            _review_cap_check(stage=stage, project=project, user=user)
             return Plan(review=True)
     if stage.has_gold:
-        new = standing.items_done < project.control_new_items
-        rate = project.control_rate_new if new else project.control_rate
+        rate = control_rate_for(project=project, standing=standing)
         # The draw moves on with every real item and every control item done (so a control
         # item drawn once is not drawn again for the same count).
         draw = _draw(user.pk, stage.name, standing.items_done, standing.controls_done, "control")
         if rate > 0 and draw < rate:
             return Plan(Purpose.CONTROL)
     return WORK
+
+
+def control_rate_for(*, project: Project, standing: StandingBrief) -> float:
+    """The share of an annotator's next leases that are control items: ``control_rate_new`` for their
+    first ``control_new_items``, else ``control_rate``; at least ``control_rate_alert`` while the
+    evidence speaks against them (``evidence > 0``: a recent control item was wrong)."""
+    rate = project.control_rate_new if standing.items_done < project.control_new_items else project.control_rate
+    return max(rate, project.control_rate_alert) if standing.evidence > 0 else rate
+
+
+def _review_cap_check(*, stage: StageDefinition, project: Project, user: Any) -> None:
+    """A writer qualifying by review gets no more work while ``qualification_review_sets`` of their
+    submissions wait for review: what decides their qualification must be decided before they write
+    more (a spammer cannot pour out work before anyone has looked at it). One query, for qualifying
+    writers only."""
+    waiting = Assignment.objects.filter(
+        project=project,
+        annotator=user,
+        stage=stage.name,
+        purpose=Purpose.WORK,
+        status=AssignmentStatus.SUBMITTED,
+        review_state=ReviewState.SAMPLED,
+    )
+    if waiting.count() >= project.qualification_review_sets:
+        raise PermissionDeniedError(
+            f"Your first {project.qualification_review_sets} submissions in {stage.label} are waiting for review; "
+            "you can go on once a reviewer has looked at them."
+        )
 
 
 def work_refusal(*, stage: StageDefinition, project: Project, user: Any) -> str | None:
@@ -288,6 +322,56 @@ def gold_submitted(*, stage: StageDefinition, assignment: Assignment, cleaned: d
     assert assignment.gold_id is not None
     gold = GoldItem.objects.get(pk=assignment.gold_id)
     correct, why = stage.gold_score(given=cleaned, gold=gold.answer, project=assignment.project)
+    _gold_scored(
+        stage=stage,
+        assignment=assignment,
+        gold=gold,
+        correct=correct,
+        outcome=ControlOutcome.SUBMITTED,
+        feedback={"given": cleaned, "gold": gold.answer, "why": why},
+        now=now,
+    )
+
+
+LEFT_WHY: dict[str, str] = {
+    ControlOutcome.SKIPPED: "Skipped: a skipped control item counts as wrong.",
+    ControlOutcome.RELEASED: "Given back: a control item given back counts as wrong.",
+    ControlOutcome.EXPIRED: "Left to expire: a control item left unfinished counts as wrong.",
+}
+
+
+def gold_left(*, stage: StageDefinition, assignment: Assignment, outcome: str, now: datetime) -> None:
+    """A gold item's lease ended without a submission: skipped, given back or left to expire by its
+    annotator. It scores as wrong (else leaving a suspected control item would escape the test, and
+    leaving a hard qualification item would let an annotator pick the easy ones). Idempotent (one
+    result per assignment). Leases ended by a lead or a pause are not the annotator's doing and do
+    not come here."""
+    if assignment.purpose == Purpose.WORK or assignment.gold_id is None:
+        return
+    if ControlResult.objects.filter(assignment_id=assignment.pk).exists():
+        return
+    gold = GoldItem.objects.get(pk=assignment.gold_id)
+    _gold_scored(
+        stage=stage,
+        assignment=assignment,
+        gold=gold,
+        correct=False,
+        outcome=outcome,
+        feedback={"given": None, "gold": gold.answer, "why": LEFT_WHY.get(outcome, "")},
+        now=now,
+    )
+
+
+def _gold_scored(
+    *,
+    stage: StageDefinition,
+    assignment: Assignment,
+    gold: GoldItem,
+    correct: bool,
+    outcome: str,
+    feedback: dict[str, Any],
+    now: datetime,
+) -> None:
     ControlResult.objects.create(
         assignment=assignment,
         gold=gold,
@@ -297,7 +381,8 @@ def gold_submitted(*, stage: StageDefinition, assignment: Assignment, cleaned: d
         purpose=assignment.purpose,
         attempt=assignment.attempt,
         correct=correct,
-        feedback={"given": cleaned, "gold": gold.answer, "why": why},
+        outcome=outcome,
+        feedback=feedback,
     )
     standing = standing_lock(project_id=assignment.project_id, user_id=assignment.annotator_id, stage=stage.name)
     if standing is None:
@@ -307,7 +392,7 @@ def gold_submitted(*, stage: StageDefinition, assignment: Assignment, cleaned: d
     else:
         standing.controls_done += 1
         standing.save(update_fields=["controls_done", "updated_at"])
-        _accuracy_check(stage=stage, standing=standing, project=assignment.project, now=now)
+        _monitor(stage=stage, standing=standing, project=assignment.project, correct=correct, now=now)
 
 
 def qualification_check(*, stage: StageDefinition, standing: Standing, project: Project, now: datetime) -> None:
@@ -322,7 +407,8 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
         purpose=Purpose.QUALIFICATION,
         attempt=standing.attempt,
     )
-    done = attempt.filter(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED]).count()
+    # Skipped, given back or left to expire: done, and wrong (``gold_left``).
+    done = attempt.exclude(status=AssignmentStatus.LEASED).count()
     open_now = attempt.filter(status=AssignmentStatus.LEASED).exists()
     needed = project.qualification_items
     if done < needed and (open_now or _gold_left(project=project, user_id=standing.user_id, stage=stage.name)):
@@ -337,14 +423,14 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
     ).count()
     before = standing.status
     if done == 0:
-        _set(standing, status=StandingStatus.ACTIVE, reason="no gold items were left for a qualification")
+        _set(standing, status=StandingStatus.ACTIVE, reason="no gold items were left for a qualification", evidence=0.0)
         event(standing=standing, rule="no-gold", before=before)
         return
     score = correct / done
     figures = {"attempt": standing.attempt, "correct": correct, "items": done, "score": round(score, 4)}
     figures["threshold"] = project.qualification_threshold
     if score >= project.qualification_threshold:
-        _set(standing, status=StandingStatus.ACTIVE, reason=f"qualified with {correct} of {done}")
+        _set(standing, status=StandingStatus.ACTIVE, reason=f"qualified with {correct} of {done}", evidence=0.0)
         event(standing=standing, rule="qualification-passed", before=before, figures=figures)
     else:
         left = project.qualification_attempts - standing.attempt
@@ -362,32 +448,41 @@ def _gold_left(*, project: Project, user_id: int, stage: str) -> bool:
     return GoldItem.objects.filter(project=project, stage=stage, active=True).exclude(pk__in=held).exists()
 
 
-def _accuracy_check(*, stage: StageDefinition, standing: Standing, project: Project, now: datetime) -> None:
-    if standing.status != StandingStatus.ACTIVE:
+def _monitor(*, stage: StageDefinition, standing: Standing, project: Project, correct: bool, now: datetime) -> None:
+    """One more control item in the sequential test (``pipeline.quality.sequential``): the evidence
+    moves, and an active annotator whose evidence reaches the bound is paused. Caller holds the
+    standing's lock."""
+    test = sequential_test(project)
+    before = standing.evidence
+    standing.evidence = test.step(before, correct)
+    standing.save(update_fields=["evidence", "updated_at"])
+    if standing.status != StandingStatus.ACTIVE or not test.pauses(standing.evidence):
         return
     recent = list(
         ControlResult.objects.filter(
             project=project, user_id=standing.user_id, stage=stage.name, purpose=Purpose.CONTROL
         )
         .order_by("-pk")
-        .values_list("correct", flat=True)[: project.monitoring_window]
+        .values_list("correct", flat=True)[:10]
     )
-    if len(recent) < min(project.monitoring_min_items, project.monitoring_window):
-        return
-    accuracy = sum(recent) / len(recent)
-    if accuracy < project.monitoring_threshold:
-        figures = {"items": len(recent), "correct": sum(recent), "accuracy": round(accuracy, 4)}
-        figures["threshold"] = project.monitoring_threshold
-        why = f"{sum(recent)} of your last {len(recent)} control items were right"
-        pause(
-            stage=stage,
-            standing=standing,
-            project=project,
-            rule="control-accuracy",
-            reason=why,
-            figures=figures,
-            now=now,
-        )
+    figures = {
+        "evidence": round(standing.evidence, 3),
+        "bound": test.bound,
+        "bar": test.bar,
+        "good": round(test.good, 4),
+        "bad": round(test.bad, 4),
+        "recent": [bool(c) for c in recent],
+    }
+    why = f"{sum(recent)} of your last {len(recent)} control items were right"
+    pause(
+        stage=stage,
+        standing=standing,
+        project=project,
+        rule="control-accuracy",
+        reason=why,
+        figures=figures,
+        now=now,
+    )
 
 
 def work_submitted(*, stage: StageDefinition, assignment: Assignment, now: datetime) -> str:
@@ -428,7 +523,8 @@ def _fast_check(*, stage: StageDefinition, assignment: Assignment, project: Proj
     if fast < project.fast_response_count:
         return
     standing = standing_lock(project_id=project.pk, user_id=assignment.annotator_id, stage=stage.name)
-    if standing is None or standing.status != StandingStatus.ACTIVE:
+    # Active annotators and writers qualifying by review (they work meanwhile) alike.
+    if standing is None or standing.status not in (StandingStatus.ACTIVE, StandingStatus.QUALIFYING):
         return
     figures = {"fast": fast, "window": len(durations), "seconds": project.fast_response_seconds}
     why = f"{fast} of your last {len(durations)} submits took less than {project.fast_response_seconds:g} s"
@@ -439,16 +535,11 @@ def skip_recorded(*, stage: StageDefinition, assignment: Assignment, now: dateti
     """After a skip: the skips-in-a-row rule. A skipped qualification item counts as wrong (its set
     may now be complete)."""
     project = assignment.project
-    if assignment.purpose == Purpose.QUALIFICATION:
+    if assignment.purpose != Purpose.WORK:  # a gold item: skipped counts as wrong
         with transaction.atomic():
-            standing = standing_lock(project_id=project.pk, user_id=assignment.annotator_id, stage=stage.name)
-            if standing is not None:
-                qualification_check(stage=stage, standing=standing, project=project, now=now)
-        return
-    if assignment.purpose == Purpose.CONTROL:  # the control draw moves on
-        Standing.objects.filter(project=project, user_id=assignment.annotator_id, stage=stage.name).update(
-            controls_done=F("controls_done") + 1
-        )
+            gold_left(stage=stage, assignment=assignment, outcome=ControlOutcome.SKIPPED, now=now)
+        if assignment.purpose == Purpose.QUALIFICATION:
+            return
     limit = project.skips_in_a_row
     if limit <= 0:
         return
@@ -597,7 +688,7 @@ def standing_act(*, project: Project, user_id: int, stage: str, action: str, act
         )
         return standing
     if action == "reinstate":
-        _set(standing, status=StandingStatus.ACTIVE, reason=note or "reinstated by a lead")
+        _set(standing, status=StandingStatus.ACTIVE, reason=note or "reinstated by a lead", evidence=0.0)
     else:
         if not qualification_mode(definition):
             raise ApplicationError(f"{definition.label} has no qualification.", field="action")
@@ -607,6 +698,7 @@ def standing_act(*, project: Project, user_id: int, stage: str, action: str, act
             reason=note or "sent back to qualification by a lead",
             attempt=standing.attempt + 1,
             attempt_started_at=now,
+            evidence=0.0,
         )
         _release(standing=standing, now=now)
     event(standing=standing, rule=rule, before=before, actor=actor, note=note)

@@ -6,19 +6,17 @@ declaring everything about its stage (``base.StageDefinition``); the ``registry`
 ``engine`` services below are the contract the API, the workspace and the crowd use.
 """
 
-from annotation.services.assignments import (
-    assignment_draft_save,
-    assignment_expire_leases,
-    assignment_release,
-)
+from annotation.services.assignments import assignment_draft_save
 
 from .engine import (
     Work,
     assignment_double_leases,
+    assignment_expire_leases,
     assignment_extend,
     assignment_next,
     assignment_next_by_slug,
     assignment_payload,
+    assignment_release,
     assignment_result,
     assignment_skip,
     assignment_submit,

@@ -31,6 +31,7 @@ from annotation.lock_objects import assignment_lock, queue_claim, standing_lock,
 from annotation.models import (
     Assignment,
     AssignmentStatus,
+    ControlOutcome,
     Membership,
     Project,
     Purpose,
@@ -42,11 +43,17 @@ from annotation.permissions import assignment_get_for_annotator, member_get
 from annotation.selectors.assignments import assignment_done_today_counts, assignment_open_brief
 from annotation.selectors.screens import candidates_aggregated, candidates_json, screen_payload
 from annotation.services.assignments import (
+    assignment_expire_leases as services_expire_leases,
+)
+from annotation.services.assignments import (
     assignment_keep_as_draft,
     assignment_lease_create,
     assignment_mark_submitted,
     assignment_renew,
     assignment_stale_expire,
+)
+from annotation.services.assignments import (
+    assignment_release as services_release,
 )
 from annotation.services.assignments import (
     assignment_skip as services_skip,
@@ -57,6 +64,7 @@ from pipeline.quality.standing import (
     WORK,
     Plan,
     StandingBrief,
+    gold_left,
     gold_submitted,
     plan_next,
     qualification_check,
@@ -117,6 +125,7 @@ def _member_open_build(stage: str) -> compiled.Build:
                 standing_attempt=Subquery(standing.values("attempt")[:1]),
                 standing_items=Subquery(standing.values("items_done")[:1]),
                 standing_controls=Subquery(standing.values("controls_done")[:1]),
+                standing_evidence=Subquery(standing.values("evidence")[:1]),
             )
             .values_list(
                 "open_id",
@@ -125,6 +134,7 @@ def _member_open_build(stage: str) -> compiled.Build:
                 "standing_attempt",
                 "standing_items",
                 "standing_controls",
+                "standing_evidence",
                 *_MEMBER.paths,
                 *_PROJECT.paths,
             )
@@ -143,9 +153,9 @@ def member_context_get(*, slug: str, user: Any, stage: str) -> MemberContext:
         key=("member-open", stage), build=_member_open_build(stage), values={"slug": slug, "user_id": user.pk}
     )
     if row is not None:
-        membership, project = compiled.load_row((_MEMBER, _PROJECT), row[6:])
+        membership, project = compiled.load_row((_MEMBER, _PROJECT), row[7:])
         membership.project = project
-        standing = StandingBrief(row[2], row[3], row[4], row[5]) if row[2] is not None else None
+        standing = StandingBrief(row[2], row[3], row[4], row[5], row[6]) if row[2] is not None else None
         return MemberContext(project, membership, (row[0], row[1]) if row[0] is not None else None, standing)
     found = Project.objects.filter(slug=slug).first() if user.is_superuser else None
     if found is None:
@@ -472,6 +482,38 @@ def assignment_skip(*, assignment_id: int, user: Any, reason: str) -> Assignment
     skipped = services_skip(assignment_id=assignment_id, user=user, reason=reason)
     skip_recorded(stage=stage_get(skipped.stage), assignment=skipped, now=timezone.now())
     return skipped
+
+
+def assignment_release(*, assignment_id: int, user: Any) -> Assignment:
+    """Give the work back to the queue (``annotation.services.assignments.assignment_release``); a
+    gold item given back counts as wrong (``pipeline.quality.standing.gold_left``). Idempotent."""
+    with transaction.atomic():
+        before = assignment_get_for_annotator(assignment_id=assignment_id, user=user).status
+        released = services_release(assignment_id=assignment_id, user=user)
+        if before == AssignmentStatus.LEASED and released.purpose != Purpose.WORK:
+            gold_left(
+                stage=stage_get(released.stage),
+                assignment=released,
+                outcome=ControlOutcome.RELEASED,
+                now=timezone.now(),
+            )
+    return released
+
+
+def assignment_expire_leases(*, project: Project | None = None, now: datetime | None = None) -> int:
+    """Mark every lease whose time ran out as expired (``annotation.services.assignments``); a gold
+    item left to expire counts as wrong (``gold_left``). Returns how many leases expired."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        count = services_expire_leases(project=project, now=now)
+        left = Assignment.objects.filter(
+            status=AssignmentStatus.EXPIRED, purpose__in=[Purpose.CONTROL, Purpose.QUALIFICATION], updated_at=now
+        ).filter(control_result__isnull=True)
+        if project is not None:
+            left = left.filter(project=project)
+        for assignment in left.select_related("project").order_by("pk"):
+            gold_left(stage=stage_get(assignment.stage), assignment=assignment, outcome=ControlOutcome.EXPIRED, now=now)
+    return count
 
 
 def assignment_payload(*, assignment: Assignment, candidates: list[dict[str, Any]] | None = None) -> dict[str, Any]:

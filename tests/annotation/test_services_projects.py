@@ -92,7 +92,7 @@ class TestSettingsUpdateChecks:
         with pytest.raises(ApplicationError, match="finite") as info:
             project_settings_update(project=project, control_rate=value)
         assert info.value.field == "control_rate"
-        assert Project.objects.get(pk=project.pk).control_rate == 0.05
+        assert Project.objects.get(pk=project.pk).control_rate == 0.10
 
     def test_create_refuses_a_setting_outside_its_range(self, project):
         from annotation.services.projects import project_create

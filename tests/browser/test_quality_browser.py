@@ -56,8 +56,7 @@ def test_qualify_work_get_paused_and_be_reinstated_by_the_lead(demo, new_page):
         qualification_items=2,
         control_rate=0,
         control_rate_new=0,
-        monitoring_window=3,
-        monitoring_min_items=3,
+        monitoring_evidence=5.0,  # three wrong control items in a row
         review_rate=0,
     )
     lead = UserFactory(username="lena")

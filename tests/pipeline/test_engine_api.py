@@ -213,8 +213,8 @@ def test_hot_paths_query_counts(project, django_assert_num_queries, django_asser
     # token; project + membership + open assignment + standing in one; (SAVEPOINT) user lock with the
     # no-flush commit setting in one; the claim (which also checks, after the lock, that the
     # caller holds nothing open, and brings the candidates); the fresh re-check; the INSERT;
-    # (RELEASE)
-    with django_assert_num_queries(8):
+    # (RELEASE); and, while the writer qualifies by review, how many of their sets wait for it (one more)
+    with django_assert_num_queries(9):
         lease = client.post(next_url("questions-1")).json()
     with django_assert_num_queries(4):  # token, project + membership + open assignment, the assignment, candidates
         client.post(next_url("questions-1"))

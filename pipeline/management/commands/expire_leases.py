@@ -1,6 +1,7 @@
 """python manage.py expire_leases [--project SLUG]
 
-Marks every lease whose time ran out as expired. Optional: ``next`` reclaims run-out leases
+Marks every lease whose time ran out as expired (a gold item left to expire counts as wrong for its
+annotator: docs/quality.md). Optional: ``next`` reclaims run-out leases
 lazily, unit by unit; this tidies the whole table (e.g. before reading lease statistics).
 """
 
@@ -11,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Project
-from annotation.services.assignments import assignment_expire_leases
+from pipeline.stages import assignment_expire_leases
 
 
 class Command(BaseCommand):

@@ -40,9 +40,8 @@ def fail_qualification(project: Project, user: Any) -> None:
 def pause_on_control_items(project: Project, user: Any) -> None:
     """An active annotator whose every lease is a control item answers two wrong: paused."""
     project.control_rate_new = 1.0
-    project.monitoring_window = 2
-    project.monitoring_min_items = 2
-    project.save(update_fields=["control_rate_new", "monitoring_window", "monitoring_min_items"])
+    project.monitoring_evidence = 3.0  # two wrong in a row (+1.9 each) is past it, one is not
+    project.save(update_fields=["control_rate_new", "monitoring_evidence"])
     Standing.objects.create(project=project, user=user, stage="prefilter", status=StandingStatus.ACTIVE)
     for _ in range(2):
         assert work_prefilter(project, user, WRONG).purpose == "control"

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 def test_qualify_on_the_set_then_get_paused_by_control_items(project):
     Project.objects.filter(pk=project.pk).update(
-        qualification_items=2, control_rate=0, control_rate_new=0, monitoring_window=3, monitoring_min_items=3
+        qualification_items=2, control_rate=0, control_rate_new=0, monitoring_evidence=5.0
     )
     project.refresh_from_db()
     items = [gold(project) for _ in range(6)]

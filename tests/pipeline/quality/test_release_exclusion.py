@@ -151,7 +151,7 @@ def test_an_annotator_who_fails_the_qualification_never_answers_a_real_question(
 
 def test_manifest_control_accuracy_is_a_distribution(project, crowd):
     project.control_rate = project.control_rate_new = 1.0
-    project.monitoring_min_items = 10  # no pause here
+    project.monitoring_evidence = 50  # no pause here
     project.save()
     # ann gets both gold items as control items and answers one right, one wrong; other: both right
     for user, wrong in ((crowd["ann"], 1), (crowd["other"], 0)):
