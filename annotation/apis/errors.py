@@ -2,12 +2,14 @@
 
 Every error answer under ``/api/`` has the one shape ``ErrorSerializer`` documents: ``detail``
 always, ``field`` when one input is at fault. The same module documents those answers in the
-schema (``document_errors``, a drf-spectacular hook) and answers unknown ``/api/`` URLs in JSON
-(``page_not_found``).
+schema (``document_errors``, a drf-spectacular hook), and answers in JSON under ``/api/`` what
+Django itself answers: unknown URLs (``page_not_found``) and unhandled exceptions (``server_error``:
+500, or 503 when a service is out).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -17,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotation.exceptions import ApplicationError, ConflictError, GoneError, NotFoundError, PermissionDeniedError
+from annotation.outages import RETRY_AFTER_SECONDS, service_down
 
 API_PREFIX = "/api/"
 
@@ -91,6 +94,22 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         return JsonResponse({"detail": "Not found."}, status=404)
     return defaults.page_not_found(request, exception)
+
+
+SERVER_ERROR = "Server error: it is logged for the administrators."
+UNAVAILABLE = "The service is unavailable for a moment: try again shortly."
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: an unhandled exception under ``/api/`` answers the ``Error`` body, never a
+    page or a traceback: 503 with ``Retry-After`` when a service the request needed is out
+    (``annotation.outages``: the same request may work in a moment), else 500. Pages keep the
+    site's 500 page. Django has logged the exception with its traceback before calling this."""
+    if not request.path.startswith(API_PREFIX):
+        return defaults.server_error(request)
+    if service_down(sys.exc_info()[1]):
+        return JsonResponse({"detail": UNAVAILABLE}, status=503, headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+    return JsonResponse({"detail": SERVER_ERROR}, status=500)
 
 
 # --- the schema: every operation documents the errors every operation can give ---------------
