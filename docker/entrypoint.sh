@@ -5,7 +5,7 @@
 #            only role to expose. It buffers whole requests, so slow or half-open clients never reach
 #            gunicorn, whose threads would wait for them without a time limit (docker/nginx.conf).
 #   web      gunicorn on $BIND:$PORT, $WEB_WORKERS processes x $WEB_THREADS threads (behind the proxy)
-#   worker   a Celery worker ($WORKER_CONCURRENCY processes)
+#   worker   a Celery worker ($WORKER_CONCURRENCY processes); it outlives broker outages
 #   migrate  apply database migrations (run once per release, before web/worker)
 #   check    Django's deployment checks against the configured environment; any warning fails it
 set -eu
@@ -41,8 +41,13 @@ case "$role" in
       --timeout "${WEB_TIMEOUT:-60}" --access-logfile - "$@"
     ;;
   worker)
+    # Without gossip and mingle (worker-to-worker events and the start-up sync of revoked tasks, which
+    # nothing here uses): a message on the events exchange without a hostname (issue 19 saw one after a
+    # broker restart) made gossip raise KeyError('hostname'), and the worker dropped its connection or ended.
+    # The worker retries the broker forever (CELERY_BROKER_CONNECTION_MAX_RETRIES); a worker that exits
+    # anyway is started again by its restart policy (compose.yaml, docs/operations.md).
     exec "$PYTHON" -m celery -A annotation worker --loglevel "${WORKER_LOGLEVEL:-INFO}" \
-      --concurrency "${WORKER_CONCURRENCY:-2}" "$@"
+      --concurrency "${WORKER_CONCURRENCY:-2}" --without-gossip --without-mingle "$@"
     ;;
   migrate)
     exec "$PYTHON" manage.py migrate --noinput "$@"

@@ -297,6 +297,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Redis redelivers an unacknowledged task (its whole worker was killed) after this many seconds. A job's
 # heartbeat decides whether a delivery may run it (pipeline.jobs), so a redelivery of a live job is harmless.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 1800)}
+# A worker outlives a broker outage (issue 19 §3): it retries connecting, at start and after a loss,
+# for as long as it takes (Celery's default gives up after 100 tries, about 45 minutes, and exits).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Embedded default only: run "queued" jobs on a background thread of the web
