@@ -8,9 +8,7 @@ and run by the image test.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,21 +19,16 @@ import pytest
 from django.db import connection
 from kombu import Connection, Exchange, Producer
 
+from tests.ci.throwaway import REDIS, RedisServer
+
 ROOT = Path(__file__).resolve().parents[2]
 ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
-REDIS = shutil.which("redis-server")
 
 pytestmark = [
     pytest.mark.skipif(REDIS is None, reason="redis-server is not installed (the worker test starts its own)"),
     pytest.mark.django_db(transaction=True),
     pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored"),  # send_task goes to the broker
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_until(condition: Callable[[], object], *, seconds: float, what: str, log: Path | None = None) -> None:
@@ -46,38 +39,6 @@ def wait_until(condition: Callable[[], object], *, seconds: float, what: str, lo
         time.sleep(0.1)
     tail = log.read_text()[-4000:] if log and log.exists() else ""
     raise AssertionError(f"{what}: not within {seconds} s\n{tail}")
-
-
-class Broker:
-    """A ``redis-server`` of the test's own on a free port, append-only as compose.yaml runs it."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder, self.port = folder, free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [str(REDIS), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes"],
-            cwd=self.folder,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_until(self.answers, seconds=10, what="redis-server")
-
-    def answers(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
-
-    def stop(self) -> None:
-        assert self.process is not None
-        self.process.terminate()
-        self.process.wait(timeout=15)
-        self.process = None
 
 
 class Worker:
@@ -116,13 +77,12 @@ class Worker:
 
 
 @pytest.fixture
-def broker(tmp_path) -> Iterator[Broker]:
-    broker = Broker(tmp_path)
+def broker(tmp_path) -> Iterator[RedisServer]:
+    broker = RedisServer(tmp_path)
     try:
         yield broker
     finally:
-        if broker.process is not None:
-            broker.stop()
+        broker.stop()
 
 
 @pytest.fixture
@@ -154,7 +114,7 @@ def ran(worker: Worker) -> int:
     return worker.text().count("succeeded in")
 
 
-def send_job(broker: Broker) -> None:
+def send_job(broker: RedisServer) -> None:
     """The one job task, for a job that does not exist: the run finds nothing to do and succeeds."""
     from annotation.celery import app
     from pipeline.jobs.queue import JOB_RUN_TASK
