@@ -319,8 +319,11 @@ SCREENQA_JOB_TIME_LIMIT = env_int("SCREENQA_JOB_TIME_LIMIT", SCREENQA_JOB_SOFT_T
 CELERY_TASK_SOFT_TIME_LIMIT = SCREENQA_JOB_SOFT_TIME_LIMIT
 CELERY_TASK_TIME_LIMIT = SCREENQA_JOB_TIME_LIMIT
 
-# Upload and import limits (see docs/operations.md).
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Upload and import limits (see docs/operations.md). A request body (JSON, a form) over
+# DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 (annotation.apis.errors.bad_request); the proxy role refuses larger
+# ones itself with the same answer (docker/entrypoint.sh reads the same variable), except on the import
+# routes, which take uploads up to MAX_UPLOAD_BYTES.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("SCREENQA_MAX_BODY_BYTES", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 SCREENQA_IMPORT = {
     "MAX_IMAGE_PIXELS": env_int("SCREENQA_MAX_IMAGE_PIXELS", 1440 * 2560 * 4),

@@ -129,6 +129,39 @@ def test_an_outage_of_a_service_under_the_api_is_a_json_503_with_retry_after(ann
     assert "connect" not in response.content.decode()
 
 
+# --- bodies over the size limit (issue 19 §5): a JSON 413 on every route, also without the proxy ---
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("path", "content_type", "body"),
+    [
+        ("/api/projects/demo/stages/prefilter/next/", "application/json", b'{"note": "' + b"a" * 2048 + b'"}'),
+        ("/api/projects/demo/imports/", "application/json", b'{"note": "' + b"a" * 2048 + b'"}'),
+        ("/login/", "application/x-www-form-urlencoded", b"username=a&password=" + b"b" * 2048),
+    ],
+    ids=["api", "import-route", "page"],
+)
+def test_a_body_over_the_limit_is_a_json_413(settings, annotator, path, content_type, body):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    client = Client(raise_request_exception=False)
+    response = client.post(path, body, content_type=content_type)
+    assert response.status_code == 413
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": "The request body is over the limit of 1024 bytes."}
+
+
+@pytest.mark.django_db
+def test_another_unreadable_request_is_a_json_400_under_the_api_and_the_400_page_elsewhere(settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
+    form = "&".join(f"f{n}=x" for n in range(10))
+    client = Client(raise_request_exception=False)
+    api = client.post("/api/projects/demo/stages/", form, content_type="application/x-www-form-urlencoded")
+    assert api.status_code == 400 and api.json() == {"detail": "Bad request: the request could not be read."}
+    page = client.post("/login/", form, content_type="application/x-www-form-urlencoded")
+    assert page.status_code == 400 and page["Content-Type"].startswith("text/html")
+
+
 class Validating(APIView):
     authentication_classes: list = []
     permission_classes: list = []
@@ -163,8 +196,8 @@ def test_every_operation_documents_its_error_answers(client):
             documented = set(operation["responses"])
             assert {"403", "404", "429"} <= documented, (method, path)
             if "requestBody" in operation:
-                assert "400" in documented, (method, path)
-            for code in documented & {"400", "403", "404", "409", "429"}:
+                assert {"400", "413"} <= documented, (method, path)
+            for code in documented & {"400", "403", "404", "409", "413", "429"}:
                 content = operation["responses"][code].get("content", {})
                 assert content["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}, (code, path)
 
