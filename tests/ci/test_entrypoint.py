@@ -81,12 +81,26 @@ def test_check_role_passes_deployment_checks(tmp_path):
         ("x", "security.W009"),  # short
         ("k" * 64, "security.W009"),  # long, but one character
         ("embedded-default-not-secret-change-me-in-production", "screenqa.E001"),  # published in the repository
+        # placeholders long and varied enough for Django's own check (issue 19 §10)
+        ("changeme" * 8, "screenqa.E003"),
+        ("x" * 50 + "12345", "screenqa.E003"),
+        ("a long random value " * 3, "screenqa.E003"),  # compose.yaml's hint, typed in as the value
     ],
 )
 def test_check_role_fails_on_a_weak_secret(tmp_path, key, check_id):
     result = check_role({**production_env(tmp_path), "DJANGO_SECRET_KEY": key})
     assert result.returncode != 0
     assert check_id in result.stderr
+    if check_id == "screenqa.E003":
+        assert "SECRET_KEY looks like a placeholder" in result.stderr and key not in result.stderr
+
+
+def test_check_role_fails_when_any_host_is_allowed(tmp_path):
+    result = check_role({**production_env(tmp_path), "DJANGO_ALLOWED_HOSTS": "*"})
+    assert result.returncode != 0
+    assert "screenqa.E002" in result.stderr and "ALLOWED_HOSTS lets any host name in" in result.stderr
+    named = check_role({**production_env(tmp_path), "DJANGO_ALLOWED_HOSTS": "qa.example.org"})
+    assert named.returncode == 0, named.stderr
 
 
 def test_check_role_fails_on_deployment_warnings_unless_silenced_by_name(tmp_path):
