@@ -172,6 +172,28 @@ def test_web_role_serves_the_app_with_collected_static_files(tmp_path):
         proc.wait(timeout=15)
 
 
-def test_build_context_leaves_out_local_state():
-    ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines() if line.strip()}
-    assert {".git", ".venv", "data", "staticfiles"} <= ignored
+def test_the_build_context_is_an_allow_list_that_keeps_out_secrets_and_local_state(tmp_path):
+    # Given a copy of the repository with secrets and local state left around, as a deployment folder has
+    from tests.ci.image import PLANTED, context_files, plant, repository_copy
+
+    copy = repository_copy(tmp_path / "repo")
+    plant(copy)
+    # when docker would send it as the build context
+    sent = context_files(copy)
+    # then none of them is in it, and only the product's own paths are
+    assert not set(PLANTED) & sent, set(PLANTED) & sent
+    assert {name.split("/")[0] for name in sent} == {
+        "requirements.txt",
+        "manage.py",
+        "annotation",
+        "pipeline",
+        "frontend",
+        "docker",
+    }
+    assert {"docker/entrypoint.sh", "docker/nginx.conf", "annotation/services/guidelines_default.md"} <= sent
+    assert not [name for name in sent if name.startswith(("tests/", "devtools/", "docs/", "fixtures/"))]
+
+
+def test_dot_env_files_are_not_committed_either():
+    ignored = (ROOT / ".gitignore").read_text().splitlines()
+    assert ".env" in ignored and ".env.*" in ignored
