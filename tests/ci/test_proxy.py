@@ -17,6 +17,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -283,11 +284,24 @@ def test_an_upload_over_1_mib_goes_through_the_proxy_started_as_an_unprivileged_
 def test_started_as_root_with_a_tmpdir_nobody_can_pass_the_proxy_refuses_to_start(tmp_path):
     # pytest's folders (/tmp/pytest-of-root is 0700) keep nginx's workers out of their temp files
     env = {**os.environ, "TMPDIR": str(tmp_path), "NGINX": str(NGINX), "PORT": str(free_port())}
-    result = subprocess.run(
-        ["sh", str(ENTRYPOINT), "proxy"], env=env, cwd=ROOT, capture_output=True, text=True, timeout=30, check=False
+    # its own process group: should nginx start after all, it is stopped with its workers
+    proxy = subprocess.Popen(
+        ["sh", str(ENTRYPOINT), "proxy"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
-    assert result.returncode == 78
-    assert "set TMPDIR to a folder they can pass through" in result.stderr
+    try:
+        _, stderr = proxy.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proxy.pid, signal.SIGTERM)
+        proxy.wait(timeout=15)
+        raise AssertionError("the proxy role started: nginx's workers cannot reach their temp files") from None
+    assert proxy.returncode == 78
+    assert "set TMPDIR to a folder they can pass through" in stderr
     assert not list(tmp_path.glob("screenqa-proxy.*"))  # and leaves nothing behind
 
 
