@@ -10,15 +10,89 @@
 
 Rates are ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]`` (settings, from the environment; see
 docs/operations.md), read on every request so that tests may override them. Counts live in
-the default cache: Redis in production, so every web process shares them.
+the default cache: Redis in production, so every web process shares them. While that cache
+cannot be reached, they live in this process (``ThrottleCache``): the API keeps answering,
+and each process still holds every client to the rates (issue 19 §3).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from typing import Any
 
+from django.core.cache import cache as shared_cache
+from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
+from django.core.cache.backends.locmem import LocMemCache
 from rest_framework.settings import api_settings
 from rest_framework.throttling import AnonRateThrottle, BaseThrottle, SimpleRateThrottle, UserRateThrottle
+
+from annotation.outages import CACHE_ERRORS
+
+logger = logging.getLogger(__name__)
+
+
+class ThrottleCache(BaseCache):
+    """The throttles' counts: the default cache, or while it cannot be reached, a cache of this
+    process (the counts restart there, and each web process counts on its own: a client may make
+    up to the rate times the number of processes while the outage lasts; without a fallback it
+    would be no answer at all, or no limit).
+
+    After a failure the shared cache is left alone for ``RETRY_SECONDS`` (a cache that times out
+    instead of refusing would add its timeout to every request), then tried again. One warning
+    when the outage starts in this process and one line when it ends; the failure's text goes to
+    the log, never to a client.
+    """
+
+    RETRY_SECONDS = 5.0
+
+    def __init__(self) -> None:
+        super().__init__({})
+        self._local = LocMemCache("screenqa-throttles", {"OPTIONS": {"MAX_ENTRIES": 100_000}})
+        self._lock = threading.Lock()
+        self._retry_at = 0.0  # monotonic time before which the shared cache is not asked
+        self._down = False
+
+    def get(self, key: str, default: Any = None, version: int | None = None) -> Any:
+        return self._call("get", key, default, version)
+
+    def set(self, key: str, value: Any, timeout: float | None = DEFAULT_TIMEOUT, version: int | None = None) -> None:
+        self._call("set", key, value, timeout, version)
+
+    def _call(self, method: str, *args: Any) -> Any:
+        if time.monotonic() >= self._retry_at:
+            try:
+                result = getattr(shared_cache, method)(*args)
+            except CACHE_ERRORS as exc:
+                self._failed(exc)
+            else:
+                if self._down:
+                    self._recovered()
+                return result
+        return getattr(self._local, method)(*args)
+
+    def _failed(self, exc: BaseException) -> None:
+        with self._lock:
+            self._retry_at = time.monotonic() + self.RETRY_SECONDS
+            if not self._down:
+                self._down = True
+                logger.warning(
+                    "The cache cannot be reached (%s: %s): the API throttles count in this process "
+                    "until it answers again.",
+                    type(exc).__name__,
+                    exc,
+                )
+
+    def _recovered(self) -> None:
+        with self._lock:
+            if self._down:
+                self._down = False
+                logger.warning("The cache answers again: the API throttles count in it again.")
+
+
+# One per process, shared by every throttle (DRF gives each throttle class a ``cache`` attribute).
+throttle_cache = ThrottleCache()
 
 
 def client_ip(request: Any) -> str:
@@ -39,6 +113,8 @@ def _rate(scope: str | None) -> str | None:
 
 
 class AnonThrottle(AnonRateThrottle):
+    cache = throttle_cache
+
     def get_rate(self) -> str | None:
         return _rate(self.scope)
 
@@ -49,6 +125,8 @@ class AnonThrottle(AnonRateThrottle):
 
 
 class UserThrottle(UserRateThrottle):
+    cache = throttle_cache
+
     def get_rate(self) -> str | None:
         return _rate(self.scope)
 
@@ -58,6 +136,7 @@ class TokenFailureThrottle(SimpleRateThrottle):
     ``failed`` records one wrong key."""
 
     scope = "token_failure"
+    cache = throttle_cache
 
     def get_rate(self) -> str | None:
         return _rate(self.scope)

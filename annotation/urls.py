@@ -15,8 +15,11 @@ from annotation.apis.docs import ApiDocsView
 from annotation.apis.health import healthz
 from annotation.apis.settings import ProjectSettingsApi
 
-# Unknown URLs under /api/ answer JSON like the rest of the API; pages keep the site's 404 page.
+# Unknown URLs, unreadable requests and server errors under /api/ answer JSON like the rest of the
+# API (a body over the size limit is a JSON 413 on every route); pages keep the site's own pages.
+handler400 = "annotation.apis.errors.bad_request"
 handler404 = "annotation.apis.errors.page_not_found"
+handler500 = "annotation.apis.errors.server_error"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

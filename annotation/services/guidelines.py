@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from urllib.parse import unquote
 
 import nh3
 from django.db.models import Q
@@ -76,19 +77,60 @@ def image_prefixes(*, project: Project) -> tuple[str, ...]:
     return (f"/projects/{project.slug}/", f"/api/projects/{project.slug}/")
 
 
+# Percent-decoding rounds a source may take before it reads the same twice: ``%252e`` needs two.
+_DECODE_ROUNDS = 4
+
+
+def _path_within(src: str, prefixes: tuple[str, ...]) -> bool:
+    """Whether a browser asked to load ``src`` asks this site for a path under one of ``prefixes``
+    (issue 19 §6). The path (query and fragment aside) must start with a prefix as written and, once
+    percent-decoded as often as it decodes (``%2e``, ``%252e``), hold no dot segment (``..``, ``.%2e``,
+    ``%2E.``: a browser resolves them, ``/projects/a/%2e%2e/%2e%2e/logout/`` loads ``/logout/``), no
+    encoded slash (``%2f``), no backslash (read as a slash), no empty segment (``//``) and no control
+    character or space (browsers drop tabs and newlines before they resolve dots)."""
+    path = src.split("#", 1)[0].split("?", 1)[0]
+    if not path.startswith(prefixes):
+        return False
+    decoded = path
+    for _ in range(_DECODE_ROUNDS):
+        once = unquote(decoded, errors="strict")
+        if once == decoded:
+            break
+        decoded = once
+    else:
+        return False  # still encoded after every round: no URL of ours looks like that
+    if "\\" in decoded or any(ord(c) <= 0x20 or ord(c) == 0x7F for c in decoded):
+        return False
+    if decoded.count("/") != path.count("/"):
+        return False  # a slash was encoded
+    segments = decoded.split("/")[1:]
+    if any(segment in (".", "..") for segment in segments) or "" in segments[:-1]:
+        return False
+    return decoded.startswith(prefixes)
+
+
+def guidelines_image_allowed(*, project: Project, src: str) -> bool:
+    """Whether the guidelines of ``project`` may show an image from ``src``: one of the project's own
+    URLs (``image_prefixes``), however it is encoded, never one that resolves elsewhere."""
+    try:
+        return _path_within(src, image_prefixes(project=project))
+    except UnicodeDecodeError:  # percent-escapes of bytes that are no UTF-8: no URL of ours
+        return False
+
+
 def guidelines_render(*, project: Project, text: str | None = None) -> str:
     """``text`` (default: the project's guidelines) as sanitised HTML, safe to mark safe.
 
-    Images from anywhere but ``image_prefixes`` lose their source (only the alt text stays);
-    links keep http(s), mailto and relative targets only, and open with ``rel="noopener noreferrer"``.
+    Images from anywhere but ``image_prefixes`` lose their source (only the alt text stays,
+    ``guidelines_image_allowed``); links keep http(s), mailto and relative targets only, and open
+    with ``rel="noopener noreferrer"``.
     """
     source = guidelines_text(project=project) if text is None else text
     html = MarkdownIt("commonmark", {"html": False}).enable("table").enable("strikethrough").render(source)
-    prefixes = image_prefixes(project=project)
 
     def keep(tag: str, attribute: str, value: str) -> str | None:
         if tag == "img" and attribute == "src":
-            return value if value.startswith(prefixes) and ".." not in value else None
+            return value if guidelines_image_allowed(project=project, src=value) else None
         return value
 
     return nh3.clean(

@@ -172,8 +172,15 @@ def database_config(url: str) -> dict[str, Any]:
 DATABASES = {"default": database_from_env(f"sqlite:///{DATA_DIR / 'db.sqlite3'}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's four (issue 19 §10: "12345678" was accepted for an invitation account, which may carry the lead
+# role): not like the username or email, 8 characters at least, not one of the 20,000 most common, not
+# only digits. They judge the passwords people choose (invitations, the admin, createsuperuser); the ones
+# the site makes (onboarding, the demo) are random and set directly.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -297,6 +304,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Redis redelivers an unacknowledged task (its whole worker was killed) after this many seconds. A job's
 # heartbeat decides whether a delivery may run it (pipeline.jobs), so a redelivery of a live job is harmless.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 1800)}
+# A worker outlives a broker outage (issue 19 §3): it retries connecting, at start and after a loss,
+# for as long as it takes (Celery's default gives up after 100 tries, about 45 minutes, and exits).
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Embedded default only: run "queued" jobs on a background thread of the web
@@ -314,8 +326,11 @@ SCREENQA_JOB_TIME_LIMIT = env_int("SCREENQA_JOB_TIME_LIMIT", SCREENQA_JOB_SOFT_T
 CELERY_TASK_SOFT_TIME_LIMIT = SCREENQA_JOB_SOFT_TIME_LIMIT
 CELERY_TASK_TIME_LIMIT = SCREENQA_JOB_TIME_LIMIT
 
-# Upload and import limits (see docs/operations.md).
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Upload and import limits (see docs/operations.md). A request body (JSON, a form) over
+# DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 (annotation.apis.errors.bad_request); the proxy role refuses larger
+# ones itself with the same answer (docker/entrypoint.sh reads the same variable), except on the import
+# routes, which take uploads up to MAX_UPLOAD_BYTES.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("SCREENQA_MAX_BODY_BYTES", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 SCREENQA_IMPORT = {
     "MAX_IMAGE_PIXELS": env_int("SCREENQA_MAX_IMAGE_PIXELS", 1440 * 2560 * 4),

@@ -23,12 +23,15 @@ SECRET_KEY = required("DJANGO_SECRET_KEY")
 required("DATABASE_URL")
 CELERY_BROKER_URL = required("CELERY_BROKER_URL")
 CELERY_TASK_ALWAYS_EAGER = False
-# The cache holds the login lockouts' and the API throttles' counts: shared by every web process.
+# The cache holds the API throttles' counts: shared by every web process. While it cannot be reached the
+# throttles count per process (annotation/throttling.py); the short timeouts keep a Redis that is gone
+# without refusing (a stopped host, a dropped network) from holding requests for the system's TCP timeout.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": env("CACHE_URL", CELERY_BROKER_URL),
         "KEY_PREFIX": "screenqa",
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
     }
 }
 # The image's proxy role (nginx) is the one hop in front of gunicorn: the client is the address it saw.

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import botocore.exceptions
+import kombu.exceptions
 import pytest
+import redis.exceptions
+from django.db import OperationalError
+from django.test import Client
 from rest_framework import serializers
+from rest_framework.authtoken.models import Token
 from rest_framework.test import APIRequestFactory
 from rest_framework.views import APIView
 
+from annotation.apis.errors import SERVER_ERROR, UNAVAILABLE
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
+from tests.conftest import login
 
 ERRORS = {
     "bad": ApplicationError("Boxes must lie inside the image.", field="elements[1].bounds"),
@@ -56,6 +64,104 @@ def test_an_unknown_api_url_is_a_json_404_and_a_page_keeps_the_site_404(client):
     assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
 
 
+# --- server errors (issue 19 §4): the API answers its JSON Error body, pages keep the HTML 500 ---
+
+SECRET = "password=hunter2 at /srv/app/annotation/selectors/screens.py line 42"
+
+
+def _boom(**kwargs):
+    raise RuntimeError(SECRET)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("auth", ["session", "token"])
+def test_an_unhandled_exception_under_the_api_is_a_json_500_without_traceback(annotator, monkeypatch, auth):
+    # Given a view of the API that fails in an unforeseen way
+    monkeypatch.setattr("annotation.apis.screens.screen_get", _boom)
+    client = Client(raise_request_exception=False)
+    headers = {}
+    if auth == "session":
+        login(client, annotator)
+    else:
+        headers["Authorization"] = f"Token {Token.objects.create(user=annotator).key}"
+    # when a member asks for a screen
+    response = client.get("/api/projects/demo/screens/1/", headers=headers)
+    # then the answer is the API's Error body, with no trace of the exception
+    assert response.status_code == 500
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": SERVER_ERROR}
+    assert "hunter2" not in response.content.decode() and "Traceback" not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_page_that_fails_keeps_the_html_500_page(annotator, monkeypatch):
+    monkeypatch.setattr("frontend.views.core.screen_get", _boom)
+    client = Client(raise_request_exception=False)
+    login(client, annotator)
+    response = client.get("/projects/demo/screens/1/")
+    assert response.status_code == 500
+    assert response["Content-Type"].startswith("text/html")
+    assert 'data-testid="error-500"' in response.content.decode()
+    assert "hunter2" not in response.content.decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "error",
+    [
+        redis.exceptions.ConnectionError("Error 111 connecting to redis:6379. Connection refused."),
+        kombu.exceptions.OperationalError("Error 111 connecting to redis:6379. Connection refused."),
+        OperationalError('connection to server at "postgres" (10.0.0.3), port 5432 failed'),
+        botocore.exceptions.EndpointConnectionError(endpoint_url="http://storage:8333/screenqa"),
+    ],
+    ids=["cache", "broker", "database", "storage"],
+)
+def test_an_outage_of_a_service_under_the_api_is_a_json_503_with_retry_after(annotator, monkeypatch, error):
+    def out(**kwargs):
+        raise error
+
+    monkeypatch.setattr("annotation.apis.screens.screen_get", out)
+    client = Client(raise_request_exception=False)
+    login(client, annotator)
+    response = client.get("/api/projects/demo/screens/1/")
+    assert response.status_code == 503 and response["Retry-After"] == "30"
+    assert response.json() == {"detail": UNAVAILABLE}
+    assert "connect" not in response.content.decode()
+
+
+# --- bodies over the size limit (issue 19 §5): a JSON 413 on every route, also without the proxy ---
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("path", "content_type", "body"),
+    [
+        ("/api/projects/demo/stages/prefilter/next/", "application/json", b'{"note": "' + b"a" * 2048 + b'"}'),
+        ("/api/projects/demo/imports/", "application/json", b'{"note": "' + b"a" * 2048 + b'"}'),
+        ("/login/", "application/x-www-form-urlencoded", b"username=a&password=" + b"b" * 2048),
+    ],
+    ids=["api", "import-route", "page"],
+)
+def test_a_body_over_the_limit_is_a_json_413(settings, annotator, path, content_type, body):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    client = Client(raise_request_exception=False)
+    response = client.post(path, body, content_type=content_type)
+    assert response.status_code == 413
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {"detail": "The request body is over the limit of 1024 bytes."}
+
+
+@pytest.mark.django_db
+def test_another_unreadable_request_is_a_json_400_under_the_api_and_the_400_page_elsewhere(settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
+    form = "&".join(f"f{n}=x" for n in range(10))
+    client = Client(raise_request_exception=False)
+    api = client.post("/api/projects/demo/stages/", form, content_type="application/x-www-form-urlencoded")
+    assert api.status_code == 400 and api.json() == {"detail": "Bad request: the request could not be read."}
+    page = client.post("/login/", form, content_type="application/x-www-form-urlencoded")
+    assert page.status_code == 400 and page["Content-Type"].startswith("text/html")
+
+
 class Validating(APIView):
     authentication_classes: list = []
     permission_classes: list = []
@@ -90,8 +196,8 @@ def test_every_operation_documents_its_error_answers(client):
             documented = set(operation["responses"])
             assert {"403", "404", "429"} <= documented, (method, path)
             if "requestBody" in operation:
-                assert "400" in documented, (method, path)
-            for code in documented & {"400", "403", "404", "409", "429"}:
+                assert {"400", "413"} <= documented, (method, path)
+            for code in documented & {"400", "403", "404", "409", "413", "429"}:
                 content = operation["responses"][code].get("content", {})
                 assert content["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}, (code, path)
 

@@ -149,8 +149,9 @@ class Built:
     log: str
 
 
-def build(tag: str, *, base: str) -> Built:
-    """``docker build`` of the repository's Dockerfile on ``base``, nothing pulled."""
+def build(tag: str, *, base: str, context: Path = ROOT) -> Built:
+    """``docker build`` of the repository's Dockerfile on ``base``, nothing pulled, from ``context`` (the
+    repository, or a copy of it with files planted in it)."""
     env = dict(os.environ)
     if docker("buildx", "version", timeout=30).returncode != 0:
         env["DOCKER_BUILDKIT"] = "0"  # the legacy builder: all this Dockerfile needs, and no buildx to fetch
@@ -159,12 +160,93 @@ def build(tag: str, *, base: str) -> Built:
     if extra:
         args += ["--build-arg", f"EXTRA_CA_CERTS={extra}"]
     start = time.monotonic()
-    built = docker(*args, str(ROOT), timeout=1800, env=env)
+    built = docker(*args, str(context), timeout=1800, env=env)
     seconds = time.monotonic() - start
     if built.returncode != 0:
         raise AssertionError(f"docker build failed:\n{built.stdout[-6000:]}\n{built.stderr[-6000:]}")
     size = int(docker("image", "inspect", "-f", "{{.Size}}", tag, timeout=30).stdout.strip())
     return Built(tag=tag, seconds=seconds, size_bytes=size, log=built.stdout)
+
+
+# Secrets and local state a deployment folder holds next to the code (compose.yaml reads `.env` from it): the
+# build context must keep every one of them out of the image. The contents are markers the image test looks for.
+PLANTED = {
+    ".env": "DJANGO_SECRET_KEY=planted-secret-never-in-the-image",
+    ".env.production": "AWS_SECRET_ACCESS_KEY=planted",
+    "prod.env": "POSTGRES_PASSWORD=planted",
+    "annotation/.env": "X=planted",
+    "docker/tls.key": "-----BEGIN PRIVATE KEY-----",
+    "frontend/static/server.pem": "-----BEGIN CERTIFICATE-----",
+    "pipeline/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----",
+    "annotation/id_ed25519.pub": "ssh-ed25519 AAAA",
+    "secrets/credentials.json": "{}",
+    "data/demo-passwords.txt": "admin planted",
+    "data/db.sqlite3": "",
+    "annotation/local.sqlite3": "",
+    ".aws/credentials": "[default]",
+    ".git/config": "[core]",
+    ".venv/bin/python": "",
+    "notes.txt": "",
+}
+
+
+def plant(root: Path) -> None:
+    """Write ``PLANTED`` into ``root`` (a copy of the repository)."""
+    for name, content in PLANTED.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(content)
+
+
+def repository_copy(target: Path) -> Path:
+    """The working tree (what ``docker build .`` would see) copied to ``target``, without the local state
+    that is never part of it."""
+    ignore = shutil.ignore_patterns(".git", ".venv", "data", "staticfiles", "__pycache__", "*.pyc", ".*_cache")
+    shutil.copytree(ROOT, target, ignore=ignore)
+    return target
+
+
+def _dockerignore_pattern(pattern: str) -> re.Pattern[str]:
+    """One ``.dockerignore`` pattern as Docker reads it (moby's patternmatcher): cleaned, ``**`` any number
+    of folders, ``*`` and ``?`` within one name."""
+    pattern = os.path.normpath(pattern.strip()).lstrip("/")
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif pattern.startswith("**", i):
+            out, i = out + ".*", i + 2
+        elif pattern[i] == "*":
+            out, i = out + "[^/]*", i + 1
+        elif pattern[i] == "?":
+            out, i = out + "[^/]", i + 1
+        else:
+            out, i = out + re.escape(pattern[i]), i + 1
+    return re.compile(out + r"\Z")
+
+
+def context_files(root: Path) -> set[str]:
+    """The files of ``root`` that ``docker build`` sends, by its ``.dockerignore``: the last pattern that
+    matches a file or one of its folders decides, ``!`` taking it back in."""
+    rules = []
+    for line in (root / ".dockerignore").read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            keep = line.startswith("!")
+            rules.append((keep, _dockerignore_pattern(line[1:] if keep else line)))
+    sent = set()
+    for path in root.rglob("*"):
+        if not path.is_file():
+            continue
+        name = path.relative_to(root).as_posix()
+        parts = name.split("/")
+        candidates = ["/".join(parts[: n + 1]) for n in range(len(parts))]
+        included = True
+        for keep, regex in rules:
+            if any(regex.match(candidate) for candidate in candidates):
+                included = keep
+        if included:
+            sent.add(name)
+    return sent
 
 
 def main() -> int:

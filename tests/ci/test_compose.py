@@ -53,3 +53,16 @@ def test_every_setting_production_requires_is_given_and_secrets_have_no_default(
     # every app service has the same environment
     for name in APP:
         assert set(SERVICES[name]["environment"]) >= set(env) - {"WEB_UPSTREAM"}
+
+
+def test_every_long_running_role_is_started_again_when_it_exits_however_the_docs_start_it():
+    # compose.yaml: the proxy, web and worker restart unless stopped by hand; the one-shots never do
+    for name in ("proxy", "web", "worker", "postgres", "redis", "storage"):
+        assert SERVICES[name]["restart"] == "unless-stopped", name
+    assert SERVICES["migrate"]["restart"] == SERVICES["storage-bucket"]["restart"] == "no"
+    # and every background `docker run` of docs/operations.md carries the same policy
+    operations = (ROOT / "docs" / "operations.md").read_text()
+    detached = [line for line in operations.splitlines() if line.startswith("docker run -d")]
+    assert {line.split()[-1] for line in detached} == {"web", "worker", "proxy"}
+    for line in detached:
+        assert "--restart unless-stopped" in line, line

@@ -80,8 +80,20 @@ class Deployment:
     def start(self, role: str, *, env: dict[str, str] | None = None) -> str:
         """A role in the background; returns its container's name."""
         name = f"screenqa-test-{role}-{uuid.uuid4().hex[:8]}"
+        # The restart policy of compose.yaml and of the `docker run` lines of docs/operations.md.
         started = image.docker(
-            "run", "-d", "--name", name, "--network", "host", *self.docker_env_args(env), self.tag, role, timeout=60
+            "run",
+            "-d",
+            "--restart",
+            "unless-stopped",
+            "--name",
+            name,
+            "--network",
+            "host",
+            *self.docker_env_args(env),
+            self.tag,
+            role,
+            timeout=60,
         )
         assert started.returncode == 0, started.stderr
         self.containers.append(name)
@@ -99,7 +111,7 @@ class Deployment:
 
 
 @pytest.fixture(scope="module")
-def built() -> Iterator[tuple[str, float, int]]:
+def built(tmp_path_factory) -> Iterator[tuple[str, float, int]]:
     try:
         started = image.docker_ready()
     except image.Unavailable as exc:
@@ -109,7 +121,11 @@ def built() -> Iterator[tuple[str, float, int]]:
             base = image.local_base()
         except image.Unavailable as exc:
             pytest.skip(f"the image test could not make its local base image: {exc}")
-        result = image.build(TAG, base=base)
+        # Built from a copy of the working tree with a `.env`, keys and local data left in it, as the folder
+        # `docker compose up --build` runs in has: none of them may reach the image (issue 19 §8).
+        context = image.repository_copy(tmp_path_factory.mktemp("context") / "repo")
+        image.plant(context)
+        result = image.build(TAG, base=base, context=context)
         print(f"\nimage {TAG}: built in {result.seconds:.1f} s, {result.size_bytes / 1e6:.0f} MB")
         yield TAG, result.seconds, result.size_bytes
     finally:
@@ -249,6 +265,22 @@ def test_the_image_holds_the_product_only(deployment):
     done = image.docker("run", "--rm", "--entrypoint", "python", deployment.tag, "-c", probe, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[] []"
+    # no secret, key, credential or local database (the build context held some: tests/ci/image.py PLANTED)
+    secrets_probe = (
+        "import fnmatch, os;"
+        "names = ('.env*', '*.env', '*.pem', '*.key', '*.p12', 'id_rsa*', 'id_ecdsa*', 'id_ed25519*', 'credentials*',"
+        " '.netrc', '.pgpass', '*.sqlite3*', 'demo-passwords.txt', 'secrets');"
+        "found = sorted(os.path.join(d, n) for d, ds, fs in os.walk('/app') for n in fs + ds"
+        " if any(fnmatch.fnmatch(n, p) for p in names));"
+        "marked = sorted(os.path.join(d, n) for d, _, fs in os.walk('/app') for n in fs"
+        " if not d.startswith('/app/staticfiles') and b'planted' in open(os.path.join(d, n), 'rb').read());"
+        "print(found, marked, sorted(os.listdir('/app')))"
+    )
+    done = image.docker("run", "--rm", "--entrypoint", "python", deployment.tag, "-c", secrets_probe, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "[] [] ['annotation', 'data', 'docker', 'frontend', 'manage.py', 'pipeline', 'requirements.txt', 'staticfiles']"
+    ), done.stdout
     # the build-time certificates stayed in the build stage
     history = image.docker("history", "--no-trunc", deployment.tag, timeout=60).stdout
     inspect = image.docker("image", "inspect", deployment.tag, timeout=60).stdout
@@ -393,3 +425,23 @@ def test_health_and_next_answer_within_a_second_with_100_half_open_connections(r
         assert slowclients.still_open(held) == HALF_OPEN
     finally:
         slowclients.close_all(held)
+
+
+def test_a_worker_that_exits_is_started_again(running):
+    # Given the worker, started with the documented restart policy; when its process ends (a cold shutdown
+    # here; an unrecoverable error or a crash alike)
+    worker = running.containers[2]
+    assert image.docker("exec", worker, "sh", "-c", "kill -QUIT 1", timeout=30).returncode == 0
+
+    def restarted() -> bool:
+        state = image.docker("inspect", "-f", "{{.RestartCount}} {{.State.Running}}", worker, timeout=30).stdout.split()
+        return bool(state) and int(state[0]) >= 1 and state[1] == "true"
+
+    # then Docker starts it again, and it is ready for work
+    wait_until(restarted, seconds=60, what="the worker's restart")
+
+    def ready_twice() -> bool:
+        logs = image.docker("logs", worker, timeout=30)
+        return (logs.stdout + logs.stderr).count(" ready.") >= 2
+
+    wait_until(ready_twice, seconds=90, what="the restarted worker")
