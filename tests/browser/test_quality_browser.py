@@ -101,7 +101,7 @@ def test_qualify_work_get_paused_and_be_reinstated_by_the_lead(demo, new_page):
     lead_page.click("a[href='/projects/demo/quality/']")
     lead_page.wait_for_url(re.compile(r"/projects/demo/quality/$"))
     row = lead_page.locator('tr[data-annotator="annotator"]')
-    assert "prefilter: paused" in row.locator("[data-status]").inner_text()
+    assert "Pre-filtering: paused" in row.locator("[data-status]").inner_text()
     assert row.locator('[data-col="control"]').inner_text().startswith("0.0%")
     shoot(lead_page, "quality-project")
     # their page: the chart and the three wrong items

@@ -59,9 +59,9 @@ def test_lead_sees_every_annotator_with_their_figures(project, data, lead, clien
     html = response.content.decode()
     annie = re.search(r'<tr data-annotator="annie">.*?</tr>', html, re.S).group(0)
     assert 'data-col="control">75.0%' in annie and "(3/4)" in annie
-    assert "prefilter: active" in annie and 'data-action="pause"' in annie
+    assert "Pre-filtering: active" in annie and 'data-action="pause"' in annie
     bob = re.search(r'<tr data-annotator="bob">.*?</tr>', html, re.S).group(0)
-    assert "prefilter: paused" in bob and 'data-action="reinstate"' in bob and 'data-action="pause"' not in bob
+    assert "Pre-filtering: paused" in bob and 'data-action="reinstate"' in bob and 'data-action="pause"' not in bob
     assert "csrfmiddlewaretoken" in bob
 
 
