@@ -28,6 +28,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     ControlResult,
+    GoldItem,
     Membership,
     Project,
     Purpose,
@@ -63,16 +64,21 @@ class StandingView:
     retry_at: datetime | None = None
     attempts_left: int | None = None
     has_feedback: bool = False
+    attempt: int = 0
+    attempts: int = 0
 
     @property
     def why(self) -> str:
-        """Why the status is what it is (a running gold set: how far it is)."""
+        """Why the status is what it is (a running gold set: how far it is, and which attempt)."""
         if not self.status:
             return {"gold": "you start with a qualification set", "review": "your first submissions are reviewed"}.get(
                 self.qualification_mode, ""
             )
         if self.status == StandingStatus.QUALIFYING and self.qualification_items:
-            return f"qualification set: {self.qualification_done} of {self.qualification_items} done"
+            done = f"qualification set: {self.qualification_done} of {self.qualification_items} done"
+            if self.attempt > 1:
+                return f"attempt {self.attempt} of {self.attempts} (the last one was not passed); {done}"
+            return done
         return self.reason
 
     @property
@@ -92,19 +98,24 @@ def standing_views(*, project: Project, user: Any, membership: Membership | None
     if any(row.status == StandingStatus.QUALIFYING for row in rows.values()):
         qualification_done = {
             (row["stage"], row["attempt"]): row["n"]
-            for row in Assignment.objects.filter(
-                project=project,
-                annotator=user,
-                purpose=Purpose.QUALIFICATION,
-                status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
-            )
+            for row in Assignment.objects.filter(project=project, annotator=user, purpose=Purpose.QUALIFICATION)
+            .exclude(status=AssignmentStatus.LEASED)  # given back or expired: done, and wrong
             .values("stage", "attempt")
             .annotate(n=Count("id"))
         }
+    # A stage with gold qualifies newcomers on it only once a lead has made some (``standing._start``).
+    unstarted_gold = not is_trusted and any(s.has_gold and s.name not in rows for s in stages().values())
+    gold_stages = (
+        set(GoldItem.objects.filter(project=project, active=True).values_list("stage", flat=True).distinct())
+        if unstarted_gold
+        else set()
+    )
     views = {}
     for stage in stages().values():
         mode = "" if is_trusted else qualification_mode(stage)
         row = rows.get(stage.name)
+        if row is None and mode == "gold" and stage.name not in gold_stages:
+            mode = ""  # no gold yet: they start active
         if row is None or is_trusted:
             views[stage.name] = StandingView(
                 stage=stage.name,
@@ -135,6 +146,8 @@ def standing_views(*, project: Project, user: Any, membership: Membership | None
             retry_at=retry if row.status == StandingStatus.NOT_QUALIFIED else None,
             attempts_left=max(0, project.qualification_attempts - row.attempt) if mode == "gold" else None,
             has_feedback=row.status == StandingStatus.PAUSED or (mode == "gold" and decided_attempts > 0),
+            attempt=row.attempt if gold_set else 0,
+            attempts=project.qualification_attempts,
         )
     return views
 

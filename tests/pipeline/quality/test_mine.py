@@ -193,3 +193,23 @@ def test_a_pass_two_flag_reaches_the_pass_one_writer(project):
     rows = {r.username: r for r in quality_report(project=project)}
     assert (rows["carl"].questions_flagged_pass2, rows["carl"].invalid_rate) == (1, 0.5)
     assert rows["dana"].questions_written == 0 and my_work_history(project=project, user=dana)[0].flags == []
+
+
+def test_a_stage_without_gold_does_not_promise_a_qualification_set(project):
+    annie = member(project, "annie")
+    views = standing_views(project=project, user=annie, membership=member_get(project=project, user=annie))
+    assert views["prefilter"].why == ""  # no gold yet: they start active
+    gold_prefilter(project, 2)
+    views = standing_views(project=project, user=annie, membership=member_get(project=project, user=annie))
+    assert views["prefilter"].why == "you start with a qualification set"
+
+
+def test_a_second_attempt_says_the_first_was_not_passed(project):
+    gold_prefilter(project, 6)
+    annie = member(project, "annie")
+    fail_qualification(project, annie)
+    Standing.objects.filter(user=annie).update(
+        status=StandingStatus.QUALIFYING, attempt=2, reason="qualification attempt 2"
+    )
+    view = standing_views(project=project, user=annie, membership=member_get(project=project, user=annie))["prefilter"]
+    assert view.why == "attempt 2 of 3 (the last one was not passed); qualification set: 0 of 2 done"
