@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django import template
-
-import re
 
 from annotation.models import StandingStatus
 from pipeline.stages.base import submission_lines
