@@ -258,7 +258,7 @@ class EngineServiceClient:
         try:
             work = assignment_next_by_slug(slug=self.project.slug, user=user, stage=stage)
         except PermissionDeniedError as exc:
-            raise Refused(str(exc)) from exc
+            raise Refused(str(exc), waiting=bool(exc.extra.get("waiting_for"))) from exc
         return None if work is None else work_payload(work=work)
 
     def submit(self, user: Any, assignment_id: int, body: dict[str, Any]) -> None:
@@ -269,7 +269,12 @@ class EngineServiceClient:
 
 
 class Refused(Exception):
-    """The engine gives this annotator no work in the stage, and says why (HTTP 403)."""
+    """The engine gives this annotator no work in the stage, and says why (HTTP 403). ``waiting``:
+    for now only (a writer qualifying by review whose first sets wait for it)."""
+
+    def __init__(self, message: str, *, waiting: bool = False) -> None:
+        super().__init__(message)
+        self.waiting = waiting
 
 
 class EngineHttpError(Exception):
@@ -320,7 +325,7 @@ class EngineHttpClient:
         if status == 204:
             return None
         if status == 403:
-            raise Refused(json.dumps(data))
+            raise Refused(json.dumps(data), waiting=bool((data or {}).get("waiting_for")))
         if status != 200:
             raise EngineHttpError(status, json.dumps(data))
         return dict(data)
@@ -461,6 +466,8 @@ def crowd_simulate(
                         try:
                             payload = client.next(user, name)
                         except Refused as exc:
+                            if exc.waiting:  # back once the review stage has had its turn
+                                continue
                             refused.setdefault(name, {})[user.username] = str(exc)
                             continue
                         if payload is None:

@@ -49,7 +49,10 @@ def settings_into_range(apps, schema_editor):
     30000 minutes): such a setting becomes the nearest end of its range, so that the range can be
     a check constraint. Each change is printed (project, setting, old and new value)."""
     Project = apps.get_model("annotation", "Project")
+    present = {field.name for field in Project._meta.get_fields()}
     for name, (low, high) in RANGES.items():
+        if name not in present:  # a setting a later migration removed (its test runs on today's model)
+            continue
         for bound, outside in ((low, f"{name}__lt"), (high, f"{name}__gt")):
             for pk, slug, value in Project.objects.filter(**{outside: bound}).values_list("pk", "slug", name):
                 print(f"\n  project {slug}: {name} {value} is outside {low}-{high}, now {bound}", end="")

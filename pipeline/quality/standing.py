@@ -248,7 +248,8 @@ def _review_cap_check(*, stage: StageDefinition, project: Project, user: Any) ->
     if waiting.count() >= project.qualification_review_sets:
         raise PermissionDeniedError(
             f"Your first {project.qualification_review_sets} submissions in {stage.label} are waiting for review; "
-            "you can go on once a reviewer has looked at them."
+            "you can go on once a reviewer has looked at them.",
+            extra={"waiting_for": "review"},
         )
 
 
