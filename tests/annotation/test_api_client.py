@@ -1,4 +1,5 @@
-"""The tools API clients use: the served schema passes openapi-spec-validator.
+"""The tools API clients use: the served schema passes openapi-spec-validator, and its unions are
+ones a client can tell apart.
 
 The validator is in requirements-dev.txt; without it the test skips and says why."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from jsonschema.exceptions import ValidationError
 
 
 def served_schema(client: Any) -> dict[str, Any]:
@@ -29,3 +31,44 @@ def test_the_served_schema_is_valid_openapi(client):
         for e in validators.OpenAPIV30SpecValidator(schema).iter_errors()
     ]
     assert errors == []
+
+
+@pytest.mark.django_db
+def test_every_stage_body_is_a_valid_submit_body(client):
+    """The submit body is ``anyOf`` the stages' bodies: a questions-1 body is also a questions-2 body,
+    so under ``oneOf`` (exactly one) a validating client refused it."""
+    validator_module = pytest.importorskip("openapi_schema_validator")
+    schema = served_schema(client)
+    submit = schema["paths"]["/api/assignments/{assignment_id}/submit/"]["post"]
+    body_schema = {**submit["requestBody"]["content"]["application/json"]["schema"], "components": schema["components"]}
+    validator = validator_module.OAS30Validator(body_schema)
+    bodies = {
+        "prefilter": {"non_english_app": False, "vh_out_of_sync": False},
+        "questions-1": {"questions": ["What is the title?"]},
+        "questions-2": {"questions": [], "flags": [{"question_id": 1, "reason": "vague"}]},
+        "answers": {
+            "question": "What is it?",
+            "verdict": "answered",
+            "elements": [{"vh_index": 3}],
+            "full_answer": "A.",
+        },
+        "not-answerable": {"question": "What is the weather?"},
+        "review": {"verdict": "accepted"},
+    }
+    for stage, body in bodies.items():
+        try:
+            validator.validate(body)
+        except ValidationError as exc:  # pragma: no cover - the message is the point
+            pytest.fail(f"{stage}: {exc.message}")
+
+
+@pytest.mark.django_db
+def test_each_payload_names_its_stage_as_a_one_value_enum(client):
+    """A client tells the payloads of ``next`` apart by content: each one's ``stage`` admits only its name."""
+    schema = served_schema(client)
+    components = schema["components"]["schemas"]
+    payload = components["StagePayload"]
+    for stage, ref in payload["discriminator"]["mapping"].items():
+        stage_schema = components[ref.rsplit("/", 1)[1]]["properties"]["stage"]
+        enum_ref = stage_schema.get("$ref") or stage_schema["allOf"][0]["$ref"]
+        assert components[enum_ref.rsplit("/", 1)[1]]["enum"] == [stage]
