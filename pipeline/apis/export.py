@@ -8,6 +8,7 @@ stale export run again, through the job API (``pipeline.apis.jobs``: ``/api/rele
 from __future__ import annotations
 
 from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -58,7 +59,7 @@ class ExportDownloadApi(APIView):
 
     @extend_schema(
         responses={
-            (200, "application/zip"): OpenApiResponse(description="the release zip"),
+            (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="the release zip"),
             409: OpenApiResponse(
                 ErrorSerializer, description="the export has not finished (`status` says where it is)"
             ),

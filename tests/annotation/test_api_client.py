@@ -1,14 +1,18 @@
-"""The tools API clients use: the served schema passes openapi-spec-validator, and its unions are
-ones a client can tell apart.
+"""The tools API clients use: the served schema passes openapi-spec-validator, its unions are ones a
+client can tell apart, and its binary answers say what they are.
 
 The validator is in requirements-dev.txt; without it the test skips and says why."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from jsonschema.exceptions import ValidationError
+
+CLIENT_CONFIG = Path(__file__).resolve().parents[2] / "docs" / "openapi-python-client.yaml"
 
 
 def served_schema(client: Any) -> dict[str, Any]:
@@ -72,3 +76,30 @@ def test_each_payload_names_its_stage_as_a_one_value_enum(client):
         stage_schema = components[ref.rsplit("/", 1)[1]]["properties"]["stage"]
         enum_ref = stage_schema.get("$ref") or stage_schema["allOf"][0]["$ref"]
         assert components[enum_ref.rsplit("/", 1)[1]]["enum"] == [stage]
+
+
+@pytest.mark.django_db
+def test_every_answer_with_a_body_states_its_type_binary_ones_as_bytes(client):
+    """A 2xx answer without a schema (the export's zip was one) or with a wildcard type (``image/*``) gives a
+    generated client ``None``; the binary types are the ones the client configuration reads as bytes."""
+    schema = served_schema(client)
+    binary, bodiless = set(), []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for code, answer in operation["responses"].items():
+                content = answer.get("content", {})
+                if code.startswith("2") and code != "204" and not all("schema" in m for m in content.values()):
+                    bodiless.append(f"{method} {path} {code}")
+                binary |= {(path, media) for media, m in content.items() if m["schema"].get("format") == "binary"}
+    assert bodiless == []
+    screen = "/api/projects/{slug}/screens/{rico_id}"
+    assert binary == {
+        (f"{screen}/image/", "image/png"),
+        (f"{screen}/image/", "image/jpeg"),
+        (f"{screen}/overlay/", "image/jpeg"),
+        ("/api/release-jobs/{job_id}/download/", "application/zip"),
+    }
+    credentials = schema["paths"]["/api/member-jobs/{job_id}/credentials/"]["post"]["responses"]["200"]
+    assert credentials["content"] == {"text/csv": {"schema": {"type": "string"}}}  # text: a client reads a str
+    overrides = yaml.safe_load(CLIENT_CONFIG.read_text())["content_type_overrides"]
+    assert {media for _, media in binary} == {m for m, as_ in overrides.items() if as_ == "application/octet-stream"}
