@@ -18,7 +18,14 @@ from typing import Any
 from annotation.models import Project
 
 from .atomic import HashingWriter, atomic_writer
-from .records import SPLITS, ReleaseRecord, release_image_path, release_records
+from .records import (
+    SPLITS,
+    ReleaseRecord,
+    release_image_id,
+    release_image_ids_as_text,
+    release_image_path,
+    release_records,
+)
 
 Progress = Callable[[int], None]
 PROGRESS_EVERY = 1000
@@ -112,20 +119,23 @@ def _write_splits(
 
 def write_screenqa(*, project: Project, out_dir: Path, progress: Progress | None = None) -> WrittenFiles:
     """``answers_and_bboxes/<split>.json`` and ``short_answers/<split>.json``: the same
-    (image, question) pairs in the same order, one ``ground_truth`` item per kept answer."""
+    (image, question) pairs in the same order, one ``ground_truth`` item per kept answer.
+    ``image_id``: the release's integers, or strings throughout when the export holds a trace screen."""
+    as_text = release_image_ids_as_text(project=project)
 
     def write(record: ReleaseRecord, sinks: list[Any], split: str) -> None:
         answers, short = sinks
+        image_id = release_image_id(record.rico_id, as_text=as_text)
         answers.add(
             {
-                "image_id": record.image_id,
+                "image_id": image_id,
                 "image_width": record.width,
                 "image_height": record.height,
                 "question": record.question,
                 "ground_truth": record.ground_truth,
             }
         )
-        short.add({"image_id": record.image_id, "question": record.question, "ground_truth": record.short_answers})
+        short.add({"image_id": image_id, "question": record.question, "ground_truth": record.short_answers})
 
     return _write_splits(
         project=project,
@@ -162,7 +172,8 @@ def write_docvqa(*, project: Project, out_dir: Path, progress: Progress | None =
     """DocVQA task-1 ground truth, one file per split (``train.json``, ``val.json``, ``test.json``).
 
     ``answers`` are the short answers (``<no answer>`` included as is); ``questionId`` is the
-    question's database id (stable for the project); ``image`` is a relative path.
+    question's database id (stable for the project); ``image`` is a relative path; ``image_id`` is
+    always the ``rico_id`` string (not a DocVQA field: its type need not follow the ScreenQA release's).
     """
 
     def write(record: ReleaseRecord, sinks: list[Any], split: str) -> None:
@@ -171,7 +182,7 @@ def write_docvqa(*, project: Project, out_dir: Path, progress: Progress | None =
                 "questionId": record.question_id,
                 "question": record.question,
                 "image": release_image_path(record.rico_id, record.image_name),
-                "image_id": record.image_id,
+                "image_id": release_image_id(record.rico_id, as_text=True),
                 "answers": record.short_answers,
                 "data_split": DOCVQA_SPLIT[split],
             }
