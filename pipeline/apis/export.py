@@ -19,7 +19,7 @@ from annotation.apis.errors import ErrorSerializer
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from pipeline.apis.jobs import JobOutputSerializer
 from pipeline.release.export.jobs import release_export_download_get, release_export_jobs, release_export_start
-from pipeline.release.export.service import FORMATS
+from pipeline.release.export.writers import EXPORT_FORMATS
 
 
 class ExportListStartApi(APIView):
@@ -32,7 +32,9 @@ class ExportListStartApi(APIView):
 
     @extend_schema_serializer(component_name="ExportStartInput")
     class InputSerializer(serializers.Serializer):
-        format = serializers.ChoiceField(choices=FORMATS, default="screenqa")
+        format = serializers.ChoiceField(
+            choices=[(key, fmt.label) for key, fmt in EXPORT_FORMATS.items()], default="screenqa"
+        )
 
     @extend_schema(responses={200: JobOutputSerializer(many=True)})
     def get(self, request: Request, slug: str) -> Response:

@@ -1,5 +1,5 @@
 """Every export format loads with Hugging Face ``datasets``, as dataset owners load it: offline (no hub),
-every split, one type per column.
+every split, one type per column; the image-folder export with its screenshots.
 
 ``datasets`` is in requirements-dev.txt; where it does not install the tests skip and say so."""
 
@@ -77,8 +77,12 @@ def load_jsonl(out: Path, tmp_path: Path) -> dict[str, Any]:
     return {"records": load(tmp_path, "json", data_files={s: str(out / f"{s}.jsonl") for s in SPLITS})}
 
 
+def load_imagefolder(out: Path, tmp_path: Path) -> dict[str, Any]:
+    return {"images": load(tmp_path, "imagefolder", data_dir=str(out))}
+
+
 # How a dataset owner loads each format; a format missing here fails the test below.
-LOADERS = {"screenqa": load_screenqa, "docvqa": load_docvqa, "jsonl": load_jsonl}
+LOADERS = {"screenqa": load_screenqa, "docvqa": load_docvqa, "jsonl": load_jsonl, "imagefolder": load_imagefolder}
 
 
 def test_every_format_has_a_loader():
@@ -99,3 +103,20 @@ def test_every_export_loads_with_datasets(release, tmp_path, fmt):
         for column in ("image_id", "screen_id"):
             if column in loaded["train"].features:
                 assert loaded["train"].features[column].dtype == "string", (name, column)
+
+
+def test_the_image_folder_export_loads_with_its_screenshots(release, tmp_path):
+    # When exported as an image folder and loaded from where it lies (not the working directory)
+    out = tmp_path / "export"
+    release_export(project=release, out_dir=out, fmt="imagefolder")
+    loaded = load_imagefolder(out, tmp_path)["images"]
+    # Then each row carries its screenshot (decoded), with the question and its answers
+    rows = {row["question"]: row for row in loaded["train"]}
+    assert set(rows) == {"What is it?", "How long?", "Which exercise?"}
+    trace = rows["Which exercise?"]
+    assert trace["image"].size == (54, 96)  # the trace screen's own file (the factory's 1/10 size)
+    assert trace["screen_id"] == "com.app:trace_1:2" and trace["short_answers"] == ["Squat"]
+    assert rows["What is it?"]["image"].size == (108, 192)
+    assert rows["What is it?"]["ground_truth"][0]["ui_elements"][0]["vh_index"] == 4
+    assert rows["How long?"]["ground_truth"] == [{"full_answer": "", "ui_elements": []}]
+    assert {row["screen_id"] for row in loaded["validation"]} == {"5"}
