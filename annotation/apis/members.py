@@ -95,7 +95,9 @@ class MemberListApi(APIView):
 
     class MemberAddInSerializer(serializers.Serializer):
         username = serializers.CharField(max_length=150, help_text="the name in this project: <slug>/<username>")
-        email = serializers.EmailField(required=False, allow_blank=True, default="")
+        # No default: "" is not an e-mail address, so a schema stating it as the default is invalid
+        # OpenAPI (openapi-spec-validator); a body without it gets the service's "".
+        email = serializers.EmailField(required=False, allow_blank=True)
         role = serializers.ChoiceField(choices=Role.choices, default=Role.ANNOTATOR)
         in_answer_pool = serializers.BooleanField(default=False)
 
@@ -195,7 +197,7 @@ class InvitationCreateApi(APIView):
     permission_classes = [IsAuthenticated]
 
     class InvitationInSerializer(serializers.Serializer):
-        email = serializers.EmailField(required=False, allow_blank=True, default="")
+        email = serializers.EmailField(required=False, allow_blank=True)  # no default: as MemberAddInSerializer
         username = serializers.CharField(
             required=False, allow_blank=True, default="", max_length=150, help_text="for this existing account only"
         )

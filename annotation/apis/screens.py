@@ -127,7 +127,13 @@ class ScreenImageApi(APIView):
     @extend_schema(
         operation_id="screen_image",
         summary="The screenshot",
-        responses={(200, "image/*"): OpenApiTypes.BINARY, 304: None, **ERRORS},
+        # the importer takes .jpg and .png screenshots: these are the two types the bytes come as
+        responses={
+            (200, "image/png"): OpenApiTypes.BINARY,
+            (200, "image/jpeg"): OpenApiTypes.BINARY,
+            304: None,
+            **ERRORS,
+        },
         tags=["screens"],
     )
     def get(self, request: Request, slug: str, rico_id: str) -> HttpResponseBase:

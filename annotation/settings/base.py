@@ -286,6 +286,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The stage enum keeps its name beside the payloads' one-value ``stage`` enums (pipeline/stages/wire.py).
+    "ENUM_NAME_OVERRIDES": {"StageEnum": "annotation.models.Stage.values"},
     # every operation documents its error answers (annotation/apis/errors.py)
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -16,20 +16,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation.permissions import project_get_for_lead
 from frontend.jobs import job_display
 from pipeline.release.export.jobs import release_export_job_get_for_lead, release_export_jobs, release_export_start
-from pipeline.release.export.service import FORMATS
+from pipeline.release.export.writers import EXPORT_FORMATS
 
 from .core import domain_errors_as_http
-
-FORMAT_LABELS = {
-    "screenqa": "ScreenQA public format (answers_and_bboxes + short_answers)",
-    "docvqa": "DocVQA task 1 ground truth",
-    "jsonl": "JSON Lines, one record per question",
-}
 
 
 class ExportForm(forms.Form):
     format = forms.ChoiceField(
-        choices=[(f, FORMAT_LABELS[f]) for f in FORMATS], initial="screenqa", widget=forms.RadioSelect
+        choices=[(key, fmt.label) for key, fmt in EXPORT_FORMATS.items()], initial="screenqa", widget=forms.RadioSelect
     )
 
 

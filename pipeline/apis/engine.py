@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.serializers import PolymorphicProxySerializerExtension
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -66,8 +67,23 @@ NEXT_PAYLOAD = PolymorphicProxySerializer(
     serializers={name: stage.payload_serializer for name, stage in stages().items()},
     resource_type_field_name="stage",
 )
-# A submit's body: the one of the assignment's stage.
-SUBMIT_BODY = PolymorphicProxySerializer(
+
+
+class AnyOfProxySerializer(PolymorphicProxySerializer):
+    """Documents a union whose members may overlap as ``anyOf`` (drf-spectacular's proxy says ``oneOf``)."""
+
+
+class AnyOfProxySerializerExtension(PolymorphicProxySerializerExtension):
+    target_class = f"{__name__}.AnyOfProxySerializer"
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
+        return {"anyOf": super().map_serializer(auto_schema, direction)["oneOf"]}
+
+
+# A submit's body: the one of the assignment's stage (the server knows which, so bodies carry no
+# ``stage``). ``anyOf``: a questions-1 body is also a valid questions-2 body (``flags`` is optional),
+# so under ``oneOf`` (exactly one match) a validating client or proxy refused every questions-1 body.
+SUBMIT_BODY = AnyOfProxySerializer(
     component_name="SubmitBody",
     serializers=_unique([stage.submit_serializer for stage in stages().values()]),
     resource_type_field_name=None,

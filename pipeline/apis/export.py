@@ -8,6 +8,7 @@ stale export run again, through the job API (``pipeline.apis.jobs``: ``/api/rele
 from __future__ import annotations
 
 from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -18,7 +19,7 @@ from annotation.apis.errors import ErrorSerializer
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from pipeline.apis.jobs import JobOutputSerializer
 from pipeline.release.export.jobs import release_export_download_get, release_export_jobs, release_export_start
-from pipeline.release.export.service import FORMATS
+from pipeline.release.export.writers import EXPORT_FORMATS
 
 
 class ExportListStartApi(APIView):
@@ -31,7 +32,9 @@ class ExportListStartApi(APIView):
 
     @extend_schema_serializer(component_name="ExportStartInput")
     class InputSerializer(serializers.Serializer):
-        format = serializers.ChoiceField(choices=FORMATS, default="screenqa")
+        format = serializers.ChoiceField(
+            choices=[(key, fmt.label) for key, fmt in EXPORT_FORMATS.items()], default="screenqa"
+        )
 
     @extend_schema(responses={200: JobOutputSerializer(many=True)})
     def get(self, request: Request, slug: str) -> Response:
@@ -58,7 +61,7 @@ class ExportDownloadApi(APIView):
 
     @extend_schema(
         responses={
-            (200, "application/zip"): OpenApiResponse(description="the release zip"),
+            (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="the release zip"),
             409: OpenApiResponse(
                 ErrorSerializer, description="the export has not finished (`status` says where it is)"
             ),

@@ -24,6 +24,7 @@ from annotation.apis.errors import ErrorSerializer
 from annotation.models import ImportJob, Job, JobStatus, MemberJob, ReleaseJob
 from annotation.permissions import IsAuthenticated
 from pipeline.jobs.lifecycle import job_get_for_lead, job_is_stale, job_rerun
+from pipeline.release.export.service import FORMATS
 
 # The URL names of each table's endpoints.
 ROUTES: dict[type[Job], dict[str, str]] = {
@@ -99,7 +100,7 @@ class JobOutputSerializer(serializers.Serializer):
         help_text="imports: the importer's summary (imported, already present, rejected with reasons)",
     )
     # release jobs
-    format = serializers.CharField(required=False, help_text="exports: screenqa, docvqa or jsonl")
+    format = serializers.CharField(required=False, help_text=f"exports: {', '.join(FORMATS)}")
     download_url = _DownloadUrlField()
     # member jobs
     downloaded_at = serializers.DateTimeField(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -86,7 +87,7 @@ class MemberJobCredentialsApi(APIView):
         request=None,
         responses={
             (200, "text/csv"): OpenApiResponse(
-                description="username,password,token,role,in_answer_pool; one row per new account"
+                OpenApiTypes.STR, description="username,password,token,role,in_answer_pool; one row per new account"
             ),
             409: OpenApiResponse(ErrorSerializer, description="the job has not finished"),
             410: OpenApiResponse(ErrorSerializer, description="downloaded already (credentials are shown once)"),

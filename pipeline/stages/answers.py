@@ -57,6 +57,7 @@ from .wire import (
     StrictSerializer,
     TextField,
     WholeNumberField,
+    stage_name_field,
 )
 
 ELEMENTS_MAX = 50
@@ -186,6 +187,7 @@ class AnswersSubmitSerializer(StrictSerializer):
 
 
 class AnswersPayloadSerializer(AssignmentPayloadSerializer):
+    stage = stage_name_field(Stage.ANSWERS)
     question = QuestionBriefSerializer(help_text="the question to answer")
 
 

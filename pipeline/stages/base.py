@@ -54,7 +54,8 @@ class StageDefinition:
     unit: ClassVar[Unit]
     queue_inputs: ClassVar[tuple[str, ...]] = ()
     submit_serializer: ClassVar[type[serializers.Serializer]]
-    payload_serializer: ClassVar[type[AssignmentPayloadSerializer]] = AssignmentPayloadSerializer
+    # its own, with ``stage = wire.stage_name_field(name)`` (the registry checks it)
+    payload_serializer: ClassVar[type[AssignmentPayloadSerializer]]
     template: ClassVar[str]
     controller: ClassVar[str]
     # How the page's screenshot viewer starts: VH labels drawn, plain drag pans, boxes shown.

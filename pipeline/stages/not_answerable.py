@@ -54,7 +54,7 @@ from .base import (
 from .questions import questions_create, questions_drop
 from .split import split_bucket
 from .units import SCREEN
-from .wire import AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField
+from .wire import AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField, stage_name_field
 
 SAMPLE_MAX = 5000
 
@@ -69,6 +69,7 @@ class NotAnswerableSubmitSerializer(StrictSerializer):
 
 
 class NotAnswerablePayloadSerializer(AssignmentPayloadSerializer):
+    stage = stage_name_field(Stage.NOT_ANSWERABLE)
     previous_questions = QuestionBriefSerializer(many=True, help_text="the screen's questions so far")
 
 

@@ -48,7 +48,7 @@ from pipeline.release.decide import REASON_NON_ENGLISH_APP
 
 from .base import StageDefinition, crowd_share, form_flag, form_text, live_q, taken_by_user_q
 from .units import SCREEN
-from .wire import NOTE_MAX, FlagField, StrictSerializer, TextField
+from .wire import NOTE_MAX, AssignmentPayloadSerializer, FlagField, StrictSerializer, TextField, stage_name_field
 
 REASON_NON_ENGLISH = "non_english"
 REASON_OUT_OF_SYNC = "vh_out_of_sync"
@@ -76,6 +76,10 @@ class PrefilterSubmitSerializer(StrictSerializer):
     note = TextField(max_length=NOTE_MAX, required=False, allow_blank=True, default="")
 
 
+class PrefilterPayloadSerializer(AssignmentPayloadSerializer):
+    stage = stage_name_field(Stage.PREFILTER)
+
+
 class Prefilter(StageDefinition):
     name = Stage.PREFILTER
     label = "Pre-filtering"
@@ -83,6 +87,7 @@ class Prefilter(StageDefinition):
     unit = SCREEN
     queue_inputs = ("prefilter_judgments",)  # one judge or several: two different queries
     submit_serializer = PrefilterSubmitSerializer
+    payload_serializer = PrefilterPayloadSerializer
     template = "frontend/workspace/prefilter.html"
     controller = "prefilter"
     viewer = {"labels": True, "drag_pans": True, "boxes": True}

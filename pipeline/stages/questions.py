@@ -45,7 +45,14 @@ from .base import (
 )
 from .split import screen_questions_finalize
 from .units import SCREEN
-from .wire import TEXT_MAX, AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField
+from .wire import (
+    TEXT_MAX,
+    AssignmentPayloadSerializer,
+    QuestionBriefSerializer,
+    StrictSerializer,
+    TextField,
+    stage_name_field,
+)
 
 QUESTION_TEMPLATES = [
     'What does "{t}" say?',
@@ -144,10 +151,12 @@ class QuestionsPass2SubmitSerializer(QuestionsSubmitSerializer):
 
 
 class QuestionsPass1PayloadSerializer(AssignmentPayloadSerializer):
+    stage = stage_name_field(Stage.QUESTIONS_1)
     max_questions = serializers.IntegerField(help_text="the cap of this pass")
 
 
 class QuestionsPass2PayloadSerializer(QuestionsPass1PayloadSerializer):
+    stage = stage_name_field(Stage.QUESTIONS_2)
     previous_questions = QuestionBriefSerializer(many=True, help_text="the screen's pass-1 questions")
 
 

@@ -13,6 +13,7 @@ import pkgutil
 from functools import cache
 
 from django.core.exceptions import ImproperlyConfigured
+from rest_framework import serializers
 
 from annotation.exceptions import ApplicationError, NotFoundError
 from annotation.models import Stage
@@ -50,8 +51,23 @@ def stages() -> dict[str, StageDefinition]:
         raise ImproperlyConfigured(
             f"Stages without a definition: {sorted(missing)}; not in the Stage enum: {sorted(unknown)}"
         )
+    for name, definition in found.items():
+        _check_wire(name, definition)
     UNIT_OF_STAGE.update({name: definition.unit for name, definition in found.items()})
     return {name: found[name] for name in Stage.values}
+
+
+def _check_wire(name: str, definition: StageDefinition) -> None:
+    """A stage declares its own wire format: a submit serializer, and a payload serializer whose
+    ``stage`` is ``wire.stage_name_field(name)`` (a one-value enum: how clients tell payloads apart)."""
+    payload = getattr(definition, "payload_serializer", None)
+    stage_field = getattr(payload, "_declared_fields", {}).get("stage")
+    if getattr(definition, "submit_serializer", None) is None or payload is None:
+        raise ImproperlyConfigured(f"Stage {name!r} declares no submit_serializer or payload_serializer.")
+    if not isinstance(stage_field, serializers.ChoiceField) or list(stage_field.choices) != [name]:
+        raise ImproperlyConfigured(
+            f"Stage {name!r}: {payload.__name__} must declare stage = stage_name_field({name!r})."
+        )
 
 
 def stage_filter(value: str | None) -> str | None:

@@ -36,7 +36,14 @@ from pipeline.quality.standing import review_recorded
 from .base import StageDefinition, form_text, live_q, question_brief, submission_lines, taken_by_user_q
 from .registry import stage_get
 from .units import SUBMISSION
-from .wire import NOTE_MAX, AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField
+from .wire import (
+    NOTE_MAX,
+    AssignmentPayloadSerializer,
+    QuestionBriefSerializer,
+    StrictSerializer,
+    TextField,
+    stage_name_field,
+)
 
 
 class ReviewSubmitSerializer(StrictSerializer):
@@ -70,6 +77,7 @@ class ReviewedSerializer(serializers.Serializer):
 
 
 class ReviewPayloadSerializer(AssignmentPayloadSerializer):
+    stage = stage_name_field(Stage.REVIEW)
     reviewed = ReviewedSerializer()
 
 

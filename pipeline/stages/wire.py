@@ -184,12 +184,21 @@ class QuestionBriefSerializer(serializers.Serializer):
     text = serializers.CharField()
 
 
+def stage_name_field(name: str) -> serializers.ChoiceField:
+    """A payload's ``stage``: its stage's name, the one value it can have. The schema shows it as
+    a one-value enum, so that the payloads of ``next`` are a discriminated union a generated client
+    tells apart by their content (one typed model per stage), not only by the discriminator."""
+    return serializers.ChoiceField(choices=[str(name)], help_text="the stage (tells the payloads apart)")
+
+
+# Each stage declares its own payload (``StageDefinition.payload_serializer``): this class with
+# ``stage = stage_name_field(<its name>)`` (the registry checks it) and the stage's own fields.
 class AssignmentPayloadSerializer(serializers.Serializer):
-    """What every stage's ``next`` (and ``GET /api/assignments/<id>/``) returns; a stage's
-    payload serializer adds its own fields."""
+    """What ``next`` (and ``GET /api/assignments/<id>/``) returns for one stage: ``stage`` names
+    the stage (one value per payload), the other fields are the work."""
 
     id = serializers.IntegerField()
-    stage = serializers.CharField()
+    stage: serializers.Field = serializers.CharField()  # each stage's: stage_name_field
     status = serializers.CharField()
     lease_expires_at = serializers.DateTimeField()
     screen = ScreenPayloadSerializer()

@@ -74,6 +74,17 @@ def test_failed_export_shows_its_error(data, lead, client):
     assert b"The export failed." in page.content and b"disk full" in page.content
 
 
+def test_the_page_offers_every_format_with_its_label(data, lead, client):
+    # the formats are one table (writer and label): the page shows each, the image folder included
+    from pipeline.release.export.writers import EXPORT_FORMATS
+
+    login(client, lead)
+    page = client.get(reverse("frontend:exports", kwargs={"slug": data.slug})).content.decode()
+    for key, fmt in EXPORT_FORMATS.items():
+        assert f'value="{key}"' in page and fmt.label in page, key
+    assert 'value="imagefolder"' in page
+
+
 def test_bad_format_shows_the_form_again(data, lead, client):
     login(client, lead)
     response = client.post(reverse("frontend:exports", kwargs={"slug": data.slug}), {"format": "csv"})

@@ -1,4 +1,4 @@
-"""python manage.py export_release --project SLUG --out DIR [--format screenqa|docvqa|jsonl]"""
+"""python manage.py export_release --project SLUG --out DIR [--format screenqa|docvqa|jsonl|imagefolder]"""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from typing import IO
 
 
 class HashingWriter:
-    """Text sink that encodes to UTF-8, writes in large blocks and hashes the bytes written."""
+    """Sink that writes text (encoded to UTF-8) or bytes in large blocks and hashes the bytes written."""
 
     def __init__(self, raw: IO[bytes], *, buffer_size: int = 1 << 20) -> None:
         self._raw = raw
@@ -32,7 +32,9 @@ class HashingWriter:
         self.size = 0
 
     def write(self, text: str) -> None:
-        data = text.encode("utf-8")
+        self.write_bytes(text.encode("utf-8"))
+
+    def write_bytes(self, data: bytes) -> None:
         self._parts.append(data)
         self._pending += len(data)
         if self._pending >= self._buffer_size:

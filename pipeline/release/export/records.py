@@ -3,7 +3,8 @@
 Every decision about the public format that the ScreenQA release does not spell
 out lives in exactly one function here (see ``docs/formats.md``):
 
-* :func:`release_image_id` - the ``image_id`` of a screen;
+* :func:`release_image_id` - the ``image_id`` of a screen, and :func:`release_image_ids_as_text` - whether
+  an export writes every one of them as a string (one type per field);
 * :func:`release_image_path` - the relative image path of the DocVQA / JSONL formats;
 * :func:`release_question_text` - which text of a question is released;
 * :func:`release_element` - one ``ui_elements`` item (``vh_index`` -1 for drawn boxes);
@@ -33,13 +34,26 @@ _NUMERIC = re.compile(r"^[0-9]{1,18}$")
 CHUNK_SIZE = 1000
 
 
-def release_image_id(rico_id: str) -> int | str:
+def release_image_id(rico_id: str, *, as_text: bool = False) -> int | str:
     """RICO ids are integers in the release; trace screens (``<app>:trace_<n>:<k>``) keep their string id.
 
-    A made-up integer could collide with a real RICO id, so non-numeric ids stay strings
-    (the manifest counts them as ``non_numeric_image_ids``).
+    A made-up integer could collide with a real RICO id, so non-numeric ids stay strings (the manifest
+    counts them as ``non_numeric_image_ids``). A file holds one type per field (Arrow-based loaders such
+    as ``datasets`` refuse a column of integers and strings), so an export that holds a trace screen
+    writes *every* ``image_id`` as its ``rico_id`` string: ``as_text``, from
+    :func:`release_image_ids_as_text`.
     """
-    return int(rico_id) if _NUMERIC.match(rico_id) else rico_id
+    return int(rico_id) if _NUMERIC.match(rico_id) and not as_text else rico_id
+
+
+def release_image_ids_as_text(*, project: Project) -> bool:
+    """Whether an export of ``project`` holds a screen without a RICO id (a trace screen): then all its
+    ``image_id``s are strings. A project of RICO screens only keeps the release's integers, byte for byte."""
+    return (
+        Screen.objects.filter(project=project, split__in=SPLITS, questions__state=QuestionState.KEPT)
+        .exclude(rico_id__regex=_NUMERIC.pattern)
+        .exists()
+    )
 
 
 def release_image_path(rico_id: str, image_name: str) -> str:

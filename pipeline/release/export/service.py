@@ -11,9 +11,9 @@ from annotation.models import Project, Question, QuestionState
 
 from .manifest import manifest_build, manifest_write
 from .records import SPLITS
-from .writers import WRITERS, Progress
+from .writers import EXPORT_FORMATS, Progress
 
-FORMATS = tuple(WRITERS)
+FORMATS = tuple(EXPORT_FORMATS)
 
 
 def release_question_count(*, project: Project) -> int:
@@ -31,13 +31,13 @@ def release_export(
     export. Idempotent: unchanged data gives
     byte-identical files.
     """
-    if fmt not in WRITERS:
+    if fmt not in EXPORT_FORMATS:
         raise ApplicationError(f"Unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}.", field="format")
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ApplicationError(f"{out_dir} exists and is not a folder.", field="out")
     with session.read_only_snapshot():
-        written = WRITERS[fmt](project=project, out_dir=out_dir, progress=progress)
+        written = EXPORT_FORMATS[fmt].write(project=project, out_dir=out_dir, progress=progress)
         manifest = manifest_build(project=project, fmt=fmt, written=written)
     manifest_write(out_dir=out_dir, manifest=manifest)
     return manifest

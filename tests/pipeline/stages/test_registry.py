@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.staticfiles import finders
+from django.core.exceptions import ImproperlyConfigured
 from django.template.loader import get_template
 from rest_framework.test import APIClient
 
@@ -17,7 +18,9 @@ from annotation.models import Stage
 from devtools.crowd import crowd_screens_create, crowd_simulate
 from pipeline.stages import project_progress, stages
 from pipeline.stages.base import StageDefinition
+from pipeline.stages.registry import _check_wire
 from pipeline.stages.units import Unit
+from pipeline.stages.wire import AssignmentPayloadSerializer, stage_name_field
 from tests.conftest import login
 
 pytestmark = pytest.mark.django_db
@@ -52,13 +55,39 @@ def test_the_schema_shows_every_stage_body_and_payload(project, lead):
     components = schema["components"]["schemas"]
     submit = schema["paths"]["/api/assignments/{assignment_id}/submit/"]["post"]
     body = submit["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
-    bodies = {ref["$ref"].rsplit("/", 1)[1] for ref in components[body]["oneOf"]}
+    bodies = {ref["$ref"].rsplit("/", 1)[1] for ref in components[body]["anyOf"]}
     nxt = schema["paths"]["/api/projects/{slug}/stages/{stage}/next/"]["post"]["responses"]["200"]
     payload = nxt["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
     payloads = components[payload]["discriminator"]["mapping"]
     for name, stage in stages().items():
         assert any(b.startswith(stage.submit_serializer.__name__.removesuffix("Serializer")) for b in bodies), name
         assert stage.payload_serializer.__name__.removesuffix("Serializer") in payloads[name], name
+
+
+def test_a_stage_payload_must_name_its_stage():
+    # a payload whose ``stage`` is free text (or another stage's) would not tell clients which it is
+    class Loose(AssignmentPayloadSerializer):
+        pass
+
+    class Borrowed(AssignmentPayloadSerializer):
+        stage = stage_name_field("answers")
+
+    class Own(AssignmentPayloadSerializer):
+        stage = stage_name_field("prefilter")
+
+    stage = stages()["prefilter"]
+    for payload in (Loose, Borrowed):
+        stage.payload_serializer = payload
+        try:
+            with pytest.raises(ImproperlyConfigured, match="stage_name_field"):
+                _check_wire("prefilter", stage)
+        finally:
+            del stage.payload_serializer  # back to the class's own
+    stage.payload_serializer = Own
+    try:
+        _check_wire("prefilter", stage)
+    finally:
+        del stage.payload_serializer
 
 
 def test_the_crowd_drives_every_stage_and_every_claim_is_compiled(project):

@@ -73,6 +73,21 @@ def test_the_same_data_gives_the_same_zip_bytes(data, lead, api_client, django_c
     assert first == second
 
 
+def test_the_image_folder_export_ships_the_screenshots(data, lead, api_client, django_capture_on_commit_callbacks):
+    login(api_client, lead)
+    # the API lists the format (the schema's enum) ...
+    schema = api_client.get("/api/schema/?format=json").json()
+    assert "imagefolder" in schema["components"]["schemas"]["FormatEnum"]["enum"]
+    # ... and an export in it holds the split's metadata and the screenshot it names
+    job = start(api_client, data.slug, {"format": "imagefolder"}, django_capture_on_commit_callbacks).data
+    download = api_client.get(reverse("api-release-job-download", kwargs={"job_id": job["id"]}))
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(download.streaming_content)))
+    assert sorted(archive.namelist()) == ["manifest.json", "validation/images/31.png", "validation/metadata.jsonl"]
+    (row,) = [json.loads(line) for line in archive.read("validation/metadata.jsonl").splitlines()]
+    assert row["file_name"] == "images/31.png" and row["screen_id"] == "31"
+    assert archive.read("validation/images/31.png") == ReleaseJob.objects.get().project.screens.get().image.read()
+
+
 def test_unknown_format_is_a_400_and_starts_nothing(data, lead, api_client, django_capture_on_commit_callbacks):
     login(api_client, lead)
     response = start(api_client, data.slug, {"format": "csv"}, django_capture_on_commit_callbacks)

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from annotation.exceptions import ApplicationError
+from annotation.models import Question
 from pipeline.release.export.atomic import file_sha256
 from pipeline.release.export.records import release_records
 from pipeline.release.export.service import release_export
@@ -77,11 +78,16 @@ def release(project):
     return project
 
 
+TRACE = "com.app:trace_1:2"
+
+
 def test_screenqa_files_are_the_exact_public_format(release, tmp_path):
+    # Given a project of RICO screens only (the trace screen's question is not released)
+    Question.objects.filter(screen__rico_id=TRACE).delete()
     # When the project is exported in the ScreenQA format
     release_export(project=release, out_dir=tmp_path, fmt="screenqa")
-    # Then validation holds the kept questions sorted by numeric image_id, then by question
-    # position; trace ids come last as strings; one ground_truth item per kept answer.
+    # Then validation holds the kept questions sorted by numeric image_id (integers, as in the
+    # release), then by question position; one ground_truth item per kept answer.
     box = [424, 1078, 852, 1117]
     expected = [
         {
@@ -119,13 +125,6 @@ def test_screenqa_files_are_the_exact_public_format(release, tmp_path):
                 {"full_answer": "128 bits.", "ui_elements": [{"bounds": [1, 2, 30, 40], "text": "128", "vh_index": 7}]}
             ],
         },
-        {
-            "image_id": "com.app:trace_1:2",
-            "image_width": 1080,
-            "image_height": 1920,
-            "question": "What is the title?",
-            "ground_truth": [{"full_answer": "", "ui_elements": []}],
-        },
     ]
     raw = (tmp_path / "answers_and_bboxes" / "validation.json").read_bytes()
     assert raw == json.dumps(expected).encode()
@@ -134,12 +133,33 @@ def test_screenqa_files_are_the_exact_public_format(release, tmp_path):
         {"image_id": 5, "question": "What is the price?", "ground_truth": ["$3"]},
         {"image_id": 31, "question": "From whom are you protected?", "ground_truth": ["unauthorized transactions"]},
         {"image_id": 31, "question": "How many bits are used?", "ground_truth": ["128"]},
-        {"image_id": "com.app:trace_1:2", "question": "What is the title?", "ground_truth": ["<no answer>"]},
     ]
     assert (tmp_path / "short_answers" / "test.json").read_bytes() == b"[]"
     assert json.loads((tmp_path / "answers_and_bboxes" / "train.json").read_text())[0]["ground_truth"][0][
         "ui_elements"
     ][1] == {"bounds": [33, 483, 939, 540], "text": "2014", "vh_index": 15}
+
+
+def test_an_export_with_a_trace_screen_writes_every_image_id_as_a_string(release, tmp_path):
+    # When a project that holds a trace screen (no RICO id) is exported in the ScreenQA format
+    release_export(project=release, out_dir=tmp_path, fmt="screenqa")
+    # Then every image_id of every file is a string (one type per field: loaders need it), the trace
+    # screen's last, in the same order as with integers
+    ids = {}
+    for kind in ("answers_and_bboxes", "short_answers"):
+        for split in ("train", "validation", "test"):
+            ids[kind, split] = [e["image_id"] for e in json.loads((tmp_path / kind / f"{split}.json").read_text())]
+    assert ids["answers_and_bboxes", "validation"] == ["5", "31", "31", TRACE]
+    assert ids["short_answers", "validation"] == ids["answers_and_bboxes", "validation"]
+    assert ids["answers_and_bboxes", "train"] == ["37374"]  # another split: the same type
+
+
+def test_docvqa_image_ids_are_always_strings(release, tmp_path):
+    # When a project with RICO screens and a trace screen is exported as DocVQA
+    release_export(project=release, out_dir=tmp_path, fmt="docvqa")
+    # Then image_id is the rico_id string in every entry (a mix broke datasets.load_dataset: ArrowInvalid)
+    data = json.loads((tmp_path / "val.json").read_text())["data"]
+    assert [d["image_id"] for d in data] == ["5", "31", "31", TRACE]
 
 
 def test_manifest_counts_settings_agreement_drops_and_hashes(release, tmp_path):
