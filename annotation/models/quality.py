@@ -124,9 +124,7 @@ class Review(models.Model):
         Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="withdrawn_reviews"
     )
     withdrawn_reason = models.CharField(max_length=32, blank=True)
-    withdrawn_by = models.ForeignKey(
-        "QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    withdrawn_by = models.ForeignKey("QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     assignment = models.OneToOneField(
         Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="review_given"
     )

@@ -169,9 +169,7 @@ class PrefilterJudgment(models.Model):
     # decision, not in its app's language votes (pipeline.stages.prefilter).
     withdrawn_reason = models.CharField(max_length=32, blank=True)
     # The quality decision that withdrew it (a lead who overturns that decision brings it back).
-    withdrawn_by = models.ForeignKey(
-        "QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    withdrawn_by = models.ForeignKey("QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -215,9 +213,7 @@ class Question(models.Model):
     # (where it returns when that is undone).
     dropped_from = models.CharField(max_length=12, choices=QuestionState.choices, blank=True)
     # The quality decision (a pause, a failed qualification by review) that dropped it, if one did.
-    withdrawn_by = models.ForeignKey(
-        "QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    withdrawn_by = models.ForeignKey("QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # Pass 2's writer may flag a pass-1 question with a writing rule it breaks (a code of the
     # questions stage's ``review_reasons``): feedback that counts in the pass-1 writer's quality.
     flag_reason = models.CharField(max_length=32, blank=True, help_text="pass 2's flag: the writing rule broken")
@@ -273,9 +269,7 @@ class Answer(models.Model):
     kept = models.BooleanField(default=True)
     drop_reason = models.CharField(max_length=255, blank=True)
     # The quality decision (a pause) that withdrew it, if one did.
-    withdrawn_by = models.ForeignKey(
-        "QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    withdrawn_by = models.ForeignKey("QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
