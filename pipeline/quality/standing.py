@@ -78,6 +78,8 @@ RULES = {
     "no-gold": "no gold items left for the qualification",
 }
 LEAD_ACTIONS = {"reinstate": "lead-reinstate", "pause": "lead-pause", "requalify": "lead-requalify"}
+# The decisions of a qualification by review (reopened when a review they counted is withdrawn).
+REVIEW_DECISIONS = ("review-qualified", "review-not-qualified")
 
 
 @dataclass(frozen=True)
@@ -551,9 +553,6 @@ def review_qualifications_reopen(*, withdrawn: list[tuple[Assignment, datetime]]
         event(standing=standing, rule="review-reopened", before=before, figures=figures)
         reopened += 1
     return reopened
-
-
-REVIEW_DECISIONS = ("review-qualified", "review-not-qualified")
 
 
 def _last_event(standing: Standing) -> QualityEvent | None:

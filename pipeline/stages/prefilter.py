@@ -576,7 +576,8 @@ def _app_recheck_later(*, project_id: int, screen_ids: list[int]) -> None:
     """Check the language of the screens' apps again once the caller's transaction commits."""
     app_ids = sorted(set(Screen.objects.filter(pk__in=screen_ids).values_list("app_id", flat=True)))
     if app_ids:
-        transaction.on_commit(lambda: app_language_recheck(project_id=project_id, app_ids=app_ids))
+        # robust: a failure is logged and does not turn the committed pause into an error response
+        transaction.on_commit(lambda: app_language_recheck(project_id=project_id, app_ids=app_ids), robust=True)
 
 
 @transaction.atomic
