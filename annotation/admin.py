@@ -175,8 +175,9 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 @admin.register(models.PrefilterJudgment)
 class PrefilterJudgmentAdmin(admin.ModelAdmin):
-    list_display = ["screen", "annotator", "non_english_app", "vh_out_of_sync"]
-    raw_id_fields = ["assignment", "screen", "annotator"]
+    list_display = ["screen", "annotator", "non_english_app", "vh_out_of_sync", "withdrawn_reason"]
+    list_filter = ["withdrawn_reason"]
+    raw_id_fields = ["assignment", "screen", "annotator", "withdrawn_by"]
 
 
 class AnswerElementInline(admin.TabularInline):
@@ -249,10 +250,10 @@ class ControlResultAdmin(admin.ModelAdmin):
 
 @admin.register(models.Review)
 class ReviewAdmin(admin.ModelAdmin):
-    list_display = ["pk", "reviewed", "reviewer", "verdict", "reason", "created_at"]
-    list_filter = ["verdict", "reviewed__project", "reviewed__stage", "reason"]
+    list_display = ["pk", "reviewed", "reviewer", "verdict", "reason", "withdrawn_reason", "created_at"]
+    list_filter = ["verdict", "reviewed__project", "reviewed__stage", "reason", "withdrawn_reason"]
     search_fields = ["reviewer__username", "reviewed__annotator__username", "comment"]
-    raw_id_fields = ["reviewed", "assignment", "reviewer"]
+    raw_id_fields = ["reviewed", "withdrawn_from", "withdrawn_by", "assignment", "reviewer"]
 
 
 @admin.register(models.QualityEvent)

@@ -125,9 +125,20 @@ class ReviewVerdict(models.TextChoices):
 
 
 class Review(models.Model):
-    """A reviewer's verdict on one submission (the ``reviewed`` assignment)."""
+    """A reviewer's verdict on one submission (the ``reviewed`` assignment).
 
-    reviewed = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="review_of")
+    A review withdrawn by quality control (its reviewer was paused) lets go of the submission
+    (``reviewed`` empty, ``withdrawn_from`` names it), so the submission can be reviewed again;
+    the row stays for the record."""
+
+    reviewed = models.OneToOneField(
+        Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="review_of"
+    )
+    withdrawn_from = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="withdrawn_reviews"
+    )
+    withdrawn_reason = models.CharField(max_length=32, blank=True)
+    withdrawn_by = models.ForeignKey("QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     assignment = models.OneToOneField(
         Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="review_given"
     )
@@ -140,6 +151,11 @@ class Review(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(verdict="accepted") | ~Q(reason=""), name="review_rejection_has_reason"),
+            models.CheckConstraint(
+                condition=(Q(reviewed__isnull=False) & Q(withdrawn_from__isnull=True) & Q(withdrawn_reason=""))
+                | (Q(reviewed__isnull=True) & Q(withdrawn_from__isnull=False) & ~Q(withdrawn_reason="")),
+                name="review_standing_or_withdrawn",
+            ),
         ]
 
 

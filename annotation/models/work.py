@@ -95,10 +95,12 @@ class Assignment(models.Model):
                 | (~Q(stage="review") & Q(reviewed__isnull=True)),
                 name="assignment_reviewed_iff_review",
             ),
-            # One reviewer at a time, and one accepted review, per submission.
+            # One reviewer at a time per submission. One standing review per submission is
+            # ``Review.reviewed`` (one-to-one): a withdrawn review lets go of it, so the submission
+            # can be reviewed again while the withdrawn reviewer's assignment stays submitted.
             models.UniqueConstraint(
                 fields=["reviewed"],
-                condition=Q(status__in=["leased", "submitted"], stage="review"),
+                condition=Q(status="leased", stage="review"),
                 name="assignment_one_review",
             ),
             # A gold item at most once per annotator.
@@ -162,6 +164,12 @@ class PrefilterJudgment(models.Model):
     non_english_app = models.BooleanField()
     vh_out_of_sync = models.BooleanField()
     note = models.TextField(blank=True)
+    # Quality control took it back (a quality reason code of ``pipeline.release.decide``; blank: it
+    # counts). A withdrawn judgment stays for the record and counts nowhere: not in its screen's
+    # decision, not in its app's language votes (pipeline.stages.prefilter).
+    withdrawn_reason = models.CharField(max_length=32, blank=True)
+    # The quality decision that withdrew it (a lead who overturns that decision brings it back).
+    withdrawn_by = models.ForeignKey("QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -201,8 +209,11 @@ class Question(models.Model):
     answers_needed = models.PositiveSmallIntegerField(default=0)
     answers_done = models.PositiveSmallIntegerField(default=0)
     drop_reason = models.CharField(max_length=255, blank=True)
-    # The state a question left when its app's non-English decision dropped it (restored with the app).
+    # The state a question left when its app's non-English decision or quality control dropped it
+    # (where it returns when that is undone).
     dropped_from = models.CharField(max_length=12, choices=QuestionState.choices, blank=True)
+    # The quality decision (a pause, a failed qualification by review) that dropped it, if one did.
+    withdrawn_by = models.ForeignKey("QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # Pass 2's writer may flag a pass-1 question with a writing rule it breaks (a code of the
     # questions stage's ``review_reasons``): feedback that counts in the pass-1 writer's quality.
     flag_reason = models.CharField(max_length=32, blank=True, help_text="pass 2's flag: the writing rule broken")
@@ -257,6 +268,8 @@ class Answer(models.Model):
     full_answer = models.TextField(blank=True)
     kept = models.BooleanField(default=True)
     drop_reason = models.CharField(max_length=255, blank=True)
+    # The quality decision (a pause) that withdrew it, if one did.
+    withdrawn_by = models.ForeignKey("QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

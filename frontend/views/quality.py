@@ -137,11 +137,27 @@ def standing_action(request: HttpRequest, slug: str, user_id: int) -> HttpRespon
         return _error(request, project, exc.message)
     else:
         done = {"pause": "paused", "reinstate": "reinstated", "requalify": "sent back to qualification"}[action]
-        messages.success(request, f"{standing.user.username} {done} in {stages()[stage].label}.")
+        said = f"{standing.user.username} {done} in {stages()[stage].label}."
+        if action == "reinstate":  # what the overturned decision had withdrawn, and what came back
+            said += _restored_words(quality_events(project=project, user_id=user_id, stage=stage).first())
+        messages.success(request, said)
     next_url = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
         next_url = reverse("frontend:quality", kwargs={"slug": project.slug})
     return HttpResponseRedirect(next_url)
+
+
+def _restored_words(event: Any) -> str:
+    figures = event.figures if event is not None else {}
+    restored, redone, kept_out = (figures.get(k, 0) for k in ("restored", "redone", "kept_out"))
+    if not (restored or redone or kept_out):
+        return ""
+    words = f" {restored} withdrawn item(s) came back"
+    if redone:
+        words += f"; {redone} stay out: others redid them meanwhile"
+    if kept_out:
+        words += f"; {kept_out} stay out: their screen or question left the release"
+    return words + "."
 
 
 def _chart(points: list[AccuracyPoint], threshold: float) -> dict[str, Any]:

@@ -73,6 +73,7 @@ RULES = {
     "qualification-retry": "started another qualification attempt",
     "review-qualified": "first submissions accepted in review",
     "review-not-qualified": "first submissions rejected in review",
+    "review-reopened": "a review the qualification counted was withdrawn: decided again on new reviews",
     "control-accuracy": "control items show the accuracy is under the bar (sequential test)",
     "fast-responses": "too many submits faster than the minimum time",
     "skips-in-a-row": "too many skips in a row",
@@ -82,6 +83,8 @@ RULES = {
     "no-gold": "no gold items left for the qualification",
 }
 LEAD_ACTIONS = {"reinstate": "lead-reinstate", "pause": "lead-pause", "requalify": "lead-requalify"}
+# The decisions of a qualification by review (reopened when a review they counted is withdrawn).
+REVIEW_DECISIONS = ("review-qualified", "review-not-qualified")
 
 
 @dataclass(frozen=True)
@@ -607,8 +610,57 @@ def review_recorded(*, reviewed: Assignment, now: datetime) -> None:
         event(standing=standing, rule="review-qualified", before=before, figures=figures)
         return
     _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=f"{accepted} of your first {len(decided)} accepted")
-    figures.update(_release_and_withdraw(stage=stage, standing=standing, project=project, now=now))
-    event(standing=standing, rule="review-not-qualified", before=before, figures=figures)
+    decision = event(standing=standing, rule="review-not-qualified", before=before, figures=figures)
+    _release_and_withdraw(stage=stage, standing=standing, project=project, now=now, decision=decision)
+
+
+def review_qualifications_reopen(*, withdrawn: list[tuple[Assignment, datetime]], now: datetime) -> int:
+    """Reviews were withdrawn (``(reviewed submission, when the review was made)``; their reviewer was
+    stopped): a writer's qualification by review that may have counted one of them (the submission
+    is of the attempt, and the review is older than the decision) is decided again. The writer
+    qualifies again (``review-reopened``; the submissions go back to review with it), and what a
+    "not qualified" decision withdrew comes back. A lead's decision, and a standing that moved on
+    since, stay. Returns how many standings were reopened. Locks each writer's standing."""
+    reopened = 0
+    for reviewed, reviewed_at in sorted(withdrawn, key=lambda item: (item[0].annotator_id, item[0].stage, item[0].pk)):
+        stage = stage_get(reviewed.stage)
+        if qualification_mode(stage) != "review":
+            continue
+        standing = standing_lock(project_id=reviewed.project_id, user_id=reviewed.annotator_id, stage=stage.name)
+        if standing is None or standing.status not in (StandingStatus.ACTIVE, StandingStatus.NOT_QUALIFIED):
+            continue
+        decision = _last_event(standing)
+        if decision is None or decision.actor_id is not None or decision.rule not in REVIEW_DECISIONS:
+            continue
+        since = standing.attempt_started_at or standing.created_at
+        if reviewed.submitted_at is None or reviewed.submitted_at < since or reviewed_at > decision.created_at:
+            continue
+        before = standing.status
+        _set(standing, status=StandingStatus.QUALIFYING, reason="first submissions are reviewed again")
+        figures: dict[str, Any] = {"overturned": decision.rule, "overturned_event": decision.pk}
+        if before == StandingStatus.NOT_QUALIFIED:
+            figures.update(
+                _restore(stage=stage, standing=standing, project=reviewed.project, decision=decision, now=now)
+            )
+        event(standing=standing, rule="review-reopened", before=before, figures=figures)
+        reopened += 1
+    return reopened
+
+
+def _last_event(standing: Standing) -> QualityEvent | None:
+    return (
+        QualityEvent.objects.filter(project_id=standing.project_id, user_id=standing.user_id, stage=standing.stage)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def _restore(
+    *, stage: StageDefinition, standing: Standing, project: Project, decision: QualityEvent, now: datetime
+) -> dict[str, int]:
+    """Bring back what ``decision`` withdrew (the stage's ``restore``): the figures for the event."""
+    done = stage.restore(project=project, user=standing.user, event=decision, now=now)
+    return {key: value for key, value in done.items() if value}
 
 
 # --- pausing, and the lead's actions -------------------------------------------------------------
@@ -630,11 +682,11 @@ def pause(
     leases released, and (a rule's pause, unless the project keeps it) their work withdrawn."""
     before = standing.status
     _set(standing, status=StandingStatus.PAUSED, reason=reason)
+    decision = event(standing=standing, rule=rule, before=before, actor=actor, figures=figures, note=note)
     if actor is None:
-        figures = {**figures, **_release_and_withdraw(stage=stage, standing=standing, project=project, now=now)}
+        _release_and_withdraw(stage=stage, standing=standing, project=project, now=now, decision=decision)
     else:
         _release(standing=standing, now=now)
-    event(standing=standing, rule=rule, before=before, actor=actor, figures=figures, note=note)
 
 
 def _release(*, standing: Standing, now: datetime) -> int:
@@ -645,23 +697,35 @@ def _release(*, standing: Standing, now: datetime) -> int:
 
 
 def _release_and_withdraw(
-    *, stage: StageDefinition, standing: Standing, project: Project, now: datetime
-) -> dict[str, Any]:
+    *, stage: StageDefinition, standing: Standing, project: Project, now: datetime, decision: QualityEvent
+) -> None:
     """Release the annotator's open leases in the stage and, unless the project keeps it, withdraw
-    their work there; returns the figures (how much) for the event."""
-    released = _release(standing=standing, now=now)
-    if project.paused_work == PausedWork.KEEP:
-        return {"released": released}
-    withdrawn = stage.withdraw(
-        project=project, user=standing.user, requeue=project.paused_work == PausedWork.REQUEUE, now=now
-    )
-    return {"released": released, "withdrawn": withdrawn, "paused_work": project.paused_work}
+    their work there, marked with ``decision`` (the event of the pause or of the failed
+    qualification, so that a lead's reinstate brings it back); adds how much to its figures."""
+    figures: dict[str, Any] = {"released": _release(standing=standing, now=now)}
+    if project.paused_work != PausedWork.KEEP:
+        figures["paused_work"] = project.paused_work
+        decision.figures = {**decision.figures, **figures}  # the stage's restore reads ``paused_work``
+        figures["withdrawn"] = stage.withdraw(
+            project=project,
+            user=standing.user,
+            requeue=project.paused_work == PausedWork.REQUEUE,
+            now=now,
+            event=decision,
+        )
+    decision.figures = {**decision.figures, **figures}
+    decision.save(update_fields=["figures"])
 
 
 @transaction.atomic
 def standing_act(*, project: Project, user_id: int, stage: str, action: str, actor: Any, note: str = "") -> Standing:
     """A lead's action on an annotator's standing in a stage: ``reinstate`` (active), ``pause``, or
-    ``requalify`` (a new qualification: a gold set, or review of the next submissions)."""
+    ``requalify`` (a new qualification: a gold set, or review of the next submissions).
+
+    A reinstate overturns the automatic decision that paused the annotator or found them not
+    qualified: what that decision withdrew comes back, except what others redid meanwhile; the
+    event's figures say how much (``restored``, ``redone``, ``kept_out``). A requalify gives
+    another chance and brings nothing back."""
     if action not in LEAD_ACTIONS:
         raise ApplicationError(f"The action is one of {', '.join(LEAD_ACTIONS)}.", field="action")
     definition = stage_get(stage)
@@ -688,8 +752,21 @@ def standing_act(*, project: Project, user_id: int, stage: str, action: str, act
             note=note,
         )
         return standing
+    figures: dict[str, Any] = {}
     if action == "reinstate":
+        # The lead overturns the automatic decision that stopped them: what it withdrew comes back.
+        decision = _last_event(standing)
+        overturned = (
+            decision is not None
+            and decision.actor_id is None
+            and standing.status in (StandingStatus.PAUSED, StandingStatus.NOT_QUALIFIED)
+            and decision.status_after == standing.status
+        )
         _set(standing, status=StandingStatus.ACTIVE, reason=note or "reinstated by a lead", evidence=0.0)
+        if overturned:
+            assert decision is not None
+            figures = {"overturned": decision.rule, "overturned_event": decision.pk}
+            figures.update(_restore(stage=definition, standing=standing, project=project, decision=decision, now=now))
     else:
         if not qualification_mode(definition):
             raise ApplicationError(f"{definition.label} has no qualification.", field="action")
@@ -702,5 +779,5 @@ def standing_act(*, project: Project, user_id: int, stage: str, action: str, act
             evidence=0.0,
         )
         _release(standing=standing, now=now)
-    event(standing=standing, rule=rule, before=before, actor=actor, note=note)
+    event(standing=standing, rule=rule, before=before, actor=actor, figures=figures, note=note)
     return standing

@@ -39,19 +39,24 @@ ANSWER_REASONS = {
 # Taken out by quality control (docs/quality.md): post-processing never decides these again.
 REASON_REVIEW_REJECTED = "review-rejected"
 REASON_AUTHOR_PAUSED = "author-paused"
+REASON_AUTHOR_NOT_QUALIFIED = "author-not-qualified"
 REASON_WITHDRAWN = "withdrawn"
+# Taken out because the app is not in English (pipeline.stages.prefilter): not quality control.
 REASON_NON_ENGLISH_APP = "non-english-app"
-# Reasons decided before post-processing, which never revisits them.
 QUALITY_QUESTION_REASONS = {
     REASON_REVIEW_REJECTED: "rejected in review",
     REASON_AUTHOR_PAUSED: "its writer was paused by quality control",
-    REASON_NON_ENGLISH_APP: "its app is not in English",
+    REASON_AUTHOR_NOT_QUALIFIED: "its writer did not qualify (review of their first submissions)",
 }
 QUALITY_ANSWER_REASONS = {
     REASON_REVIEW_REJECTED: "rejected in review",
     REASON_WITHDRAWN: "its annotator was paused by quality control",
 }
-QUESTION_REASONS.update(QUALITY_QUESTION_REASONS)
+# Pre-filtering judgments and reviews withdrawn by quality control (``withdrawn_reason``).
+QUALITY_JUDGMENT_REASONS = QUALITY_ANSWER_REASONS
+# Question reasons decided before post-processing, which never revisits them.
+PREDECIDED_QUESTION_REASONS = {**QUALITY_QUESTION_REASONS, REASON_NON_ENGLISH_APP: "its app is not in English"}
+QUESTION_REASONS.update(PREDECIDED_QUESTION_REASONS)
 ANSWER_REASONS.update(QUALITY_ANSWER_REASONS)
 DECIDABLE_STATES = (QuestionState.ANSWERED, QuestionState.KEPT, QuestionState.DROPPED)
 # Short answers a person wrote are never replaced by generated ones.

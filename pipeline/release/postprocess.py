@@ -39,9 +39,9 @@ from pipeline.jobs.lifecycle import Outcome, Progress, job_create, jobs_alive
 from .agreement import AgreementSettings, ElementView
 from .decide import (
     DECIDABLE_STATES,
+    PREDECIDED_QUESTION_REASONS,
     PROTECTED_SHORT_ANSWER_SOURCES,
     QUALITY_ANSWER_REASONS,
-    QUALITY_QUESTION_REASONS,
     AnswerRecord,
     agreement_settings_for,
     question_decide,
@@ -102,7 +102,7 @@ def postprocess_batch_apply(*, question_ids: Sequence[int], settings: AgreementS
     """
     questions = list(
         Question.objects.filter(pk__in=question_ids, state__in=DECIDABLE_STATES)
-        .exclude(drop_reason__in=QUALITY_QUESTION_REASONS)
+        .exclude(drop_reason__in=PREDECIDED_QUESTION_REASONS)
         .values_list("pk", "text", "state", "final_text", "drop_reason", "agreement")
     )
     ids = [row[0] for row in questions]

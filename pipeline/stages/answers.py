@@ -32,6 +32,7 @@ from annotation.models import (
     Candidate,
     Membership,
     Project,
+    QualityEvent,
     Question,
     QuestionState,
     Stage,
@@ -40,8 +41,8 @@ from annotation.models import (
 from annotation.permissions import require_answer_pool
 from pipeline.release.agreement import AnswerView, ElementView, answers_agree
 from pipeline.release.decide import (
+    PREDECIDED_QUESTION_REASONS,
     QUALITY_ANSWER_REASONS,
-    QUALITY_QUESTION_REASONS,
     REASON_REVIEW_REJECTED,
     REASON_WITHDRAWN,
     agreement_settings_for,
@@ -73,22 +74,76 @@ AMBIGUOUS_SHARE = 0.03
 EDIT_SHARE = 0.2
 
 
-def answers_withdraw(answers: QuerySet[Answer], *, reason: str, requeue: bool) -> int:
+def answers_withdraw(
+    answers: QuerySet[Answer], *, reason: str, requeue: bool, event: QualityEvent | None = None
+) -> int:
     """Take answers out of the release (``reason``: a quality-control reason, so post-processing never
-    counts them again); ``requeue``: their questions wait for one more answer each, from another
-    annotator (the withdrawn answer's annotator never gets the question again)."""
+    counts them again; ``event``: the quality decision, so a lead overturning it brings them back);
+    ``requeue``: their questions wait for one more answer each, from another annotator (the
+    withdrawn answer's annotator never gets the question again)."""
     rows = list(
         answers.filter(kept=True).exclude(drop_reason__in=QUALITY_ANSWER_REASONS).values_list("pk", "question_id")
     )
     if not rows:
         return 0
-    Answer.objects.filter(pk__in=[pk for pk, _ in rows]).update(kept=False, drop_reason=reason)
+    Answer.objects.filter(pk__in=[pk for pk, _ in rows]).update(kept=False, drop_reason=reason, withdrawn_by=event)
     if requeue:
         for question_id, n in Counter(question for _, question in rows).items():
-            Question.objects.filter(pk=question_id).exclude(drop_reason__in=QUALITY_QUESTION_REASONS).update(
+            Question.objects.filter(pk=question_id).exclude(drop_reason__in=PREDECIDED_QUESTION_REASONS).update(
                 answers_done=Greatest(F("answers_done") - n, Value(0)), state=QuestionState.ANSWERING
             )
     return len(rows)
+
+
+def answers_restore(answers: QuerySet[Answer], *, requeued: bool, now: datetime) -> dict[str, int]:
+    """Bring withdrawn ``answers`` back (a lead overturned the decision, or the review that rejected
+    them was withdrawn). ``requeued``: their questions were asked of others again, so an answer
+    comes back only into a free place (answers so far plus others' live leases under the number
+    needed; else another annotator redid it: ``redone``). Not requeued: the answer comes back and
+    a question post-processing already decided waits to be decided again. An answer whose question
+    is dropped before post-processing (its app, quality control) stays out (``kept_out``). Locks the
+    questions in id order."""
+    rows = list(
+        answers.filter(kept=False, drop_reason__in=QUALITY_ANSWER_REASONS)
+        .order_by("pk")
+        .values_list("pk", "question_id")
+    )
+    if not rows:
+        return {"restored": 0, "redone": 0, "kept_out": 0}
+    question_ids = sorted({q for _, q in rows})
+    questions = {q.pk: q for q in Question.objects.select_for_update().filter(pk__in=question_ids).order_by("pk")}
+    live = dict(
+        Assignment.objects.filter(live_q(now), question_id__in=question_ids, stage=Stage.ANSWERS)
+        .values_list("question_id")
+        .annotate(n=Count("pk"))
+        .values_list("question_id", "n")
+    )
+    back: list[int] = []
+    counts = {"redone": 0, "kept_out": 0}
+    changed: set[int] = set()
+    for pk, question_id in rows:
+        question = questions[question_id]
+        if question.state == QuestionState.DROPPED and question.drop_reason in PREDECIDED_QUESTION_REASONS:
+            counts["kept_out"] += 1
+            continue
+        if requeued:
+            if question.answers_done + live.get(question_id, 0) >= question.answers_needed:
+                counts["redone"] += 1
+                continue
+            question.answers_done += 1
+            if question.answers_done >= question.answers_needed:
+                question.state = QuestionState.ANSWERED
+        elif question.state in (QuestionState.KEPT, QuestionState.DROPPED):
+            question.state, question.drop_reason = QuestionState.ANSWERED, ""  # decided again
+        back.append(pk)
+        changed.add(question_id)
+    Answer.objects.filter(pk__in=back).update(kept=True, drop_reason="", withdrawn_by=None)
+    for question_id in sorted(changed):
+        q = questions[question_id]
+        Question.objects.filter(pk=question_id).update(
+            answers_done=q.answers_done, state=q.state, drop_reason=q.drop_reason
+        )
+    return {"restored": len(back), **counts}
 
 
 class BoxField(serializers.ListField):
@@ -324,9 +379,20 @@ class Answers(StageDefinition):
         """The answer leaves the release and the question waits for another answerer."""
         answers_withdraw(Answer.objects.filter(assignment=reviewed), reason=REASON_REVIEW_REJECTED, requeue=True)
 
-    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
+    def review_reverted(self, *, reviewed: Assignment, now: datetime) -> dict[str, int]:
+        rejected = Answer.objects.filter(assignment=reviewed, drop_reason=REASON_REVIEW_REJECTED)
+        return answers_restore(rejected, requeued=True, now=now)
+
+    def withdraw(
+        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+    ) -> int:
         mine = Answer.objects.filter(question__screen__project=project, annotator=user)
-        return answers_withdraw(mine, reason=REASON_WITHDRAWN, requeue=requeue)
+        return answers_withdraw(mine, reason=REASON_WITHDRAWN, requeue=requeue, event=event)
+
+    def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:
+        mine = Answer.objects.filter(question__screen__project=project, annotator=user, withdrawn_by=event)
+        requeued = (event.figures or {}).get("paused_work", "requeue") == "requeue"
+        return answers_restore(mine, requeued=requeued, now=now)
 
     # --- the page ----------------------------------------------------------------------------
 

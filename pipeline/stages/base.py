@@ -24,7 +24,10 @@ A definition declares:
 * quality control (docs/quality.md): whether it has gold items and how a submission scores
   against one (``gold_score``, ``gold_answer``), whether its submissions are reviewed and the
   rules a reviewer rejects by (``review_reasons``), what a rejection does (``review_rejected``)
-  and what happens to a paused annotator's work (``withdraw``);
+  and what undoes it when the review itself is withdrawn (``review_reverted``), what happens to
+  a stopped annotator's work (``withdraw``; every stage says, or declares ``withdraws_nothing``
+  with the reason: the registry test holds it) and what a lead's overturning of that decision
+  brings back (``restore``);
 * how the scripted crowd works it: ``crowd_submission`` (and ``crowd_lead_step``, and
   ``crowd_gold_fit``: whether a lead would make a unit gold).
 """
@@ -41,7 +44,7 @@ from rest_framework import serializers
 
 from annotation.db import compiled
 from annotation.exceptions import ApplicationError
-from annotation.models import Assignment, AssignmentStatus, Membership, Project, Question, Screen
+from annotation.models import Assignment, AssignmentStatus, Membership, Project, QualityEvent, Question, Screen
 
 from .units import Unit
 from .wire import TEXT_MAX, AssignmentPayloadSerializer, validated
@@ -74,6 +77,9 @@ class StageDefinition:
     review_reasons: ClassVar[dict[str, str]] = {}
     # A stage whose work is reviewing others' (done by leads and reviewers, not the crowd).
     reviewing: ClassVar[bool] = False
+    # A stage whose work leaves nothing in the release says why here instead of defining
+    # ``withdraw`` and ``restore`` (tests/pipeline/stages/test_registry.py holds every stage to one).
+    withdraws_nothing: ClassVar[str] = ""
 
     # --- who and what ----------------------------------------------------------------------
 
@@ -156,10 +162,27 @@ class StageDefinition:
         """A reviewer rejected ``reviewed`` (a submission of this stage): undo what needs undoing.
         Caller holds the locks of the reviewed unit and assignment."""
 
-    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
-        """Take a paused annotator's work in this stage out of the release (``requeue``: and ask
-        other annotators to do it again); returns how many items. Default: nothing to take back."""
+    def review_reverted(self, *, reviewed: Assignment, now: datetime) -> dict[str, int]:
+        """The rejection of ``reviewed`` was withdrawn (its reviewer was stopped): bring back what
+        ``review_rejected`` took out, unless others redid it meanwhile. Returns ``{"restored",
+        "redone"}`` counts. Default: a rejection of this stage took nothing out."""
+        return {"restored": 0, "redone": 0}
+
+    def withdraw(
+        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+    ) -> int:
+        """Take a stopped annotator's work in this stage out of the release (``requeue``: and ask
+        other annotators to do it again); returns how many items. ``event`` is the quality
+        decision that stopped them (``status_after`` paused or not qualified): the items are
+        marked with it, so a lead who overturns it brings them back (``restore``). Every stage
+        defines it or declares ``withdraws_nothing``."""
         return 0
+
+    def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:
+        """A lead overturned ``event`` (reinstated the annotator): bring back what it withdrew in
+        this stage, except what others redid meanwhile. Returns ``{"restored", "redone"}`` (and
+        the stage's own counts of what stayed out and why)."""
+        return {"restored": 0, "redone": 0}
 
     # --- progress and crowd ----------------------------------------------------------------
 

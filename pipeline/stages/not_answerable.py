@@ -31,6 +31,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     Project,
+    QualityEvent,
     Question,
     QuestionSource,
     QuestionState,
@@ -39,7 +40,7 @@ from annotation.models import (
     Split,
     Stage,
 )
-from pipeline.release.decide import REASON_AUTHOR_PAUSED, REASON_REVIEW_REJECTED
+from pipeline.release.decide import REASON_REVIEW_REJECTED
 
 from .base import (
     StageDefinition,
@@ -51,7 +52,7 @@ from .base import (
     screen_questions,
     taken_by_user_q,
 )
-from .questions import questions_create, questions_drop
+from .questions import author_withdrawal_reason, questions_create, questions_drop, questions_restore
 from .split import split_bucket
 from .units import SCREEN
 from .wire import AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField, stage_name_field
@@ -130,11 +131,22 @@ class NotAnswerable(StageDefinition):
     def review_rejected(self, *, reviewed: Assignment, reason: str, now: datetime) -> None:
         questions_drop(written_by=Question.objects.filter(origin=reviewed), reason=REASON_REVIEW_REJECTED)
 
-    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
+    def review_reverted(self, *, reviewed: Assignment, now: datetime) -> dict[str, int]:
+        return questions_restore(Question.objects.filter(origin=reviewed, drop_reason=REASON_REVIEW_REJECTED))
+
+    def withdraw(
+        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+    ) -> int:
         mine = Question.objects.filter(
             screen__project=project, author=user, source=QuestionSource.NOT_ANSWERABLE, answers_done=0
         )
-        return questions_drop(written_by=mine.filter(state=QuestionState.ANSWERING), reason=REASON_AUTHOR_PAUSED)
+        return questions_drop(
+            written_by=mine.filter(state=QuestionState.ANSWERING), reason=author_withdrawal_reason(event), event=event
+        )
+
+    def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:
+        withdrawn = Question.objects.filter(screen__project=project, withdrawn_by=event)
+        return questions_restore(withdrawn.filter(source=QuestionSource.NOT_ANSWERABLE))
 
     # --- the page ----------------------------------------------------------------------------
 

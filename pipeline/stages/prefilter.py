@@ -15,7 +15,17 @@ overrides; a lead may also declare an app English, which brings back what its la
 excluded). Once an app is non-English, all its
 screens leave every queue and the release, whatever their state: screens excluded, open
 leases ended, questions dropped with ``non-english-app`` (counted in the funnel and the
-manifest with the other drop reasons).
+manifest apart from quality control's withdrawals).
+
+Quality control can withdraw judgments (``judgments_withdraw``: a stopped judge's, or one
+rejected in review). A withdrawn judgment stays for the record and counts nowhere: not in its
+screen's decision, not in the app-language votes. A screen whose decision rested on withdrawn
+judgments (the judgments that remain do not force the same decision whatever the missing ones
+would say, ``prefilter_settled``) goes back to pre-filtering if it was excluded or is still
+waiting for its pass-1 writer; a screen further along stays where it is (questions are written
+on it) and the release manifest reports its evidence as withdrawn. Apps whose non-English
+decision the rule made are decided again without the withdrawn votes (``app_language_recheck``),
+and one that no longer meets the rule is restored (``_app_restore``); a lead's decision stands.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ from annotation.models import (
     AssignmentStatus,
     PrefilterJudgment,
     Project,
+    QualityEvent,
     Question,
     QuestionState,
     Screen,
@@ -44,7 +55,7 @@ from annotation.models import (
     Stage,
 )
 from annotation.services.assignments import assignment_leases_end
-from pipeline.release.decide import REASON_NON_ENGLISH_APP
+from pipeline.release.decide import REASON_NON_ENGLISH_APP, REASON_REVIEW_REJECTED, REASON_WITHDRAWN
 
 from .base import StageDefinition, crowd_share, form_flag, form_text, live_q, taken_by_user_q
 from .units import SCREEN
@@ -68,6 +79,46 @@ def prefilter_decide(*, votes_non_english: int, votes_out_of_sync: int, judgment
     if _majority(votes_out_of_sync, judgments):
         return REASON_OUT_OF_SYNC
     return ""
+
+
+def prefilter_settled(
+    *, votes_non_english: int, votes_out_of_sync: int, judgments: int, needed: int, language: bool = True
+) -> str | None:
+    """The decision that ``judgments`` (with their votes) force whatever the missing ones of the
+    ``needed`` would say, or ``None`` when the missing judgments could change it. ``language``
+    False: the language votes do not count (a lead declared the app English)."""
+    missing = max(needed - judgments, 0)
+    total = max(judgments, needed)
+    outcomes = {
+        prefilter_decide(
+            votes_non_english=votes_non_english + extra_ne if language else 0,
+            votes_out_of_sync=votes_out_of_sync + extra_sync,
+            judgments=total,
+        )
+        for extra_ne in range(missing + 1 if language else 1)
+        for extra_sync in range(missing + 1)
+    }
+    return outcomes.pop() if len(outcomes) == 1 else None
+
+
+def _counting() -> QuerySet[PrefilterJudgment]:
+    """The judgments that count: not withdrawn by quality control."""
+    return PrefilterJudgment.objects.filter(withdrawn_reason="")
+
+
+def _tally(screen_ids: list[int]) -> dict[int, tuple[int, int, int]]:
+    """Per screen, ``(judgments, non_english, out_of_sync)`` over the judgments that count (one query)."""
+    rows = (
+        _counting()
+        .filter(screen_id__in=screen_ids)
+        .values("screen_id")
+        .annotate(
+            n=Count("pk"),
+            ne=Count("pk", filter=Q(non_english_app=True)),
+            oos=Count("pk", filter=Q(vh_out_of_sync=True)),
+        )
+    )
+    return {row["screen_id"]: (row["n"], row["ne"], row["oos"]) for row in rows}
 
 
 class PrefilterSubmitSerializer(StrictSerializer):
@@ -106,8 +157,10 @@ class Prefilter(StageDefinition):
             qs = qs.exclude(self.unit.has(self.name, live_q(now)))
         else:
             # Several judges per screen: live leases plus judgments so far must stay under N.
+            # (a judgment withdrawn by quality control leaves its place free)
+            counted = Q(status=AssignmentStatus.SUBMITTED, judgment__withdrawn_reason="")
             taken = (
-                Assignment.objects.filter(live_q(now) | Q(status=AssignmentStatus.SUBMITTED), stage=self.name)
+                Assignment.objects.filter(live_q(now) | counted, stage=self.name)
                 .values("screen_id")
                 .annotate(n=Count("pk"))
                 .filter(n__gte=project.prefilter_judgments)
@@ -127,7 +180,9 @@ class Prefilter(StageDefinition):
             others = others.exclude(pk=own.pk)
         if others.filter(annotator=user).exists():
             return False
-        return others.count() < screen.project.prefilter_judgments
+        # a judgment withdrawn by quality control leaves its place free
+        counted = others.filter(live_q(now) | Q(judgment__withdrawn_reason=""))
+        return counted.count() < screen.project.prefilter_judgments
 
     def capacity(self, *, project: Project, unit_answers_needed: int | None) -> int:
         return project.prefilter_judgments
@@ -147,10 +202,14 @@ class Prefilter(StageDefinition):
             vh_out_of_sync=cleaned["vh_out_of_sync"],
             note=cleaned["note"],
         )
-        judgments = PrefilterJudgment.objects.filter(screen=screen).aggregate(
-            n=Count("pk"),
-            non_english=Count("pk", filter=Q(non_english_app=True)),
-            out_of_sync=Count("pk", filter=Q(vh_out_of_sync=True)),
+        judgments = (
+            _counting()
+            .filter(screen=screen)
+            .aggregate(
+                n=Count("pk"),
+                non_english=Count("pk", filter=Q(non_english_app=True)),
+                out_of_sync=Count("pk", filter=Q(vh_out_of_sync=True)),
+            )
         )
         needed = screen.project.prefilter_judgments
         if judgments["n"] < needed:
@@ -193,6 +252,29 @@ class Prefilter(StageDefinition):
             if bool(given.get(key)) != bool(gold.get(key))
         ]
         return (not wrong, "" if not wrong else f"Judged differently: {', '.join(wrong)}.")
+
+    def review_rejected(self, *, reviewed: Assignment, reason: str, now: datetime) -> None:
+        """The judgment is withdrawn; its screen is decided again if its decision rested on it."""
+        judgments_withdraw(
+            PrefilterJudgment.objects.filter(assignment=reviewed), reason=REASON_REVIEW_REJECTED, now=now
+        )
+
+    def review_reverted(self, *, reviewed: Assignment, now: datetime) -> dict[str, int]:
+        rejected = PrefilterJudgment.objects.filter(assignment=reviewed, withdrawn_reason=REASON_REVIEW_REJECTED)
+        return judgments_restore(rejected, now=now)
+
+    def withdraw(
+        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+    ) -> int:
+        """Every judgment of the stopped judge is withdrawn (``judgments_withdraw``). ``requeue`` makes
+        no difference here: a screen whose decision rested on them cannot be decided without judges,
+        so it goes back to pre-filtering either way."""
+        mine = PrefilterJudgment.objects.filter(screen__project=project, annotator=user)
+        return judgments_withdraw(mine, reason=REASON_WITHDRAWN, now=now, event=event)["withdrawn"]
+
+    def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:
+        mine = PrefilterJudgment.objects.filter(screen__project=project, annotator=user, withdrawn_by=event)
+        return judgments_restore(mine, now=now)
 
     # --- the page ----------------------------------------------------------------------------
 
@@ -254,8 +336,8 @@ def _language_tally(judgments: QuerySet[PrefilterJudgment], *, needed: int) -> d
 
 def app_language_votes(*, app: App) -> tuple[int, int]:
     """``(judged, non_english)``: the app's screens with a pre-filtering decision, and those of
-    them whose judges said non-English (by the screen's own majority)."""
-    tally = _language_tally(PrefilterJudgment.objects.filter(screen__app=app), needed=app.project.prefilter_judgments)
+    them whose judges said non-English (by the screen's own majority); withdrawn judgments do not count."""
+    tally = _language_tally(_counting().filter(screen__app=app), needed=app.project.prefilter_judgments)
     return tally.get(app.pk, (0, 0))
 
 
@@ -303,7 +385,8 @@ def _app_restore(*, app: App) -> dict[str, Any]:
     excluded as non-English returns to where it was. A screen the app's decision excluded goes back
     to the state it left (``excluded_from``); a screen its own judges excluded as non-English is
     decided again without the language votes (out of sync by its judges' majority, else on to the
-    question passes). Questions dropped with ``non-english-app`` return to the state they left (or,
+    question passes; back to pre-filtering when the judgments that count do not decide it). Questions
+    dropped with ``non-english-app`` return to the state they left (or,
     without a record of it, to the state their screen and answers imply). Screens excluded as out
     of sync stay excluded. Caller holds the project's lock; the screens are locked in id order."""
     screens = list(
@@ -312,21 +395,21 @@ def _app_restore(*, app: App) -> dict[str, Any]:
         .order_by("pk")
         .values_list("pk", "excluded_from")
     )
-    own = [pk for pk, was in screens if not was]
-    votes = {
-        row["screen_id"]: row
-        for row in PrefilterJudgment.objects.filter(screen_id__in=own)
-        .values("screen_id")
-        .annotate(n=Count("pk"), out_of_sync=Count("pk", filter=Q(vh_out_of_sync=True)))
-    }
+    votes = _tally([pk for pk, was in screens if not was])
+    needed = app.project.prefilter_judgments
     targets: dict[tuple[str, str], list[int]] = {}  # (state, exclusion reason) -> screens
     for pk, was in screens:
         if was:
             target = (was, "")
         else:
-            row = votes.get(pk, {"n": 0, "out_of_sync": 0})
-            reason = prefilter_decide(votes_non_english=0, votes_out_of_sync=row["out_of_sync"], judgments=row["n"])
-            target = (ScreenState.EXCLUDED, reason) if reason else (ScreenState.QUESTIONS_1, "")
+            n, _, out_of_sync = votes.get(pk, (0, 0, 0))
+            reason = prefilter_settled(
+                votes_non_english=0, votes_out_of_sync=out_of_sync, judgments=n, needed=needed, language=False
+            )
+            if reason is None:  # its judgments that count do not decide it (some were withdrawn)
+                target = (ScreenState.PREFILTER, "")
+            else:
+                target = (ScreenState.EXCLUDED, reason) if reason else (ScreenState.QUESTIONS_1, "")
         targets.setdefault(target, []).append(pk)
     for (state, reason), ids in targets.items():
         Screen.objects.filter(pk__in=ids).update(state=state, exclusion_reason=reason, excluded_from="")
@@ -352,6 +435,179 @@ def _app_restore(*, app: App) -> dict[str, Any]:
         "restored_by_state": by_state,
         "questions_restored": sum(len(ids) for ids in questions.values()),
     }
+
+
+# --- judgments withdrawn by quality control, and brought back ----------------------------------
+
+
+def judgments_withdraw(
+    judgments: QuerySet[PrefilterJudgment], *, reason: str, now: datetime, event: QualityEvent | None = None
+) -> dict[str, int]:
+    """Withdraw ``judgments`` (``reason``: a quality reason code; ``event``: the decision, so that a
+    lead overturning it brings them back) and undo what they decided (the module docstring).
+
+    Returns ``{"withdrawn", "screens_requeued", "screens_further_along"}``. Locks the judgments'
+    screens in id order; the app-language decisions are checked again once the transaction
+    commits (``app_language_recheck`` takes the project's lock, which must come first)."""
+    rows = list(judgments.filter(withdrawn_reason="").values_list("pk", "screen_id", "screen__project_id"))
+    if not rows:
+        return {"withdrawn": 0, "screens_requeued": 0, "screens_further_along": 0}
+    PrefilterJudgment.objects.filter(pk__in=[pk for pk, _, _ in rows]).update(
+        withdrawn_reason=reason, withdrawn_by=event
+    )
+    screen_ids = sorted({screen_id for _, screen_id, _ in rows})
+    moved = _screens_reopen(screen_ids=screen_ids, now=now)
+    _app_recheck_later(project_id=rows[0][2], screen_ids=screen_ids)
+    return {"withdrawn": len(rows), **moved}
+
+
+def _screens_reopen(*, screen_ids: list[int], now: datetime) -> dict[str, int]:
+    """After judgments on ``screen_ids`` were withdrawn: a screen whose decision the judgments that
+    still count do not force is decided again. Excluded by its own judges, or moved on to pass 1
+    without a pass-1 submission yet: back to pre-filtering (held excluded, from pre-filtering, while
+    its app is non-English). Excluded by its app's decision from pass 1: it will return to
+    pre-filtering, not pass 1, if the app is restored. Further along (questions written): left as
+    it is. Locks the screens in id order."""
+    screens = list(Screen.objects.select_for_update().filter(pk__in=screen_ids).order_by("pk"))
+    if not screens:
+        return {"screens_requeued": 0, "screens_further_along": 0}
+    needed = Project.objects.values_list("prefilter_judgments", flat=True).get(pk=screens[0].project_id)
+    app_ids = {screen.app_id for screen in screens}
+    english = set(
+        App.objects.filter(pk__in=app_ids, non_english=False, language_set_by="lead").values_list("pk", flat=True)
+    )
+    non_english = set(App.objects.filter(pk__in=app_ids, non_english=True).values_list("pk", flat=True))
+    tally = _tally(screen_ids)
+    back: list[int] = []  # to pre-filtering
+    held: list[int] = []  # excluded by their app: from pre-filtering now
+    further = 0
+    for screen in screens:
+        n, ne, oos = tally.get(screen.pk, (0, 0, 0))
+        settled = prefilter_settled(
+            votes_non_english=ne,
+            votes_out_of_sync=oos,
+            judgments=n,
+            needed=needed,
+            language=screen.app_id not in english,
+        )
+        state, was = screen.state, screen.excluded_from
+        if settled is not None or state == ScreenState.PREFILTER:
+            continue  # the decision stands without them, or none was made yet (their places are free again)
+        if (state == ScreenState.EXCLUDED and not was) or state == ScreenState.QUESTIONS_1:
+            (held if screen.app_id in non_english else back).append(screen.pk)
+        elif state == ScreenState.EXCLUDED and was == ScreenState.QUESTIONS_1:
+            held.append(screen.pk)
+        elif not (state == ScreenState.EXCLUDED and was == ScreenState.PREFILTER):
+            further += 1  # questions are written on it: it stays (the manifest reports its evidence)
+    if back:
+        Screen.objects.filter(pk__in=back).update(state=ScreenState.PREFILTER, exclusion_reason="", excluded_from="")
+    if held:
+        Screen.objects.filter(pk__in=held).update(
+            state=ScreenState.EXCLUDED, exclusion_reason=REASON_NON_ENGLISH, excluded_from=ScreenState.PREFILTER
+        )
+    # A pass-1 writer holding one of them: their lease ends (the draft stays).
+    writers = Assignment.objects.filter(screen_id__in=back + held, stage=Stage.QUESTIONS_1)
+    assignment_leases_end(leases=writers, now=now, status=AssignmentStatus.EXPIRED)
+    return {"screens_requeued": len(back) + len(held), "screens_further_along": further}
+
+
+def judgments_restore(judgments: QuerySet[PrefilterJudgment], *, now: datetime) -> dict[str, int]:
+    """Bring withdrawn ``judgments`` back where nobody redid them: a screen waiting in pre-filtering
+    with a free place (judgments that count plus other judges' live leases under the number the
+    project takes), or a screen that stayed where it was (it has fewer judgments that count than
+    that). A screen waiting in pre-filtering whose judgments are then complete is decided. Others
+    stay withdrawn (``redone``). Locks the screens in id order; apps are checked again after commit."""
+    rows = list(judgments.exclude(withdrawn_reason="").values_list("pk", "screen_id", "screen__project_id"))
+    if not rows:
+        return {"restored": 0, "redone": 0}
+    screen_ids = sorted({screen_id for _, screen_id, _ in rows})
+    screens = {s.pk: s for s in Screen.objects.select_for_update().filter(pk__in=screen_ids).order_by("pk")}
+    needed = Project.objects.values_list("prefilter_judgments", flat=True).get(pk=rows[0][2])
+    tally = _tally(screen_ids)
+    live = dict(
+        Assignment.objects.filter(live_q(now), screen_id__in=screen_ids, stage=Stage.PREFILTER)
+        .values_list("screen_id")
+        .annotate(n=Count("pk"))
+        .values_list("screen_id", "n")
+    )
+    back: list[int] = []
+    for pk, screen_id, _ in rows:
+        n = tally.get(screen_id, (0, 0, 0))[0]
+        waiting = screens[screen_id].state == ScreenState.PREFILTER
+        if (n + live.get(screen_id, 0) < needed) if waiting else (n < needed):
+            back.append(pk)
+            n0, ne, oos = tally.get(screen_id, (0, 0, 0))
+            tally[screen_id] = (n0 + 1, ne, oos)  # counted at once: one judge has one judgment per screen
+    PrefilterJudgment.objects.filter(pk__in=back).update(withdrawn_reason="", withdrawn_by=None)
+    _screens_decide(screens=[screens[s] for s in screen_ids], needed=needed)
+    _app_recheck_later(project_id=rows[0][2], screen_ids=screen_ids)
+    return {"restored": len(back), "redone": len(rows) - len(back)}
+
+
+def _screens_decide(*, screens: list[Screen], needed: int) -> None:
+    """Decide the screens among ``screens`` (locked) that wait in pre-filtering (or are held excluded
+    by their app from it) and now have all their judgments, as the last judgment's submit does."""
+    waiting = [
+        s
+        for s in screens
+        if s.state == ScreenState.PREFILTER
+        or (s.state == ScreenState.EXCLUDED and s.excluded_from == ScreenState.PREFILTER)
+    ]
+    if not waiting:
+        return
+    tally = _tally([s.pk for s in waiting])
+    english = set(
+        App.objects.filter(pk__in={s.app_id for s in waiting}, non_english=False, language_set_by="lead").values_list(
+            "pk", flat=True
+        )
+    )
+    for screen in waiting:
+        n, ne, oos = tally.get(screen.pk, (0, 0, 0))
+        if n < needed:
+            continue
+        reason = prefilter_decide(
+            votes_non_english=0 if screen.app_id in english else ne, votes_out_of_sync=oos, judgments=needed
+        )
+        if screen.state == ScreenState.PREFILTER:
+            state = ScreenState.EXCLUDED if reason else ScreenState.QUESTIONS_1
+            Screen.objects.filter(pk=screen.pk).update(state=state, exclusion_reason=reason)
+        elif reason:  # held by its app, and excluded by its own judges too
+            Screen.objects.filter(pk=screen.pk).update(exclusion_reason=reason, excluded_from="")
+        else:  # held by its app; it would go on to pass 1
+            Screen.objects.filter(pk=screen.pk).update(excluded_from=ScreenState.QUESTIONS_1)
+
+
+def _app_recheck_later(*, project_id: int, screen_ids: list[int]) -> None:
+    """Check the language of the screens' apps again once the caller's transaction commits."""
+    app_ids = sorted(set(Screen.objects.filter(pk__in=screen_ids).values_list("app_id", flat=True)))
+    if app_ids:
+        # robust: a failure is logged and does not turn the committed pause into an error response
+        transaction.on_commit(lambda: app_language_recheck(project_id=project_id, app_ids=app_ids), robust=True)
+
+
+@transaction.atomic
+def app_language_recheck(*, project_id: int, app_ids: list[int]) -> dict[str, list[str]]:
+    """Apply the project's app-language rule again to apps whose votes changed (judgments were
+    withdrawn or brought back): an app the rule made non-English that no longer meets it is
+    restored (``_app_restore``; it is undecided again), an undecided app that now meets it becomes
+    non-English. A lead's decision is never touched. Idempotent. Locks the project."""
+    project_lock(project_id=project_id)
+    done: dict[str, list[str]] = {"restored": [], "excluded": []}
+    for app in App.objects.select_related("project").filter(pk__in=app_ids, project_id=project_id).order_by("pk"):
+        if app.language_set_by == "lead":
+            continue
+        decided, _ = app_rule_says_non_english(app=app)
+        if app.non_english and not decided:
+            app.non_english, app.language_set_by = False, ""
+            app.save(update_fields=["non_english", "language_set_by"])
+            _app_restore(app=app)
+            done["restored"].append(app.package)
+        elif decided and not app.non_english:
+            app.non_english, app.language_set_by = True, "rule"
+            app.save(update_fields=["non_english", "language_set_by"])
+            _app_exclude(app=app, now=timezone.now())
+            done["excluded"].append(app.package)
+    return done
 
 
 @transaction.atomic
@@ -426,9 +682,7 @@ class AppLanguage:
 
 def app_language_list(*, project: Project) -> list[AppLanguage]:
     """Every app of the project by package, with its ``app_language_votes`` (two queries)."""
-    tally = _language_tally(
-        PrefilterJudgment.objects.filter(screen__project=project), needed=project.prefilter_judgments
-    )
+    tally = _language_tally(_counting().filter(screen__project=project), needed=project.prefilter_judgments)
     return [
         AppLanguage(package, non_english, set_by, *tally.get(pk, (0, 0)))
         for pk, package, non_english, set_by in App.objects.filter(project=project)

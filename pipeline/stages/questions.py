@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Max, Q, QuerySet
+from django.db.models import F, Max, Q, QuerySet
 from django.http import QueryDict
 from rest_framework import serializers
 
@@ -24,14 +24,22 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     Project,
+    QualityEvent,
     Question,
     QuestionSource,
     QuestionState,
+    ReviewState,
     Screen,
     ScreenState,
     Stage,
+    StandingStatus,
 )
-from pipeline.release.decide import REASON_AUTHOR_PAUSED, REASON_REVIEW_REJECTED
+from pipeline.release.decide import (
+    QUALITY_QUESTION_REASONS,
+    REASON_AUTHOR_NOT_QUALIFIED,
+    REASON_AUTHOR_PAUSED,
+    REASON_REVIEW_REJECTED,
+)
 
 from .base import (
     StageDefinition,
@@ -94,9 +102,55 @@ def questions_create(*, assignment: Assignment, screen: Screen, texts: list[str]
     )
 
 
-def questions_drop(*, written_by: QuerySet[Question], reason: str) -> int:
-    """Take questions out of the release (and of the answer queue) with ``reason``."""
-    return written_by.exclude(state=QuestionState.DROPPED).update(state=QuestionState.DROPPED, drop_reason=reason)
+def questions_drop(*, written_by: QuerySet[Question], reason: str, event: QualityEvent | None = None) -> int:
+    """Take questions out of the release (and of the answer queue) with ``reason``, noting the state
+    each left (``dropped_from``) and the quality decision that took it out (``event``), so that
+    undoing it (``questions_restore``) puts it back."""
+    return written_by.exclude(state=QuestionState.DROPPED).update(
+        state=QuestionState.DROPPED, drop_reason=reason, dropped_from=F("state"), withdrawn_by=event
+    )
+
+
+def author_withdrawal_reason(event: QualityEvent | None) -> str:
+    """Why a stopped writer's questions leave the release: paused, or not qualified by review."""
+    if event is not None and event.status_after == StandingStatus.NOT_QUALIFIED:
+        return REASON_AUTHOR_NOT_QUALIFIED
+    return REASON_AUTHOR_PAUSED
+
+
+def questions_restore(questions: QuerySet[Question]) -> dict[str, int]:
+    """Bring back questions quality control dropped: to the state they left, or the one their screen
+    is in now (a question written during the passes whose screen has since got its split waits for
+    the split's answers; one post-processing had kept is decided again). A question whose screen is
+    excluded now stays out (``kept_out``). Nothing redoes a question, so nothing is ``redone``."""
+    rows = list(
+        questions.filter(state=QuestionState.DROPPED, drop_reason__in=QUALITY_QUESTION_REASONS)
+        .select_related("screen", "screen__project")
+        .order_by("pk")
+    )
+    targets: dict[tuple[str, int | None], list[int]] = {}  # (state, answers_needed or None: as is)
+    kept_out = 0
+    for question in rows:
+        screen = question.screen
+        was = question.dropped_from
+        if screen.state in (ScreenState.QUESTIONS_1, ScreenState.QUESTIONS_2):
+            target: tuple[str, int | None] = (QuestionState.DRAFTING, None)
+        elif screen.state == ScreenState.ANSWERING and was in (QuestionState.ANSWERING, QuestionState.ANSWERED):
+            target = (was, None)
+        elif screen.state == ScreenState.ANSWERING and was == QuestionState.KEPT:
+            target = (QuestionState.ANSWERED, None)
+        elif screen.state == ScreenState.ANSWERING:
+            target = (QuestionState.ANSWERING, question.answers_needed or screen.project.answers_needed(screen.split))
+        else:
+            kept_out += 1
+            continue
+        targets.setdefault(target, []).append(question.pk)
+    for (state, answers_needed), ids in targets.items():
+        fields: dict[str, Any] = {"state": state, "drop_reason": "", "dropped_from": "", "withdrawn_by": None}
+        if answers_needed is not None:
+            fields["answers_needed"] = answers_needed
+        Question.objects.filter(pk__in=ids).update(**fields)
+    return {"restored": sum(len(ids) for ids in targets.values()), "redone": 0, "kept_out": kept_out}
 
 
 class QuestionsSubmitSerializer(StrictSerializer):
@@ -241,13 +295,25 @@ class QuestionsPass1(StageDefinition):
         """The set's questions leave the release, with the review's reason."""
         questions_drop(written_by=Question.objects.filter(origin=reviewed), reason=REASON_REVIEW_REJECTED)
 
-    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
-        """The paused writer's questions of this pass that nobody has answered yet leave the release."""
+    def review_reverted(self, *, reviewed: Assignment, now: datetime) -> dict[str, int]:
+        return questions_restore(Question.objects.filter(origin=reviewed, drop_reason=REASON_REVIEW_REJECTED))
+
+    def withdraw(
+        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+    ) -> int:
+        """The stopped writer's questions of this pass that nobody has answered yet leave the release,
+        with the reason of the decision (``author-paused``, or ``author-not-qualified`` when the
+        review of their first submissions decided they did not qualify)."""
         mine = Question.objects.filter(screen__project=project, author=user, source=self.source, answers_done=0)
         return questions_drop(
             written_by=mine.filter(state__in=[QuestionState.DRAFTING, QuestionState.ANSWERING]),
-            reason=REASON_AUTHOR_PAUSED,
+            reason=author_withdrawal_reason(event),
+            event=event,
         )
+
+    def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:
+        withdrawn = Question.objects.filter(screen__project=project, withdrawn_by=event)
+        return questions_restore(withdrawn.filter(source=self.source))
 
     # --- the page ----------------------------------------------------------------------------
 
@@ -374,12 +440,29 @@ class QuestionsPass2(QuestionsPass1):
         super().review_rejected(reviewed=reviewed, reason=reason, now=now)
         Question.objects.filter(flagged_by=reviewed).update(flag_reason="", flagged_by=None)
 
-    def withdraw(self, *, project: Project, user: Any, requeue: bool, now: datetime) -> int:
-        withdrawn = super().withdraw(project=project, user=user, requeue=requeue, now=now)
+    def review_reverted(self, *, reviewed: Assignment, now: datetime) -> dict[str, int]:
+        restored = super().review_reverted(reviewed=reviewed, now=now)
+        _flags_apply([reviewed])
+        return restored
+
+    def withdraw(
+        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+    ) -> int:
+        withdrawn = super().withdraw(project=project, user=user, requeue=requeue, now=now, event=event)
         Question.objects.filter(screen__project=project, flagged_by__annotator=user).update(
             flag_reason="", flagged_by=None
         )
         return withdrawn
+
+    def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:
+        """The questions come back, and the flags of their submissions that review did not reject."""
+        restored = super().restore(project=project, user=user, event=event, now=now)
+        _flags_apply(
+            Assignment.objects.filter(
+                project=project, annotator=user, stage=self.name, status=AssignmentStatus.SUBMITTED
+            ).exclude(review_state=ReviewState.REJECTED)
+        )
+        return restored
 
     # The page: one choice per pass-1 question, named ``flag-<question id>`` ("" = no flag).
 
@@ -430,3 +513,13 @@ class QuestionsPass2(QuestionsPass1):
             if reason in self.review_reasons and (flagging >= 1 or rules_rng.random() < flagging):
                 flags.append({"question_id": question["id"], "reason": reason})
         return {**body, "flags": flags}
+
+
+def _flags_apply(submissions: Any) -> None:
+    """Record again the flags that pass-2 ``submissions`` made (they keep them in ``submission``) on
+    the pass-1 questions nobody else flagged meanwhile."""
+    for submission in submissions:
+        for flag in (submission.submission or {}).get("flags", []):
+            Question.objects.filter(
+                pk=flag["question_id"], screen_id=submission.screen_id, source=QuestionSource.PASS_1, flagged_by=None
+            ).update(flag_reason=flag["reason"], flagged_by=submission)

@@ -7,6 +7,13 @@ A rejection does what the reviewed stage says (``StageDefinition.review_rejected
 answer leaves the release and its question waits for another annotator; a rejected question set
 or not-answerable question leaves the release with its reason. The annotator sees the verdict,
 the reason and the comment on their "My work" page.
+
+A stopped reviewer's reviews are withdrawn (``ReviewStage.withdraw``): each stays for the record
+but lets go of its submission, which goes back to the review queue; a rejection's effects are
+undone (``StageDefinition.review_reverted``: its questions or answer come back unless others
+redid them), and a writer's qualification by review that counted it is decided again
+(``review_qualifications_reopen``). A lead who reinstates the reviewer brings back the reviews
+nobody redid meanwhile (``ReviewStage.restore``).
 """
 
 from __future__ import annotations
@@ -25,13 +32,15 @@ from annotation.models import (
     AssignmentStatus,
     Membership,
     Project,
+    QualityEvent,
     Review,
     ReviewState,
     ReviewVerdict,
     Stage,
 )
 from annotation.permissions import require_reviewer
-from pipeline.quality.standing import review_recorded
+from pipeline.quality.standing import review_qualifications_reopen, review_recorded
+from pipeline.release.decide import REASON_WITHDRAWN
 
 from .base import StageDefinition, form_text, live_q, question_brief, submission_lines, taken_by_user_q
 from .registry import stage_get
@@ -159,6 +168,77 @@ class ReviewStage(StageDefinition):
                 "reasons": stage.review_reasons,
             }
         }
+
+    # --- quality control -------------------------------------------------------------------
+
+    def withdraw(
+        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+    ) -> int:
+        """The stopped reviewer's reviews are withdrawn and their submissions reviewed again, in both
+        ``paused_work`` modes (a verdict is a decision someone has to make; leaving the submission
+        unreviewed would leave a writer's qualification undecided). A rejection's effects are undone.
+        Locks the reviewed submissions in id order."""
+        reviews = list(
+            Review.objects.filter(reviewed__project=project, reviewer=user)
+            .order_by("reviewed_id")
+            .values_list("pk", "reviewed_id", "verdict", "created_at")
+        )
+        if not reviews:
+            return 0
+        reviewed = {
+            a.pk: a
+            for a in Assignment.objects.select_for_update()
+            .filter(pk__in=[r[1] for r in reviews])
+            .select_related("project")
+            .order_by("pk")
+        }
+        for pk, reviewed_id, verdict, _ in reviews:
+            Review.objects.filter(pk=pk).update(
+                reviewed=None, withdrawn_from_id=reviewed_id, withdrawn_reason=REASON_WITHDRAWN, withdrawn_by=event
+            )
+            if verdict == ReviewVerdict.REJECTED:
+                submission = reviewed[reviewed_id]
+                stage_get(submission.stage).review_reverted(reviewed=submission, now=now)
+        Assignment.objects.filter(pk__in=list(reviewed)).update(review_state=ReviewState.SAMPLED, updated_at=now)
+        review_qualifications_reopen(withdrawn=[(reviewed[r[1]], r[3]) for r in reviews], now=now)
+        return len(reviews)
+
+    def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:
+        """The reviewer's withdrawn reviews come back where the submission still waits for review with
+        nobody on it; each verdict then does again what it did (a rejection, a writer's qualification)."""
+        withdrawn = list(Review.objects.filter(withdrawn_by=event, reviewer=user).order_by("withdrawn_from_id", "pk"))
+        if not withdrawn:
+            return {"restored": 0, "redone": 0}
+        reviewed = {
+            a.pk: a
+            for a in Assignment.objects.select_for_update()
+            .filter(pk__in=[r.withdrawn_from_id for r in withdrawn])
+            .select_related("project")
+            .order_by("pk")
+        }
+        busy = set(
+            Assignment.objects.filter(live_q(now), stage=self.name, reviewed_id__in=list(reviewed)).values_list(
+                "reviewed_id", flat=True
+            )
+        )
+        restored = 0
+        for review in withdrawn:
+            assert review.withdrawn_from_id is not None  # a withdrawn review names its submission
+            submission = reviewed[review.withdrawn_from_id]
+            if submission.review_state != ReviewState.SAMPLED or submission.pk in busy:
+                continue  # reviewed again by someone else, or being reviewed now
+            if Review.objects.filter(reviewed=submission).exists():
+                continue
+            Review.objects.filter(pk=review.pk).update(
+                reviewed=submission, withdrawn_from=None, withdrawn_reason="", withdrawn_by=None
+            )
+            submission.review_state = review.verdict
+            submission.save(update_fields=["review_state", "updated_at"])
+            if review.verdict == ReviewVerdict.REJECTED:
+                stage_get(submission.stage).review_rejected(reviewed=submission, reason=review.reason, now=now)
+            review_recorded(reviewed=submission, now=now)
+            restored += 1
+        return {"restored": restored, "redone": len(withdrawn) - restored}
 
     # --- the page ----------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from devtools.crowd import ScriptedAnnotator, crowd_screens_create, crowd_simula
 from frontend.hints import question_hints
 from pipeline.jobs.runner import job_run_now
 from pipeline.quality.writers import written_questions
-from pipeline.release.decide import QUALITY_ANSWER_REASONS, QUALITY_QUESTION_REASONS
+from pipeline.release.decide import PREDECIDED_QUESTION_REASONS, QUALITY_ANSWER_REASONS
 from pipeline.release.export.service import release_export
 from pipeline.stages import assignment_double_leases
 from pipeline.stages.answers import crowd_question_edit
@@ -46,7 +46,7 @@ def test_simulated_crowd_makes_a_project_ready_for_postprocessing(project):
     assert progress["screens"]["excluded"] > 0 and progress["screens"]["answering"] > 0
     assert PrefilterJudgment.objects.count() == 40
     assert summary["submitted"]["not-answerable"] >= 1
-    for question in Question.objects.exclude(drop_reason__in=QUALITY_QUESTION_REASONS):
+    for question in Question.objects.exclude(drop_reason__in=PREDECIDED_QUESTION_REASONS):
         # (an answer a reviewer rejected is withdrawn, and the question got another in its place;
         # a question a reviewer rejected left the release with its answers)
         live = [a for a in question.answers.all() if a.drop_reason not in QUALITY_ANSWER_REASONS]

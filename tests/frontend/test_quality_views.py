@@ -11,10 +11,13 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import GoldItem, GoldSource, QualityEvent, Question, Standing
+from annotation.models import Answer, GoldItem, GoldSource, QualityEvent, Question, Standing
+from pipeline.stages import assignment_next, assignment_submit
 from tests.conftest import login
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+from tests.pipeline.quality.builders import rule_pause
 from tests.pipeline.quality.report_builders import PREFILTER_WRONG, answer, control, gold, question, standing, work
+from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db
 
@@ -264,3 +267,22 @@ def test_annotator_page_lists_the_questions_behind_invalid_questions(project, da
     # the lead's list counts them too
     listed = client.get(url(project)).content.decode()
     assert "(2/3)" in listed
+
+
+def test_a_reinstate_says_what_came_back(project, lead, client):
+    # given an answerer a rule paused, whose answer was withdrawn
+    ann = member(project, "ann")
+    question = answering_question(screens(project, 1)[0])
+    Standing.objects.create(project=project, user=ann, stage="answers", status="active")
+    lease = assignment_next(project=project, user=ann, stage="answers")
+    body = {"question": question.text, "verdict": "answered", "elements": [{"vh_index": 1}], "full_answer": "So."}
+    assignment_submit(assignment_id=lease.pk, user=ann, data=body)
+    rule_pause(project, ann, "answers")
+    # when the lead reinstates them on the page
+    login(client, lead)
+    response = client.post(
+        url(project, "quality-standing", user_id=ann.pk), {"stage": "answers", "action": "reinstate"}, follow=True
+    )
+    # then the page says the withdrawn answer came back, and it did
+    assert "ann reinstated in Answers. 1 withdrawn item(s) came back." in response.content.decode()
+    assert Answer.objects.get(annotator=ann).kept

@@ -21,7 +21,9 @@ from .records import SPLITS
 from .writers import WrittenFiles
 
 MANIFEST_NAME = "manifest.json"
-MANIFEST_VERSION = 1
+# 2: the quality section says per stage whose work is in the release and on what evidence, what
+# quality control withdrew by cause, and what non-English apps took out apart from it.
+MANIFEST_VERSION = 2
 PROJECT_SETTINGS = (
     "device_width",
     "device_height",
@@ -111,7 +113,8 @@ def manifest_build(*, project: Project, fmt: str, written: WrittenFiles) -> dict
         "settings": {name: getattr(project, name) for name in PROJECT_SETTINGS},
         "agreement": agreement_shares(project=project),
         "dropped": dropped_counts(project=project),
-        # Quality control: who the released answers are from, control accuracy, reviews, withdrawals.
+        # Quality control: per stage, whose work is in the release and on what evidence, what quality
+        # control withdrew and why; app-language drops apart; control accuracy; reviews.
         "quality": release_quality_figures(project=project),
         # Kept questions on screens without a split cannot be placed in any file: say so.
         "kept_without_split": Question.objects.filter(screen__project=project, state=QuestionState.KEPT)

@@ -1,12 +1,18 @@
-"""Builders for the annotator-side quality tests: gold pre-filtering items, and annotators taken
-through a qualification set or paused by control items with the real engine."""
+"""Builders for the annotator-side quality tests: gold pre-filtering items, annotators taken
+through a qualification set or paused by control items with the real engine, and a monitoring
+rule's pause."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from annotation.models import GoldItem, Project, ScreenState, Standing, StandingStatus
-from pipeline.stages import assignment_next, assignment_submit
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.lock_objects import standing_lock
+from annotation.models import GoldItem, Project, QualityEvent, ScreenState, Standing, StandingStatus
+from pipeline.quality.standing import pause
+from pipeline.stages import assignment_next, assignment_submit, stage_get
 from tests.pipeline.stages.helpers import screens
 
 RIGHT = {"non_english_app": False, "vh_out_of_sync": False}
@@ -46,3 +52,24 @@ def pause_on_control_items(project: Project, user: Any) -> None:
     for _ in range(2):
         assert work_prefilter(project, user, WRONG).purpose == "control"
     assert Standing.objects.get(user=user, stage="prefilter").status == StandingStatus.PAUSED
+
+
+def rule_pause(project: Project, user: Any, stage: str) -> QualityEvent:
+    """What a monitoring rule does when it fires (``pipeline.quality.standing.pause`` with no actor):
+    the annotator is paused and, as the project's ``paused_work`` says, their work withdrawn.
+    Returns the pause's event."""
+    with transaction.atomic():
+        Standing.objects.get_or_create(
+            project=project, user=user, stage=stage, defaults={"status": StandingStatus.ACTIVE}
+        )
+        standing = standing_lock(project_id=project.pk, user_id=user.pk, stage=stage)
+        pause(
+            stage=stage_get(stage),
+            standing=standing,
+            project=project,
+            rule="control-accuracy",
+            reason="2 of your last 5 control items were right",
+            figures={"items": 5, "correct": 2},
+            now=timezone.now(),
+        )
+    return QualityEvent.objects.filter(user=user, stage=stage).latest("pk")

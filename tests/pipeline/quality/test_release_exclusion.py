@@ -115,8 +115,14 @@ def test_work_of_an_annotator_a_rule_paused_is_withdrawn_requeued_and_not_releas
     manifest = release_export(project=project, out_dir=tmp_path, fmt="screenqa")
     quality = json.loads((tmp_path / "manifest.json").read_text())["quality"]
     assert quality == manifest["quality"]
-    assert quality["release_answers"] == {"total": 4, "active": 4}
-    assert quality["withdrawn"] == {"answers": {"withdrawn": 2}, "questions": {}}
+    answers = quality["stages"]["answers"]
+    assert answers["in_release"]["total"] == 4
+    assert answers["in_release"]["by_standing"] == {
+        "active": {"controlled": 0, "review_accepted": 0, "provisional": 4},
+        "lead": 0,
+        "no_standing": 0,
+    }
+    assert answers["withdrawn"] == {"rule-pause": 2, "not-qualified-by-review": 0, "review-rejected": 0}
     assert quality["reviews"] == {}
 
 
@@ -127,8 +133,9 @@ def test_a_project_that_keeps_paused_work_keeps_it(project, crowd):
     rule_pause(project, crowd["ann"])
     assert list(Answer.objects.filter(annotator=crowd["ann"]).values_list("kept", flat=True)) == [True]
     job_run_now(kind="postprocess", project_slug=project.slug)
-    figures = release_quality_figures(project=project)
-    assert figures["release_answers"] == {"total": 1, "paused": 1}  # reported as a paused annotator's
+    figures = release_quality_figures(project=project)["stages"]["answers"]
+    assert figures["in_release"]["total"] == 1  # reported as a paused annotator's
+    assert figures["in_release"]["by_standing"]["paused"] == {"controlled": 0, "review_accepted": 0, "provisional": 1}
 
 
 def test_an_annotator_who_fails_the_qualification_never_answers_a_real_question(project, crowd):

@@ -107,6 +107,33 @@ def test_the_crowd_drives_every_stage_and_every_claim_is_compiled(project):
         assert compiled.is_cached(("first", ("claim", name)), {"project": project}, inputs), name
 
 
+def withdrawal_gaps(cls: type[StageDefinition]) -> list[str]:
+    """What a stage definition leaves undeclared about quality control's withdrawals: it defines
+    ``withdraw`` and ``restore`` itself (or inherits them from a stage that does), or declares
+    ``withdraws_nothing`` with the reason."""
+    if cls.withdraws_nothing.strip():
+        return []
+    return [name for name in ("withdraw", "restore") if getattr(cls, name) is getattr(StageDefinition, name)]
+
+
+@pytest.mark.parametrize("name", Stage.values)
+def test_each_stage_says_what_a_stopped_annotator_leaves_behind(name):
+    # a pause (and a failed qualification by review) calls the stage's withdraw; a lead's
+    # reinstate calls its restore: a stage without them leaves a stopped annotator's work in
+    assert withdrawal_gaps(type(stages()[name])) == [], f"{name}: define withdraw/restore or withdraws_nothing"
+
+
+def test_the_withdrawal_check_catches_a_stage_that_forgets():
+    class Forgetful(StageDefinition):  # no ``name``: the registry never sees it
+        pass
+
+    class Declared(StageDefinition):
+        withdraws_nothing = "its work never reaches the release"
+
+    assert withdrawal_gaps(Forgetful) == ["withdraw", "restore"]
+    assert withdrawal_gaps(Declared) == []
+
+
 def test_debug_is_off_in_tests():
     # the page checks above render with the production template settings
     assert settings.DEBUG is False
