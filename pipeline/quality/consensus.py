@@ -1,17 +1,20 @@
-"""Consensus figures: quality signals from the annotators' agreement with each other (docs/quality.md).
+"""Consensus: quality signals from the annotators' agreement with each other (docs/quality.md).
 
-* **Agreement with the majority.** Validation and test questions get several answers (3 by
-  default); on each question with a majority (the largest group of pairwise-agreeing answers
-  under the project's agreement rule, ``pipeline.release.agreement``, holding more than half of
-  them), an answer agrees when it is in that group. ``majority_agreement`` gives each annotator's
-  count and share. Questions without a majority are counted apart (they say nothing about who
-  is right).
+* **Agreement with the majority** (``majority_of``). Validation and test questions get several
+  answers (3 by default); on each question with a majority (the largest group of pairwise-agreeing
+  answers under the project's agreement rule, ``pipeline.release.agreement``, holding more than half
+  of them), an answer agrees when it is in that group. The lead's report counts it per annotator
+  (``pipeline.quality.report``).
 * **Dawid–Skene.** When pre-filtering takes several judgments per screen (``prefilter_judgments``
   > 1), ``prefilter_dawid_skene`` estimates each judge's confusion matrix and each screen's class
   (the pair of judgments: ``ok``, ``out_of_sync``, ``non_english``, ``both``) by expectation
-  maximisation, and reports each judge's estimated accuracy. Implemented here (``dawid_skene``,
-  pure Python): the crowd-kit library (1.4.2) would bring transformers, tokenizers,
-  huggingface-hub, pyarrow, pandas and scikit-learn into the runtime for this one algorithm.
+  maximisation, and reports each judge's estimated accuracy: the release manifest's quality section
+  carries it (``pipeline.quality.release``). The screens' decisions weigh each judge's vote by their
+  reliability read from gold (``pipeline.stages.prefilter.judge_weights``: the one-coin form,
+  cheap enough for every decision); the EM estimate is the cross-check a lead reads, with no gold
+  needed. Implemented here (``dawid_skene``, pure Python): the crowd-kit library (1.4.2) would bring
+  transformers, tokenizers, huggingface-hub, pyarrow, pandas and scikit-learn into the runtime for
+  this one algorithm.
 
 Both read every answer or judgment, including those quality control withdrew: a figure about
 annotators, not about the release.
@@ -21,13 +24,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.models import Answer, AnswerElement, PrefilterJudgment, Project
-from pipeline.release.agreement import AgreementSettings, AnswerView, ElementView, agreement_group
-from pipeline.release.decide import agreement_settings_for
+from annotation.models import PrefilterJudgment, Project
+from pipeline.release.agreement import AgreementSettings, AnswerView, agreement_group
 
 MULTI_ANSWER_SPLITS = ("validation", "test")
 
@@ -38,56 +40,6 @@ def majority_of(views: Sequence[AnswerView], *, settings: AgreementSettings) -> 
     e.g. a tie)."""
     group = agreement_group(list(views), settings=settings).group
     return set(group) if len(group) * 2 > len(views) else set()
-
-
-def majority_agreement(*, project: Project) -> dict[str, Any]:
-    """Each annotator's agreement with the majority on validation/test questions with several
-    answers: ``{"questions", "no_majority", "annotators": {user_id: {"answers", "with_majority",
-    "share"}}}`` (``answers`` counts only questions that have a majority). Two queries."""
-    settings = agreement_settings_for(project)
-    answers = list(
-        Answer.objects.filter(
-            question__screen__project=project,
-            question__screen__split__in=MULTI_ANSWER_SPLITS,
-            annotator__isnull=False,
-        ).values_list("pk", "question_id", "annotator_id", "verdict")
-    )
-    elements: dict[int, list[ElementView]] = defaultdict(list)
-    for answer_id, text, left, top, right, bottom in (
-        AnswerElement.objects.filter(answer_id__in=[a[0] for a in answers])
-        .order_by("answer_id", "position")
-        .values_list("answer_id", "text", "left", "top", "right", "bottom")
-    ):
-        elements[answer_id].append(ElementView(text=text, bounds=(left, top, right, bottom)))
-    by_question: dict[int, list[tuple[int, AnswerView]]] = defaultdict(list)
-    for answer_id, question_id, annotator_id, verdict in answers:
-        view = AnswerView(verdict=verdict, elements=tuple(elements.get(answer_id, ())))
-        by_question[question_id].append((annotator_id, view))
-    figures: dict[int, Counter[str]] = defaultdict(Counter)
-    questions = no_majority = 0
-    for rows in by_question.values():
-        if len(rows) < 2:
-            continue
-        questions += 1
-        group = majority_of([view for _, view in rows], settings=settings)
-        if not group:
-            no_majority += 1
-            continue
-        for i, (annotator_id, _) in enumerate(rows):
-            figures[annotator_id]["answers"] += 1
-            figures[annotator_id]["with_majority"] += i in group
-    return {
-        "questions": questions,
-        "no_majority": no_majority,
-        "annotators": {
-            user_id: {
-                "answers": c["answers"],
-                "with_majority": c["with_majority"],
-                "share": round(c["with_majority"] / c["answers"], 4),
-            }
-            for user_id, c in sorted(figures.items())
-        },
-    }
 
 
 @dataclass(frozen=True)
@@ -201,12 +153,4 @@ def prefilter_dawid_skene(*, project: Project) -> dict[str, Any] | None:
         },
         "classes": dict(sorted(Counter(str(label) for label in result.labels.values()).items())),
         "iterations": result.iterations,
-    }
-
-
-def consensus_figures(*, project: Project) -> Mapping[str, Any]:
-    """Both figures of a project (the Dawid–Skene part ``None`` with one judgment per screen)."""
-    return {
-        "majority_agreement": majority_agreement(project=project),
-        "prefilter": prefilter_dawid_skene(project=project),
     }

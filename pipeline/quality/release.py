@@ -75,6 +75,8 @@ from pipeline.release.decide import (
 )
 from pipeline.stages import stages
 
+from .consensus import prefilter_dawid_skene
+
 # Why quality control took an item out (``withdrawn``), in this order.
 CAUSES = ("rule-pause", "not-qualified-by-review", "review-rejected")
 EVIDENCE = ("controlled", "review_accepted", "provisional")
@@ -342,4 +344,6 @@ def release_quality_figures(*, project: Project) -> dict[str, Any]:
         "app_language": app_language_drops(project=project),
         "control_accuracy": control_accuracy(project=project),
         "reviews": reviews_done(project=project),
+        # each pre-filtering judge's accuracy estimated by Dawid-Skene (several judges per screen only)
+        "prefilter_judges": prefilter_dawid_skene(project=project),
     }

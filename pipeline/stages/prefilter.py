@@ -30,6 +30,7 @@ and one that no longer meets the rule is restored (``_app_restore``); a lead's d
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -45,6 +46,7 @@ from annotation.models import (
     App,
     Assignment,
     AssignmentStatus,
+    ControlResult,
     PrefilterJudgment,
     Project,
     QualityEvent,
@@ -77,6 +79,52 @@ def prefilter_decide(*, votes_non_english: int, votes_out_of_sync: int, judgment
     if _majority(votes_non_english, judgments):
         return REASON_NON_ENGLISH
     if _majority(votes_out_of_sync, judgments):
+        return REASON_OUT_OF_SYNC
+    return ""
+
+
+# A judge's reliability before their control items say otherwise: a Beta prior of this strength
+# (pseudo-items) and mean (the chance a judgment of theirs is right on both flags).
+RELIABILITY_PRIOR_ITEMS = 10
+RELIABILITY_PRIOR_MEAN = 0.9
+
+
+def judge_weights(*, project: Project, user_ids: list[int]) -> dict[int, float]:
+    """How much each judge's vote weighs when several judge a screen: the log-odds of their being
+    right on one flag (``log p / (1 - p)``), with ``p`` the square root of their estimated accuracy on
+    pre-filtering control and qualification items (both flags right), the posterior mean of a Beta
+    prior (``RELIABILITY_PRIOR_MEAN`` over ``RELIABILITY_PRIOR_ITEMS``) updated by their results. A
+    judge no better than chance weighs 0 (a worse one too: their votes are ignored, not inverted).
+    One query. This is the one-coin Dawid-Skene weighting with the reliabilities read from gold
+    (``pipeline.quality.consensus`` estimates them by EM for the lead's figures)."""
+    rows = (
+        ControlResult.objects.filter(project=project, stage=Stage.PREFILTER, user_id__in=user_ids)
+        .values("user_id")
+        .annotate(n=Count("pk"), right=Count("pk", filter=Q(correct=True)))
+    )
+    found = {row["user_id"]: (row["right"], row["n"]) for row in rows}
+    weights = {}
+    for user_id in user_ids:
+        right, n = found.get(user_id, (0, 0))
+        accuracy = (right + RELIABILITY_PRIOR_MEAN * RELIABILITY_PRIOR_ITEMS) / (n + RELIABILITY_PRIOR_ITEMS)
+        per_flag = min(max(math.sqrt(accuracy), 1e-6), 1 - 1e-6)
+        weights[user_id] = max(0.0, math.log(per_flag / (1 - per_flag)))
+    return weights
+
+
+def prefilter_decide_weighted(votes: list[tuple[bool, bool, float]]) -> str:
+    """The exclusion reason from weighted votes ``(non_english, out_of_sync, weight)``: a flag holds
+    when the weight of those who raised it is at least that of those who did not (ties exclude, as
+    in ``prefilter_decide``, to which equal weights reduce) and someone with weight raised it."""
+
+    def holds(index: int) -> bool:
+        yes = sum(vote[2] for vote in votes if vote[index])
+        no = sum(vote[2] for vote in votes if not vote[index])
+        return yes > 0 and yes >= no
+
+    if holds(0):
+        return REASON_NON_ENGLISH
+    if holds(1):
         return REASON_OUT_OF_SYNC
     return ""
 
@@ -219,11 +267,20 @@ class Prefilter(StageDefinition):
             judgments["non_english"] > 0
             and App.objects.filter(pk=screen.app_id, non_english=False, language_set_by="lead").exists()
         )
-        reason = prefilter_decide(
-            votes_non_english=0 if declared_english else judgments["non_english"],
-            votes_out_of_sync=judgments["out_of_sync"],
-            judgments=needed,
-        )
+        if needed >= 2:  # several judges: each vote weighs by the judge's reliability
+            rows = list(
+                _counting().filter(screen=screen).values_list("annotator_id", "non_english_app", "vh_out_of_sync")
+            )
+            weights = judge_weights(project=screen.project, user_ids=[row[0] for row in rows])
+            reason = prefilter_decide_weighted(
+                [(ne and not declared_english, oos, weights[judge]) for judge, ne, oos in rows]
+            )
+        else:
+            reason = prefilter_decide(
+                votes_non_english=0 if declared_english else judgments["non_english"],
+                votes_out_of_sync=judgments["out_of_sync"],
+                judgments=needed,
+            )
         if reason:
             screen.state = ScreenState.EXCLUDED
             screen.exclusion_reason = reason

@@ -6,7 +6,8 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Answer, AnswerElement, Assignment, AssignmentStatus, PrefilterJudgment, Question
-from pipeline.quality.consensus import dawid_skene, majority_agreement, prefilter_dawid_skene
+from pipeline.quality.consensus import dawid_skene, prefilter_dawid_skene
+from pipeline.quality.report import quality_report
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 
@@ -63,12 +64,13 @@ def test_majority_agreement_on_validation_questions(project):
     answer(q3, u2, "Green")
     answer(q3, u3, "Blue")
     answer(answering_question(train, needed=1), u3, "Other")  # train: one answer, not counted
-    figures = majority_agreement(project=project)
-    assert (figures["questions"], figures["no_majority"]) == (3, 1)
-    assert figures["annotators"] == {
-        u1.pk: {"answers": 2, "with_majority": 2, "share": 1.0},
-        u2.pk: {"answers": 2, "with_majority": 2, "share": 1.0},
-        u3.pk: {"answers": 2, "with_majority": 1, "share": 0.5},
+    # the lead's report counts, per annotator, their answers to questions with a majority and those in it
+    Question.objects.filter(pk__in=[q1.pk, q2.pk, q3.pk]).update(state="answered")
+    rows = {row.user_id: row for row in quality_report(project=project)}
+    assert {u: (rows[u.pk].agreement_agreed, rows[u.pk].agreement_answers) for u in (u1, u2, u3)} == {
+        u1: (2, 3),
+        u2: (2, 3),
+        u3: (1, 3),
     }
 
 

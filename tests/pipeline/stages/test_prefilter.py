@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
-from annotation.models import AssignmentStatus, PrefilterJudgment, Question, QuestionState, Screen, ScreenState
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    ControlResult,
+    GoldItem,
+    PrefilterJudgment,
+    Question,
+    QuestionState,
+    Screen,
+    ScreenState,
+)
 from pipeline.stages import app_language_list, app_mark_non_english, assignment_next, assignment_submit
-from pipeline.stages.prefilter import prefilter_decide
+from pipeline.stages.prefilter import judge_weights, prefilter_decide, prefilter_decide_weighted
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db
@@ -72,6 +83,57 @@ def test_ties_exclude():
     assert prefilter_decide(votes_non_english=0, votes_out_of_sync=1, judgments=2) == "vh_out_of_sync"
     assert prefilter_decide(votes_non_english=1, votes_out_of_sync=1, judgments=3) == ""
     assert prefilter_decide(votes_non_english=0, votes_out_of_sync=0, judgments=1) == ""
+
+
+def test_weighted_votes_reduce_to_the_majority_with_equal_weights():
+    for votes in ([(True, False), (False, False)], [(False, True), (False, False), (False, True)], [(False, False)]):
+        weighted = prefilter_decide_weighted([(ne, oos, 1.3) for ne, oos in votes])
+        counted = prefilter_decide(
+            votes_non_english=sum(v[0] for v in votes), votes_out_of_sync=sum(v[1] for v in votes), judgments=len(votes)
+        )
+        assert weighted == counted, votes
+    # a judge who weighs nothing raises nothing
+    assert prefilter_decide_weighted([(True, True, 0.0), (False, False, 2.0)]) == ""
+
+
+def test_several_judges_weigh_by_their_record_on_gold(project):
+    # given two judges per screen: one whose control items are mostly wrong, one with a clean record
+    project.prefilter_judgments = 2
+    project.save()
+    sloppy, good = member(project, "sloppy"), member(project, "good")
+    gold_screens = screens(project, 12, state=ScreenState.QUESTIONS_1)
+    golds = [GoldItem.objects.create(project=project, stage="prefilter", screen=g, answer={}) for g in gold_screens]
+    for user, right in ((sloppy, 2), (good, 12)):
+        for i, gold_item in enumerate(golds):
+            done = Assignment.objects.create(
+                project=project,
+                stage="prefilter",
+                screen=gold_item.screen,
+                annotator=user,
+                status="submitted",
+                lease_expires_at=timezone.now(),
+                submitted_at=timezone.now(),
+                purpose="control",
+                gold=gold_item,
+            )
+            ControlResult.objects.create(
+                assignment=done,
+                gold=gold_item,
+                project=project,
+                user=user,
+                stage="prefilter",
+                purpose="control",
+                correct=i < right,
+            )
+    weights = judge_weights(project=project, user_ids=[sloppy.pk, good.pk])
+    assert weights[sloppy.pk] < weights[good.pk] / 3
+    # when the sloppy judge says non-English and the good one says all is well
+    (screen,) = screens(project, 1)
+    judge(project, sloppy, non_english_app=True)
+    judge(project, good)
+    # then the screen goes on (a plain count would have excluded it on a tie)
+    screen.refresh_from_db()
+    assert screen.state == ScreenState.QUESTIONS_1
 
 
 @pytest.mark.parametrize(
