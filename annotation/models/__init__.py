@@ -1,6 +1,6 @@
 from .accounts import PROJECT_ACCOUNT_SEPARATOR, PendingCredential, ProjectAccount
 from .jobs import ImportJob, Job, JobStatus, MemberJob, ReleaseJob
-from .projects import AgreementRule, App, Invitation, Membership, PausedWork, Project, Role
+from .projects import AgreementRule, App, Invitation, Membership, PausedWork, Project, ProvisionalWork, Role
 from .quality import (
     ControlOutcome,
     ControlResult,
@@ -53,6 +53,7 @@ __all__ = [
     "PrefilterJudgment",
     "Project",
     "ProjectAccount",
+    "ProvisionalWork",
     "Purpose",
     "QualityEvent",
     "Question",

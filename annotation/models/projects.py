@@ -21,6 +21,15 @@ class AgreementRule(models.TextChoices):
     STRICT = "strict", "Strict: the same elements"
 
 
+class ProvisionalWork(models.TextChoices):
+    """Which work not yet confirmed by a passed control item after it (nor corroborated by another
+    annotator) reaches the release (docs/quality.md, "Provisional work")."""
+
+    EVIDENCE = "evidence", "Hold it when its author's control evidence is thin or against them"
+    STRICT = "strict", "Hold all of it"
+    OFF = "off", "Release it"
+
+
 class PausedWork(models.TextChoices):
     REQUEUE = "requeue", "Withdraw their answers and ask other annotators"
     EXCLUDE = "exclude", "Withdraw their answers"
@@ -298,6 +307,22 @@ SETTINGS = Settings(
             default=PausedWork.REQUEUE,
             help="what happens to answers of an annotator a quality rule paused",
         ),
+        Choice(
+            name="provisional_work",
+            group=MONITORING,
+            choices=ProvisionalWork,
+            default=ProvisionalWork.EVIDENCE,
+            help="work after its author's last passed control item, not corroborated by another annotator: "
+            "held back (and asked of others) when post-processing starts",
+        ),
+        WholeNumber(
+            name="provisional_min_controls",
+            group=MONITORING,
+            default=3,
+            low=0,
+            high=1000,
+            help="...with `evidence`: fewer control items passed than this in the stage is thin evidence",
+        ),
     ),
 )
 
@@ -360,6 +385,8 @@ class Project(models.Model):
     skips_in_a_row = SETTINGS.whole("skips_in_a_row")
     review_rate = SETTINGS.number("review_rate")
     paused_work = SETTINGS.choice("paused_work")
+    provisional_work = SETTINGS.choice("provisional_work")
+    provisional_min_controls = SETTINGS.whole("provisional_min_controls")
 
     # The annotators' guidelines (Markdown, docs/leads.md); blank: the papers' rules
     # (annotation/services/guidelines_default.md). Edited on their own page, not a setting.

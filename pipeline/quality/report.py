@@ -43,7 +43,7 @@ from annotation.models import (
     Standing,
 )
 from pipeline.release.decide import DECIDABLE_STATES, agreement_settings_for
-from pipeline.release.postprocess import answer_records
+from pipeline.release.selectors import answer_records
 from pipeline.stages import stage_filter
 
 from .consensus import majority_of

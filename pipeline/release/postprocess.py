@@ -33,20 +33,19 @@ from django.db import transaction
 
 from annotation.db.bulk import batched, bulk_set
 from annotation.exceptions import ApplicationError, ConflictError
-from annotation.models import Answer, AnswerElement, Project, Question, ReleaseJob
+from annotation.models import Answer, Project, Question, ReleaseJob
 from pipeline.jobs.lifecycle import Outcome, Progress, job_create, jobs_alive
+from pipeline.quality.provisional import held_back_sweep
 
-from .agreement import AgreementSettings, ElementView
+from .agreement import AgreementSettings
 from .decide import (
     DECIDABLE_STATES,
     PREDECIDED_QUESTION_REASONS,
     PROTECTED_SHORT_ANSWER_SOURCES,
-    QUALITY_ANSWER_REASONS,
-    AnswerRecord,
     agreement_settings_for,
     question_decide,
 )
-from .selectors import postprocess_summary
+from .selectors import answer_records, postprocess_summary
 
 logger = logging.getLogger(__name__)
 
@@ -65,31 +64,19 @@ def release_job_start(*, project: Project, kind: str, user: Any) -> ReleaseJob:
     active = jobs_alive(ReleaseJob.objects.filter(project=project, kind=kind)).order_by("-created_at").first()
     if active is not None:
         raise ConflictError(f"A {kind} job is already {active.status}.", extra={"job_id": active.pk})
+    if kind == ReleaseJob.Kind.POSTPROCESS:
+        # Work no control item confirmed, by annotators whose evidence is thin or against them, is
+        # held back and asked of others first (pipeline.quality.provisional, docs/quality.md).
+        swept = held_back_sweep(project=project)
+        if swept["held"]:
+            items = sum(swept["held"].values())
+            raise ConflictError(
+                f"{items} item(s) of {swept['annotators']} annotator(s) were held back (no passed control item "
+                "confirms them and nobody corroborates them) and are back in the queues: post-processing can "
+                "start once they are redone.",
+                extra={"held_back": swept["held"]},
+            )
     return job_create(model=ReleaseJob, project=project, user=user, kind=kind)
-
-
-def answer_records(question_ids: Sequence[int]) -> dict[int, list[AnswerRecord]]:
-    """Each question's answers in submission order, with their elements and annotators: two queries
-    (post-processing decides on them; the quality report measures each annotator's agreement)."""
-    rows = list(
-        Answer.objects.filter(question_id__in=question_ids)
-        .exclude(drop_reason__in=QUALITY_ANSWER_REASONS)
-        .order_by("question_id", "created_at", "pk")
-        .values_list("pk", "question_id", "verdict", "question_text", "kept", "drop_reason", "annotator_id")
-    )
-    elements: dict[int, list[ElementView]] = {}
-    for answer_id, text, left, top, right, bottom in (
-        AnswerElement.objects.filter(answer__question_id__in=question_ids)
-        .order_by("answer_id", "position")
-        .values_list("answer_id", "text", "left", "top", "right", "bottom")
-    ):
-        elements.setdefault(answer_id, []).append(ElementView(text=text, bounds=(left, top, right, bottom)))
-    records: dict[int, list[AnswerRecord]] = {}
-    for pk, question_id, verdict, question_text, kept, drop_reason, annotator_id in rows:
-        records.setdefault(question_id, []).append(
-            AnswerRecord(pk, verdict, question_text, tuple(elements.get(pk, ())), kept, drop_reason, annotator_id)
-        )
-    return records
 
 
 def postprocess_batch_apply(*, question_ids: Sequence[int], settings: AgreementSettings) -> int:

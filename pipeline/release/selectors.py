@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import Count, Model, QuerySet
 
 from annotation.exceptions import ApplicationError
-from annotation.models import Answer, Project, Question, QuestionState, Split
+from annotation.models import Answer, AnswerElement, Project, Question, QuestionState, Split
 
-from .decide import ANSWER_REASONS, DECIDABLE_STATES, QUESTION_REASONS
+from .agreement import ElementView
+from .decide import ANSWER_REASONS, DECIDABLE_STATES, QUALITY_ANSWER_REASONS, QUESTION_REASONS, AnswerRecord
 
 
 def _shares(counts: dict[str, int]) -> dict[str, float]:
@@ -130,3 +132,27 @@ def decision_payload(obj: Model) -> dict[str, Any]:
         "verdict": obj.verdict,
         "annotator": obj.annotator.get_username() if obj.annotator else None,
     }
+
+
+def answer_records(question_ids: Sequence[int]) -> dict[int, list[AnswerRecord]]:
+    """Each question's answers in submission order, with their elements and annotators: two queries
+    (post-processing decides on them; the quality report measures each annotator's agreement)."""
+    rows = list(
+        Answer.objects.filter(question_id__in=question_ids)
+        .exclude(drop_reason__in=QUALITY_ANSWER_REASONS)
+        .order_by("question_id", "created_at", "pk")
+        .values_list("pk", "question_id", "verdict", "question_text", "kept", "drop_reason", "annotator_id")
+    )
+    elements: dict[int, list[ElementView]] = {}
+    for answer_id, text, left, top, right, bottom in (
+        AnswerElement.objects.filter(answer__question_id__in=question_ids)
+        .order_by("answer_id", "position")
+        .values_list("answer_id", "text", "left", "top", "right", "bottom")
+    ):
+        elements.setdefault(answer_id, []).append(ElementView(text=text, bounds=(left, top, right, bottom)))
+    records: dict[int, list[AnswerRecord]] = {}
+    for pk, question_id, verdict, question_text, kept, drop_reason, annotator_id in rows:
+        records.setdefault(question_id, []).append(
+            AnswerRecord(pk, verdict, question_text, tuple(elements.get(pk, ())), kept, drop_reason, annotator_id)
+        )
+    return records

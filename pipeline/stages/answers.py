@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -384,9 +385,18 @@ class Answers(StageDefinition):
         return answers_restore(rejected, requeued=True, now=now)
 
     def withdraw(
-        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+        self,
+        *,
+        project: Project,
+        user: Any,
+        requeue: bool,
+        now: datetime,
+        event: QualityEvent | None = None,
+        assignments: Collection[int] | None = None,
     ) -> int:
         mine = Answer.objects.filter(question__screen__project=project, annotator=user)
+        if assignments is not None:
+            mine = mine.filter(assignment_id__in=list(assignments))
         return answers_withdraw(mine, reason=REASON_WITHDRAWN, requeue=requeue, event=event)
 
     def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:

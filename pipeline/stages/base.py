@@ -35,6 +35,7 @@ A definition declares:
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -169,13 +170,22 @@ class StageDefinition:
         return {"restored": 0, "redone": 0}
 
     def withdraw(
-        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+        self,
+        *,
+        project: Project,
+        user: Any,
+        requeue: bool,
+        now: datetime,
+        event: QualityEvent | None = None,
+        assignments: Collection[int] | None = None,
     ) -> int:
         """Take a stopped annotator's work in this stage out of the release (``requeue``: and ask
         other annotators to do it again); returns how many items. ``event`` is the quality
         decision that stopped them (``status_after`` paused or not qualified): the items are
         marked with it, so a lead who overturns it brings them back (``restore``). Every stage
-        defines it or declares ``withdraws_nothing``."""
+        defines it or declares ``withdraws_nothing``. ``assignments``: only the work of these of the
+        annotator's assignments (the provisional work held back, ``pipeline.quality.provisional``);
+        ``None``: all of it."""
         return 0
 
     def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:

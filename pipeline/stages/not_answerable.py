@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -135,11 +136,20 @@ class NotAnswerable(StageDefinition):
         return questions_restore(Question.objects.filter(origin=reviewed, drop_reason=REASON_REVIEW_REJECTED))
 
     def withdraw(
-        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+        self,
+        *,
+        project: Project,
+        user: Any,
+        requeue: bool,
+        now: datetime,
+        event: QualityEvent | None = None,
+        assignments: Collection[int] | None = None,
     ) -> int:
         mine = Question.objects.filter(
             screen__project=project, author=user, source=QuestionSource.NOT_ANSWERABLE, answers_done=0
         )
+        if assignments is not None:
+            mine = mine.filter(origin_id__in=list(assignments))
         return questions_drop(
             written_by=mine.filter(state=QuestionState.ANSWERING), reason=author_withdrawal_reason(event), event=event
         )

@@ -31,6 +31,7 @@ and one that no longer meets the rule is restored (``_app_restore``); a lead's d
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -321,12 +322,21 @@ class Prefilter(StageDefinition):
         return judgments_restore(rejected, now=now)
 
     def withdraw(
-        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+        self,
+        *,
+        project: Project,
+        user: Any,
+        requeue: bool,
+        now: datetime,
+        event: QualityEvent | None = None,
+        assignments: Collection[int] | None = None,
     ) -> int:
         """Every judgment of the stopped judge is withdrawn (``judgments_withdraw``). ``requeue`` makes
         no difference here: a screen whose decision rested on them cannot be decided without judges,
         so it goes back to pre-filtering either way."""
         mine = PrefilterJudgment.objects.filter(screen__project=project, annotator=user)
+        if assignments is not None:
+            mine = mine.filter(assignment_id__in=list(assignments))
         return judgments_withdraw(mine, reason=REASON_WITHDRAWN, now=now, event=event)["withdrawn"]
 
     def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:

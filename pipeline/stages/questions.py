@@ -12,6 +12,7 @@ screen lock keep them from ever firing in normal operation.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -299,12 +300,21 @@ class QuestionsPass1(StageDefinition):
         return questions_restore(Question.objects.filter(origin=reviewed, drop_reason=REASON_REVIEW_REJECTED))
 
     def withdraw(
-        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+        self,
+        *,
+        project: Project,
+        user: Any,
+        requeue: bool,
+        now: datetime,
+        event: QualityEvent | None = None,
+        assignments: Collection[int] | None = None,
     ) -> int:
         """The stopped writer's questions of this pass that nobody has answered yet leave the release,
         with the reason of the decision (``author-paused``, or ``author-not-qualified`` when the
         review of their first submissions decided they did not qualify)."""
         mine = Question.objects.filter(screen__project=project, author=user, source=self.source, answers_done=0)
+        if assignments is not None:
+            mine = mine.filter(origin_id__in=list(assignments))
         return questions_drop(
             written_by=mine.filter(state__in=[QuestionState.DRAFTING, QuestionState.ANSWERING]),
             reason=author_withdrawal_reason(event),
@@ -446,12 +456,22 @@ class QuestionsPass2(QuestionsPass1):
         return restored
 
     def withdraw(
-        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+        self,
+        *,
+        project: Project,
+        user: Any,
+        requeue: bool,
+        now: datetime,
+        event: QualityEvent | None = None,
+        assignments: Collection[int] | None = None,
     ) -> int:
-        withdrawn = super().withdraw(project=project, user=user, requeue=requeue, now=now, event=event)
-        Question.objects.filter(screen__project=project, flagged_by__annotator=user).update(
-            flag_reason="", flagged_by=None
+        withdrawn = super().withdraw(
+            project=project, user=user, requeue=requeue, now=now, event=event, assignments=assignments
         )
+        flagged = Question.objects.filter(screen__project=project, flagged_by__annotator=user)
+        if assignments is not None:
+            flagged = flagged.filter(flagged_by_id__in=list(assignments))
+        flagged.update(flag_reason="", flagged_by=None)
         return withdrawn
 
     def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:

@@ -19,6 +19,7 @@ nobody redid meanwhile (``ReviewStage.restore``).
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -172,17 +173,23 @@ class ReviewStage(StageDefinition):
     # --- quality control -------------------------------------------------------------------
 
     def withdraw(
-        self, *, project: Project, user: Any, requeue: bool, now: datetime, event: QualityEvent | None = None
+        self,
+        *,
+        project: Project,
+        user: Any,
+        requeue: bool,
+        now: datetime,
+        event: QualityEvent | None = None,
+        assignments: Collection[int] | None = None,
     ) -> int:
         """The stopped reviewer's reviews are withdrawn and their submissions reviewed again, in both
         ``paused_work`` modes (a verdict is a decision someone has to make; leaving the submission
         unreviewed would leave a writer's qualification undecided). A rejection's effects are undone.
         Locks the reviewed submissions in id order."""
-        reviews = list(
-            Review.objects.filter(reviewed__project=project, reviewer=user)
-            .order_by("reviewed_id")
-            .values_list("pk", "reviewed_id", "verdict", "created_at")
-        )
+        given = Review.objects.filter(reviewed__project=project, reviewer=user)
+        if assignments is not None:
+            given = given.filter(assignment_id__in=list(assignments))
+        reviews = list(given.order_by("reviewed_id").values_list("pk", "reviewed_id", "verdict", "created_at"))
         if not reviews:
             return 0
         reviewed = {

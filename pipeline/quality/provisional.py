@@ -1,0 +1,231 @@
+"""Provisional work: what an annotator did after their last passed control item, which no control
+item has confirmed yet (docs/quality.md, "Provisional work").
+
+Monitoring stops a spammer after a few control items; a worker who turns bad and then leaves (hit and
+run) may meet none, or fail one and be gone before the sequential test decides. Their last items are
+then in the data on no evidence. So before post-processing (``held_back_sweep``, called when a lead
+starts it), such work is held back from the release and asked of other annotators, as the project's
+``provisional_work`` says:
+
+* ``evidence`` (default): the work after the last passed control item of annotators whose evidence is
+  against them (``Standing.evidence`` > 0: a recent control item was wrong and nothing cleared it) or
+  thin (fewer than ``provisional_min_controls`` control items passed in the stage);
+* ``strict``: that work of every annotator;
+* ``off``: nothing is held back.
+
+Work corroborated by another annotator is never held back: an answer in the majority group of its
+question's answers (validation and test), a pre-filtering judgment another judge of the screen made
+alike. It concerns the stages with gold (control items): pre-filtering and answers. Leads and site
+admins are never gated; paused annotators' work was dealt with by their pause (``paused_work``).
+
+Each annotator whose work is held back gets a ``QualityEvent`` (rule ``provisional-held``, their
+standing unchanged) that names the items; the stages' ``withdraw`` takes them out with requeue.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.models import (
+    Answer,
+    Assignment,
+    AssignmentStatus,
+    ControlResult,
+    Membership,
+    PrefilterJudgment,
+    Project,
+    ProvisionalWork,
+    Purpose,
+    QualityEvent,
+    Role,
+    Split,
+    Standing,
+    StandingStatus,
+)
+from pipeline.release.decide import agreement_settings_for
+from pipeline.release.selectors import answer_records
+from pipeline.stages import stages
+
+from .consensus import majority_of
+
+
+@dataclass
+class Held:
+    """One annotator's provisional work in one stage that is held back, and why."""
+
+    stage: str
+    user_id: int
+    assignments: list[int]
+    last_passed: datetime | None
+    why: str
+    corroborated: int = 0
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+def provisional_held(*, project: Project) -> list[Held]:
+    """What ``held_back_sweep`` would hold back now (reads only): per stage with gold and annotator,
+    their submitted real work after their last passed control item, not corroborated, when the
+    project's ``provisional_work`` says so."""
+    policy = project.provisional_work
+    if policy == ProvisionalWork.OFF:
+        return []
+    trusted = set(Membership.objects.filter(project=project, role=Role.LEAD).values_list("user_id", flat=True)) | set(
+        Membership.objects.filter(project=project, user__is_superuser=True).values_list("user_id", flat=True)
+    )
+    held: list[Held] = []
+    for stage in stages().values():
+        if not stage.has_gold:
+            continue
+        standings = {
+            row[0]: row[1:]
+            for row in Standing.objects.filter(project=project, stage=stage.name).values_list(
+                "user_id", "status", "evidence"
+            )
+        }
+        results = ControlResult.objects.filter(project=project, stage=stage.name)
+        last_passed = dict(
+            results.filter(correct=True).values("user_id").annotate(at=Max("created_at")).values_list("user_id", "at")
+        )
+        passed: dict[int, int] = defaultdict(int)
+        for user_id in results.filter(correct=True, purpose=Purpose.CONTROL).values_list("user_id", flat=True):
+            passed[user_id] += 1
+        work = Assignment.objects.filter(
+            project=project, stage=stage.name, purpose=Purpose.WORK, status=AssignmentStatus.SUBMITTED
+        ).values_list("pk", "annotator_id", "submitted_at")
+        trailing: dict[int, list[int]] = defaultdict(list)
+        for pk, user_id, submitted_at in work:
+            if user_id in trusted:
+                continue
+            status, evidence = standings.get(user_id, (StandingStatus.ACTIVE, 0.0))
+            if status == StandingStatus.PAUSED:
+                continue
+            since = last_passed.get(user_id)
+            if since is not None and submitted_at is not None and submitted_at <= since:
+                continue
+            if (
+                policy == ProvisionalWork.EVIDENCE
+                and evidence <= 0
+                and passed[user_id] >= project.provisional_min_controls
+            ):
+                continue
+            trailing[user_id].append(pk)
+        corroborated = _corroborated(
+            project=project, stage=stage.name, ids=[i for ids in trailing.values() for i in ids]
+        )
+        for user_id, ids in sorted(trailing.items()):
+            kept = [i for i in ids if i in corroborated]
+            left = [i for i in ids if i not in corroborated]
+            evidence = standings.get(user_id, ("", 0.0))[1]
+            if not left:
+                continue
+            if policy == ProvisionalWork.STRICT:
+                why = "no passed control item after it"
+            elif evidence > 0:
+                why = "a control item after their last passed one was wrong"
+            else:
+                why = f"fewer than {project.provisional_min_controls} control items passed"
+            held.append(
+                Held(
+                    stage=stage.name,
+                    user_id=user_id,
+                    assignments=left,
+                    last_passed=last_passed.get(user_id),
+                    why=why,
+                    corroborated=len(kept),
+                    figures={
+                        "policy": policy,
+                        "evidence": round(evidence, 3),
+                        "controls_passed": passed[user_id],
+                        "held": len(left),
+                        "corroborated": len(kept),
+                    },
+                )
+            )
+    return held
+
+
+def _corroborated(*, project: Project, stage: str, ids: list[int]) -> set[int]:
+    """Of the assignments ``ids``, those whose work another annotator corroborates (the module
+    docstring). Two or three queries."""
+    if not ids:
+        return set()
+    if stage == "prefilter":
+        judged = list(
+            PrefilterJudgment.objects.filter(assignment_id__in=ids, withdrawn_reason="").values_list(
+                "assignment_id", "screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"
+            )
+        )
+        others = defaultdict(set)
+        for screen_id, annotator_id, ne, oos in PrefilterJudgment.objects.filter(
+            screen_id__in={row[1] for row in judged}, withdrawn_reason=""
+        ).values_list("screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"):
+            others[screen_id].add((annotator_id, ne, oos))
+        return {
+            pk
+            for pk, screen_id, judge, ne, oos in judged
+            if any(a != judge and (n, o) == (ne, oos) for a, n, o in others[screen_id])
+        }
+    if stage == "answers":
+        answered = dict(
+            Answer.objects.filter(
+                assignment_id__in=ids, question__screen__split__in=[Split.VALIDATION, Split.TEST]
+            ).values_list("pk", "assignment_id")
+        )
+        if not answered:
+            return set()
+        question_ids = list(
+            Answer.objects.filter(pk__in=list(answered)).values_list("question_id", flat=True).distinct()
+        )
+        settings = agreement_settings_for(project)
+        found: set[int] = set()
+        for records in answer_records(question_ids).values():
+            if len(records) < 2:
+                continue
+            group = majority_of([r.view for r in records], settings=settings)
+            found.update(answered[r.pk] for i, r in enumerate(records) if i in group and r.pk in answered)
+        return found
+    return set()
+
+
+def held_back_sweep(*, project: Project, now: datetime | None = None) -> dict[str, Any]:
+    """Hold back the provisional work ``provisional_held`` finds: each annotator's items are withdrawn
+    with requeue (``StageDefinition.withdraw(assignments=...)``) under a ``provisional-held`` event.
+    Returns ``{"held": {stage: items}, "annotators": n}``; nothing when there is nothing to hold.
+    One transaction per annotator and stage (their standing locked first, as a pause does)."""
+    from annotation.lock_objects import standing_lock
+
+    from .standing import event
+
+    now = now or timezone.now()
+    totals: dict[str, int] = defaultdict(int)
+    people = set()
+    for item in provisional_held(project=project):
+        stage = stages()[item.stage]
+        with transaction.atomic():
+            Standing.objects.get_or_create(
+                project=project, user_id=item.user_id, stage=item.stage, defaults={"status": StandingStatus.ACTIVE}
+            )
+            standing = standing_lock(project_id=project.pk, user_id=item.user_id, stage=item.stage)
+            assert standing is not None
+            record: QualityEvent = event(
+                standing=standing,
+                rule="provisional-held",
+                before=standing.status,
+                figures={**item.figures, "assignments": item.assignments, "why": item.why},
+            )
+            count = stage.withdraw(
+                project=project, user=standing.user, requeue=True, now=now, event=record, assignments=item.assignments
+            )
+            record.figures = {**record.figures, "withdrawn": count}
+            record.save(update_fields=["figures"])
+        if count:
+            totals[item.stage] += count
+            people.add(item.user_id)
+    return {"held": dict(totals), "annotators": len(people)}

@@ -1,0 +1,127 @@
+"""Provisional work (pipeline/quality/provisional.py): a hit-and-run worker's last items, which no
+passed control item confirms and nobody corroborates, are held back before post-processing."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.exceptions import ConflictError
+from annotation.models import (
+    PrefilterJudgment,
+    Project,
+    QualityEvent,
+    ReleaseJob,
+    Screen,
+    ScreenState,
+    Standing,
+    StandingStatus,
+)
+from pipeline.quality.provisional import held_back_sweep, provisional_held
+from pipeline.release.postprocess import release_job_start
+from pipeline.stages import assignment_next, assignment_submit
+from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter
+from tests.pipeline.stages.helpers import member, screens
+
+pytestmark = pytest.mark.django_db
+
+# A random judge's "out of sync": the screen is excluded on their word alone (with one judge per screen).
+JUNK = {"non_english_app": False, "vh_out_of_sync": True}
+
+
+def rates(project: Project, rate: float) -> None:
+    project.control_rate = project.control_rate_new = project.control_rate_alert = rate
+    project.save(update_fields=["control_rate", "control_rate_new", "control_rate_alert"])
+
+
+def judge(project: Project, user, body: dict, *, purpose: str) -> int:
+    lease = assignment_next(project=project, user=user, stage="prefilter")
+    assert lease is not None and lease.purpose == purpose
+    assignment_submit(assignment_id=lease.pk, user=user, data={**body, "note": ""})
+    return lease.pk
+
+
+@pytest.fixture
+def world(project):
+    gold_prefilter(project, 10)
+    real = screens(project, 12)
+    return project, real
+
+
+def hit_and_run(project: Project, name: str, *, passed: int, junk: int, fail_at_end: bool) -> tuple:
+    """An active judge: ``passed`` control items right, then ``junk`` real judgments at random (all
+    "out of sync": each screen excluded on their word alone), then perhaps one wrong control item;
+    then they leave."""
+    user = member(project, name)
+    Standing.objects.create(project=project, user=user, stage="prefilter", status=StandingStatus.ACTIVE)
+    rates(project, 1.0)
+    for _ in range(passed):
+        judge(project, user, RIGHT, purpose="control")
+    rates(project, 0.0)
+    junk_ids = [judge(project, user, JUNK, purpose="work") for _ in range(junk)]
+    if fail_at_end:
+        rates(project, 1.0)
+        judge(project, user, WRONG, purpose="control")
+    rates(project, 0.0)
+    return user, junk_ids
+
+
+def test_a_hit_and_run_workers_last_items_are_held_back_and_their_screens_judged_again(world):
+    project, _ = world
+    user, junk = hit_and_run(project, "runner", passed=5, junk=4, fail_at_end=True)
+    excluded = Screen.objects.filter(judgments__annotator=user, state=ScreenState.EXCLUDED)
+    assert excluded.count() == 4
+    # the lead starts post-processing: the items are held back first, and the start says why
+    with pytest.raises(ConflictError, match="4 item\\(s\\) of 1 annotator\\(s\\) were held back") as info:
+        release_job_start(project=project, kind=ReleaseJob.Kind.POSTPROCESS, user=None)
+    assert info.value.extra == {"held_back": {"prefilter": 4}}
+    # their judgments no longer count and the screens wait for another judge
+    assert PrefilterJudgment.objects.filter(annotator=user, withdrawn_reason="").count() == 0
+    assert set(Screen.objects.filter(judgments__annotator=user).values_list("state", flat=True)) == {
+        ScreenState.PREFILTER
+    }
+    event = QualityEvent.objects.get(user=user, rule="provisional-held")
+    assert sorted(event.figures["assignments"]) == sorted(junk) and event.figures["withdrawn"] == 4
+    assert Standing.objects.get(user=user).status == StandingStatus.ACTIVE  # not paused: just not trusted yet
+
+
+def test_a_worker_with_enough_passed_controls_and_nothing_against_them_keeps_their_work(world):
+    project, _ = world
+    hit_and_run(project, "careful", passed=3, junk=3, fail_at_end=False)
+    assert provisional_held(project=project) == []
+    # ... unless the lead holds every unconfirmed item (strict)
+    project.provisional_work = "strict"
+    project.save(update_fields=["provisional_work"])
+    (held,) = provisional_held(project=project)
+    assert (held.stage, len(held.assignments), held.why) == ("prefilter", 3, "no passed control item after it")
+    # ... or none (off)
+    project.provisional_work = "off"
+    project.save(update_fields=["provisional_work"])
+    assert provisional_held(project=project) == []
+
+
+def test_thin_evidence_alone_holds_work_back(world):
+    project, _ = world
+    hit_and_run(project, "newbie", passed=1, junk=2, fail_at_end=False)
+    (held,) = provisional_held(project=project)
+    assert len(held.assignments) == 2 and held.why == "fewer than 3 control items passed"
+
+
+def test_work_another_judge_corroborates_is_not_held_back(world):
+    project, _ = world
+    project.prefilter_judgments = 2
+    project.save(update_fields=["prefilter_judgments"])
+    user, junk = hit_and_run(project, "runner", passed=3, junk=2, fail_at_end=True)
+    # another judge agrees on one of the two screens (and disagrees on none)
+    other = member(project, "other")
+    Standing.objects.create(project=project, user=other, stage="prefilter", status=StandingStatus.ACTIVE)
+    screen_id = PrefilterJudgment.objects.get(assignment_id=junk[0]).screen_id
+    lease = assignment_next(project=project, user=other, stage="prefilter")
+    while lease.screen_id != screen_id:  # the queue order is not the question here
+        assignment_submit(assignment_id=lease.pk, user=other, data={**RIGHT, "note": ""})
+        lease = assignment_next(project=project, user=other, stage="prefilter")
+    assignment_submit(assignment_id=lease.pk, user=other, data={**JUNK, "note": ""})
+    (held,) = provisional_held(project=project)
+    assert held.assignments == [junk[1]] and held.corroborated == 1
+    assert held_back_sweep(project=project) == {"held": {"prefilter": 1}, "annotators": 1}
+    # and sweeping again finds nothing more
+    assert held_back_sweep(project=project) == {"held": {}, "annotators": 0}
