@@ -171,6 +171,25 @@ def test_release_with_boxes_compares_the_shared_elements_boxes():
     assert not answers_agree(a, moved, settings=WITH_BOXES)
 
 
+@BOTH_RULES
+def test_boxes_must_cover_each_other_both_ways(rule):
+    # given the same words as one element and as two: the one box is where "Deep Squat" is, and the
+    # other answer boxes "Deep Squat" there and "15x" far below, where the first answer has no box
+    one = answered(("Deep Squat 15x", (0, 0, 300, 50)))
+    two = answered(("Deep Squat", (0, 0, 300, 50)), ("15x", (0, 900, 100, 950)))
+    settings = AgreementSettings(rule=rule, use_boxes=True)
+    assert answers_agree(one, two, settings=AgreementSettings(rule=rule))  # the texts agree
+    # then the boxes disagree, whichever answer comes first
+    assert not answers_agree(one, two, settings=settings)
+    assert not answers_agree(two, one, settings=settings)
+    # given one box around both words, and two boxes that each cover most of it
+    around = answered(("Deep Squat 15x", (0, 0, 300, 100)))
+    halves = answered(("Deep Squat", (0, 0, 300, 60)), ("15x", (0, 40, 300, 100)))  # IoU 0.6 each
+    # then every box of each has its counterpart in the other: they agree, in both orders
+    assert answers_agree(around, halves, settings=settings)
+    assert answers_agree(halves, around, settings=settings)
+
+
 def test_boxes_agree_at_or_above_the_threshold():
     # given the real validation record image_id 31 (FORMATS.md): three drawn boxes a few pixels apart
     raters = [
