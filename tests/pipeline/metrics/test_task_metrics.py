@@ -203,6 +203,23 @@ def test_levenshtein():
     assert levenshtein("abc", "abc") == 0
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "distance"),
+    [
+        ("abc", "", 3),
+        ("a", "b", 1),  # one substitution
+        ("ab", "ba", 2),  # no transposition: two substitutions
+        ("flaw", "lawn", 2),  # a deletion and an insertion
+        ("gumbo", "gambol", 2),
+        ("sunday", "saturday", 3),
+        ("abcdef", "azced", 3),
+        ("book", "back", 2),
+    ],
+)
+def test_levenshtein_counts_each_edit_once_in_either_order(a, b, distance):
+    assert levenshtein(a, b) == levenshtein(b, a) == distance
+
+
 def test_anls_case_insensitive_and_thresholded():
     assert anls_score("TRANSMIT CONFIRMATION REPORT", ["transmit confirmation report"]) == 1.0
     # one edit in 8 characters: 1 - 1/8
@@ -213,4 +230,14 @@ def test_anls_case_insensitive_and_thresholded():
     # surrounding whitespace ignored, inner spaces count
     assert anls_score("  12/15/88 ", ["12/15/88"]) == 1.0
     assert anls_score("12/15 /88", ["12/15/88"]) == pytest.approx(1 - 1 / 9)
+
+
+def test_anls_edges():
+    # two empty texts are identical; one character apart is a whole edit (NL = 1)
+    assert anls_score("", [""]) == 1.0
+    assert anls_score("  ", ["", "x"]) == 1.0
+    assert anls_score("a", ["b"]) == 0.0
+    assert anls_score("a", []) == 0.0
+    # lower case, as the official script: "ß" stays one letter (upper case would make it "SS")
+    assert anls_score("straße", ["strasse"]) == pytest.approx(1 - 2 / 7)
     assert anls_score("x", []) == 0.0
