@@ -109,6 +109,11 @@ def test_no_hit_at_all_scores_zero():
     assert ndcg_v(["x"], ["y"]) == 0.0
 
 
+def test_half_precision_and_half_recall_is_half():
+    # precision + recall = 1 is an ordinary case, not "nothing found"
+    assert item_f1(["a", "x"], ["a", "y"]) == pytest.approx(0.5)
+
+
 def test_the_best_over_raters_uses_the_tokenizer_given():
     # "a b" and "ab" are the same characters, not the same words
     assert answer_matching_best(["a b"], [["ab"]], tokenize=char_tokens) == (1.0, 1.0)
