@@ -129,6 +129,8 @@ def test_bb_threshold_is_inclusive_at_one_tenth():
         ([[0.5, 0.05], [0.05, 0.5]], 2),  # valid pairs in their own rows and columns
         ([[0.5, 0.05], [0.05, 0.09]], 1),  # one of them under the threshold
         ([[0.5, 0.4], [0.3, 0.05]], 2),  # the assignment decides
+        ([[0.5, 0.5], [0.05, 0.05]], 1),  # two valid pairs in one row: one match
+        ([[0.1, 0.1], [0.1, 0.05]], 2),  # the assignment's pairs exactly at the threshold count
     ],
 )
 def test_matched_pairs_count_only_pairs_at_or_above_the_threshold(scores, matches):
