@@ -16,7 +16,15 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from pipeline.metrics.scorer import ScoringInputError, score_docvqa, scoring_run
+from pipeline.metrics.scorer import (
+    Prediction,
+    ScoringInputError,
+    load_gold,
+    score_docvqa,
+    score_screenqa,
+    scoring_run,
+)
+from pipeline.metrics.uic import Element
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -445,3 +453,24 @@ def test_empty_ground_truth_in_a_file_of_no_single_kind_is_not_scored(tmp_path):
     preds = [{"image_id": 5, "question": "Empty?", "short_answer": "x"}]
     summary, _ = run_json(gold, write(tmp_path, "p.json", preds))
     assert summary == {"gold_examples": 1, "unmatched": 0}
+
+
+def test_each_task_is_scored_alone_when_only_it_is_asked(gold):
+    # given predictions with elements (with boxes) for two examples, none for the third
+    _kind, golds = load_gold(gold)
+    preds = {
+        (31, "From whom are you protected?"): Prediction(
+            31, "From whom are you protected?", "unauthorized transactions", None,
+            (Element("unauthorized transactions", (424, 1078, 852, 1117)),),
+        ),
+        (37374, "What type of Ford car is selected?"): Prediction(
+            37374, "What type of Ford car is selected?", None, None, (Element("C Max", None),)
+        ),
+    }  # fmt: skip
+    # when one task is asked, then only it is scored
+    for task in ("sqa_uic", "answer_matching", "sqa_uic_bb", "sqa_s"):
+        summary = score_screenqa(golds, preds, only={task}).summary
+        assert set(summary) == {task, "gold_examples", "unmatched"}, task
+    # and the example without boxes, like the one without a prediction, is missing for SQA-UIC-BB
+    rows = score_screenqa(golds, preds, per_example=True, only={"sqa_uic_bb"}).examples
+    assert [row.get("missing") for row in rows] == [None, ["sqa_uic_bb"], ["sqa_uic_bb"]]
