@@ -13,7 +13,7 @@ DEV := $(VENV)/.installed-dev
 DEMO_WORKERS ?= $(shell echo $$((2 * $$(nproc) + 1)))
 DEMO_BIND ?= 127.0.0.1:8000
 
-.PHONY: demo dev demo-data test lint typecheck pytest bench bench-full venv clean
+.PHONY: demo dev demo-data test lint typecheck pytest bench bench-full mutation venv clean
 
 $(RUNTIME): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -61,5 +61,11 @@ bench: $(DEV)
 bench-full: $(DEV)
 	$(PY) .ci/services.py -- $(PY) -m devtools.bench --full $(BENCH_ARGS)
 
+# Mutation testing (docs/mutation.md): mutmut plants small bugs in one module at a time and runs only
+# its mirrored tests, on PostgreSQL. MUTATION_ARGS: target names (default: the modules measured in the
+# docs; "all" for every target), --list, --jobs N, --survivors, --fail-under PERCENT.
+mutation: $(DEV)
+	$(PY) .ci/services.py -- $(PY) -m devtools.mutation $(MUTATION_ARGS)
+
 clean:
-	rm -rf $(VENV) data/test-media .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) data/test-media .pytest_cache .mypy_cache .ruff_cache .mutation

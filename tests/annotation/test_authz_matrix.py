@@ -6,6 +6,11 @@ without an entry in ``EXPECTED`` fails ``test_every_route_has_an_entry``. Each e
 the view accepts; ``test_unlisted_methods_are_refused`` checks that the others answer 405, so the
 table cannot forget a method either.
 
+The actors hold every role of the product (annotator, reviewer, lead; an annotator in and one out of
+the answer pool) besides outsiders and a site admin (``test_the_actors_hold_every_role_...``). The
+routes that name a stage are checked once more for each stage with a rule narrower than membership
+(answers: the answer pool; review: reviewers and leads), in ``test_stage_rules``.
+
 One world is built once for the module (inside a transaction rolled back at the end): two projects,
 members of every kind, screens with leases, a submitted assignment, a gold item, a kept question, jobs
 and an invitation, so that every URL argument names a real object. Each request runs in a savepoint
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -29,12 +34,12 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.authtoken.models import Token
 
-from annotation.models import MemberJob, Membership
+from annotation.models import MemberJob, Membership, Role
 from annotation.services.members import invitation_create, invitation_join, member_add
 from pipeline.stages import assignment_next
 from tests.factories import MembershipFactory, ProjectFactory, ScreenFactory, UserFactory, job_of_kind, kept_question
 from tests.pipeline.quality.report_builders import gold, work
-from tests.pipeline.stages.helpers import screens
+from tests.pipeline.stages.helpers import answering_question, screens
 
 # Every test uses the module's world (``world``); the mark also has the test database created.
 pytestmark = pytest.mark.django_db
@@ -48,6 +53,8 @@ ACTORS = (
     "xlead",  # lead of another project
     "removed",  # was an annotator of the project (and still holds a lease): membership deleted
     "peer",  # another annotator of the same project (not the assignment's owner)
+    "nopool",  # an annotator of the project outside the answer pool
+    "reviewer",  # a reviewer of the project (role reviewer, outside the answer pool)
     "owner",  # the annotator whose assignment the URL names
     "lead",  # lead of the project
     "admin",  # site admin (is_superuser), member of nothing
@@ -86,6 +93,8 @@ def _expect(anonymous: Any, stranger: Any, member: Any, lead: Any, **exceptions:
         "xlead": stranger,
         "removed": stranger,
         "peer": member,
+        "nopool": member,
+        "reviewer": member,
         "owner": member,
         "lead": lead,
         "admin": lead,
@@ -330,6 +339,29 @@ def routes() -> list[Found]:
 ROUTES = {found.key: found for found in routes()}
 
 
+# --- stages with their own rule -------------------------------------------------------------------
+
+# The matrix names the pre-filtering stage, open to every member. Two stages are narrower: who passes
+# their rule (``check_access``); every other member of the project gets 403 there.
+STAGE_RULES: dict[str, tuple[str, ...]] = {
+    "answers": ("peer", "owner", "lead", "admin", "adminjoined"),  # the answer pool (and site admins)
+    "review": ("reviewer", "lead", "admin", "adminjoined"),  # reviewers and leads (and site admins)
+}
+# The routes that name a stage, and what passing its rule gets (the world has work in both stages).
+STAGE_ROUTES: dict[tuple[str, str], Any] = {
+    ("api-stage-next", "POST"): 200,  # a lease
+    ("frontend:workspace-next", "GET"): 200,  # the button that leases
+    ("frontend:workspace-next", "POST"): 302,  # to the leased assignment
+}
+
+
+def stage_expect(key: str, method: str, stage: str) -> Expect:
+    # (the accounts that joined by an invitation and the project account are annotators outside the pool)
+    members = ("peer", "nopool", "reviewer", "owner", "lead", "joined", "crowd")
+    row = page_member(STAGE_ROUTES[key, method], **{a: 403 for a in members if a not in STAGE_RULES[stage]})
+    return api(row) if key.startswith("api-") else row
+
+
 # --- the world ----------------------------------------------------------------------------------
 
 
@@ -353,6 +385,8 @@ def _build() -> World:
         "xlead": UserFactory(username="xena"),
         "removed": UserFactory(username="remy"),
         "peer": UserFactory(username="pia"),
+        "nopool": UserFactory(username="nora"),
+        "reviewer": UserFactory(username="rita"),
         "owner": UserFactory(username="olly"),
         "lead": UserFactory(username="leo"),
         "admin": UserFactory(username="root", is_superuser=True, is_staff=True),
@@ -366,6 +400,8 @@ def _build() -> World:
     users["crowd"] = get_user_model().objects.get(username=crowd["username"])
     for who in ("removed", "peer", "owner"):
         MembershipFactory(project=project, user=users[who], in_answer_pool=True)
+    MembershipFactory(project=project, user=users["nopool"], in_answer_pool=False)
+    MembershipFactory(project=project, user=users["reviewer"], role="reviewer", in_answer_pool=False)
     MembershipFactory(project=project, user=users["lead"], role="lead", in_answer_pool=True)
     made = screens(project, 4)
     screens(other, 1)
@@ -374,7 +410,9 @@ def _build() -> World:
     assert owner_lease is not None and removed_lease is not None
     # Removed behind the service's back (its lease still open): the checks, not the release, refuse.
     Membership.objects.filter(project=project, user=users["removed"]).delete()
-    work(project, users["owner"])  # a submitted assignment: history on My work and the quality pages
+    # a submitted assignment sampled for review: history on My work and the quality pages, review work
+    work(project, users["owner"], review_state="sampled")
+    answering_question(screens(project, 1)[0])  # answers work (``STAGE_RULES``)
     gold_item = gold(project)
     question = kept_question(
         screen=ScreenFactory(project=project, state="answering", split="train"), text="Q?", position=0
@@ -519,13 +557,29 @@ def test_every_route_has_an_entry():
     assert not stale, f"entries for routes that no longer exist: {stale}"
 
 
-CASES = [(key, method) for key in sorted(ROUTES) if key in EXPECTED for method in EXPECTED[key].methods]
+def test_every_row_names_every_actor():
+    rows = [(key, method, row) for key, route in EXPECTED.items() for method, row in route.methods.items()]
+    incomplete = [(key, method) for key, method, row in rows if set(row) != set(ACTORS)]
+    assert not incomplete, f"rows without a status for every actor: {incomplete}"
 
 
-@pytest.mark.parametrize(("key", "method"), CASES)
-def test_matrix(world, key, method):
+def test_the_actors_hold_every_role_in_and_out_of_the_answer_pool(world):
+    # every role of the product, and annotators both in and out of the answer pool, are actors here
+    held = Membership.objects.filter(project__slug=world.slug, user__in=world.users.values())
+    assert set(held.values_list("role", flat=True)) == set(Role.values)
+    assert set(held.filter(role=Role.ANNOTATOR).values_list("in_answer_pool", flat=True)) == {True, False}
+    assert set(held.filter(role=Role.REVIEWER).values_list("user__username", flat=True)) == {"rita"}
+
+
+def test_every_route_that_names_a_stage_is_checked_per_stage():
+    named = {
+        (key, method) for key, found in ROUTES.items() if "stage" in found.arguments for method in EXPECTED[key].methods
+    }
+    assert named == set(STAGE_ROUTES)
+
+
+def check(world: World, key: str, method: str, expected: Expect) -> None:
     found = ROUTES[key]
-    expected = EXPECTED[key].methods[method]
     got: dict[str, Any] = {}
     changed: list[str] = []
     for actor in ACTORS:
@@ -543,6 +597,20 @@ def test_matrix(world, key, method):
         print(f"\nDUMP {key} {method} {got}")
     assert got == expected, f"{method} {found.route}"
     assert not changed, f"{method} {found.route}: refused or a read, yet the database changed for {changed}"
+
+
+CASES = [(key, method) for key in sorted(ROUTES) if key in EXPECTED for method in EXPECTED[key].methods]
+
+
+@pytest.mark.parametrize(("key", "method"), CASES)
+def test_matrix(world, key, method):
+    check(world, key, method, EXPECTED[key].methods[method])
+
+
+@pytest.mark.parametrize("stage", sorted(STAGE_RULES))
+@pytest.mark.parametrize(("key", "method"), sorted(STAGE_ROUTES))
+def test_stage_rules(world, key, method, stage):
+    check(replace(world, values={**world.values, "stage": stage}), key, method, stage_expect(key, method, stage))
 
 
 @pytest.mark.parametrize("key", sorted(k for k in ROUTES if k in EXPECTED))

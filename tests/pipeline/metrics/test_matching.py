@@ -85,6 +85,41 @@ def test_no_match_across_a_removed_run():
     assert answer_match(["x y z"], ["y", "x z"]) == ([1], [1, 0])
 
 
+def test_a_run_is_found_after_a_false_start():
+    # the run's first word occurs earlier, followed by something else
+    assert answer_match(["a a b"], ["a b"]) == ([1], [1])
+    assert answer_match(["x a y a b"], ["a b"]) == ([1], [1])
+    # and occurs again at the last place a run could start, still followed by something else
+    assert answer_match(["a b a c"], ["a d"]) == ([0], [0])
+
+
+def test_every_segment_is_searched_and_kept():
+    # after "b" is removed, A^c is "a" | "c d": "c" is found in the second segment
+    assert answer_match(["a b c"], ["b", "c"]) == ([1], [1, 1])
+    # and removing "a" from the first segment keeps the second
+    assert answer_match(["a b c d"], ["b", "a", "d"]) == ([1], [1, 1, 1])
+
+
+def test_a_ground_truth_item_without_words_does_not_stop_the_others():
+    assert answer_match(["Male"], ["!!!", "Male"]) == ([1], [0, 1])
+
+
+def test_no_hit_at_all_scores_zero():
+    assert item_f1(["x"], ["y"]) == 0.0
+    assert ndcg_v(["x"], ["y"]) == 0.0
+
+
+def test_half_precision_and_half_recall_is_half():
+    # precision + recall = 1 is an ordinary case, not "nothing found"
+    assert item_f1(["a", "x"], ["a", "y"]) == pytest.approx(0.5)
+
+
+def test_the_best_over_raters_uses_the_tokenizer_given():
+    # "a b" and "ab" are the same characters, not the same words
+    assert answer_matching_best(["a b"], [["ab"]], tokenize=char_tokens) == (1.0, 1.0)
+    assert answer_matching_best(["a b"], [["ab"]]) == (0.0, 0.0)
+
+
 def test_wrong_order_is_penalised_by_ndcg_not_f1():
     # given a single relevant item predicted at position 3 instead of 1
     predicted = ["a1", "a2", "answer"]

@@ -16,7 +16,15 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from pipeline.metrics.scorer import ScoringInputError, scoring_run
+from pipeline.metrics.scorer import (
+    Prediction,
+    ScoringInputError,
+    load_gold,
+    score_docvqa,
+    score_screenqa,
+    scoring_run,
+)
+from pipeline.metrics.uic import Element
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -306,6 +314,78 @@ def test_docvqa_anls(tmp_path):
     }
     assert rows[1] == {"questionId": 18601, "anls": {"anls": 0.875}}
     assert rows[2] == {"questionId": 2562, "missing": ["anls"]}
+    assert rows[3:] == [{"questionId": 77, "unmatched": True}]
+
+
+def test_docvqa_rows_only_when_asked():
+    report = score_docvqa({1: ["a"]}, {1: "a", 2: "b"})
+    assert report.examples == []
+    assert report.summary["unmatched"] == 1
+
+
+DOCVQA_GOLD = {"dataset_name": "ScreenQA", "data": [{"questionId": 1, "answers": ["a"]}]}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"data": {"questionId": 1}}, "gold file {gold}: 'data' must be a list"),
+        ({"data": [1]}, "gold file {gold}, data[0]: must be an object with a 'questionId'"),
+        ({"data": [{"answers": ["a"]}]}, "gold file {gold}, data[0]: must be an object with a 'questionId'"),
+        (
+            {"data": [{"questionId": 1, "answers": [1]}]},
+            "gold file {gold}, data[0]: 'answers' must be a list of strings",
+        ),
+        (
+            {"data": [{"questionId": 1, "answers": []}, {"questionId": 1, "answers": []}]},
+            "gold file {gold}, data[1]: duplicate questionId 1",
+        ),
+    ],
+)
+def test_malformed_docvqa_gold_is_a_clear_error(tmp_path, data, message):
+    gold = write(tmp_path, "g.json", data)
+    with pytest.raises(ScoringInputError) as info:
+        scoring_run(gold_paths=[gold], prediction_path=write(tmp_path, "p.json", []))
+    assert info.value.message == message.format(gold=gold)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"questionId": 1}, "prediction file {pred}: expected a JSON list of objects"),
+        ([1], "prediction file {pred}, item 0: must be an object with a 'questionId'"),
+        ([{"answer": "a"}], "prediction file {pred}, item 0: must be an object with a 'questionId'"),
+        ([{"questionId": 1, "answer": 2}], "prediction file {pred}, item 0: 'answer' must be a string"),
+        (
+            [{"questionId": 1, "answer": "a"}, {"questionId": 1, "answer": "b"}],
+            "prediction file {pred}, item 1: second prediction for questionId 1",
+        ),
+    ],
+)
+def test_malformed_docvqa_predictions_are_clear_errors(tmp_path, data, message):
+    pred = write(tmp_path, "p.json", data)
+    with pytest.raises(ScoringInputError) as info:
+        scoring_run(gold_paths=[write(tmp_path, "g.json", DOCVQA_GOLD)], prediction_path=pred)
+    assert info.value.message == message.format(pred=pred)
+
+
+def test_a_missing_docvqa_prediction_file_says_so(tmp_path):
+    missing = tmp_path / "nope.json"
+    with pytest.raises(ScoringInputError) as info:
+        scoring_run(gold_paths=[write(tmp_path, "g.json", DOCVQA_GOLD)], prediction_path=missing)
+    assert info.value.message == f"prediction file {missing} does not exist"
+
+
+@pytest.mark.parametrize("bounds", [[1, 2, 3, True], [1.0, 2, 3, "4"]])
+def test_bounds_are_numbers_not_booleans(gold, tmp_path, bounds):
+    preds = [{"image_id": 31, "question": "q", "ui_elements": [{"text": "a", "bounds": bounds}]}]
+    pred = write(tmp_path, "p.json", preds)
+    with pytest.raises(ScoringInputError) as info:
+        scoring_run(gold_paths=gold, prediction_path=pred)
+    message = (
+        f"prediction file {pred}, item 0, ui_elements[0]: bounds must be a list of 4 numbers [left, top, right, bottom]"
+    )
+    assert info.value.message == message
 
 
 @pytest.mark.realdata
@@ -373,3 +453,24 @@ def test_empty_ground_truth_in_a_file_of_no_single_kind_is_not_scored(tmp_path):
     preds = [{"image_id": 5, "question": "Empty?", "short_answer": "x"}]
     summary, _ = run_json(gold, write(tmp_path, "p.json", preds))
     assert summary == {"gold_examples": 1, "unmatched": 0}
+
+
+def test_each_task_is_scored_alone_when_only_it_is_asked(gold):
+    # given predictions with elements (with boxes) for two examples, none for the third
+    _kind, golds = load_gold(gold)
+    preds = {
+        (31, "From whom are you protected?"): Prediction(
+            31, "From whom are you protected?", "unauthorized transactions", None,
+            (Element("unauthorized transactions", (424, 1078, 852, 1117)),),
+        ),
+        (37374, "What type of Ford car is selected?"): Prediction(
+            37374, "What type of Ford car is selected?", None, None, (Element("C Max", None),)
+        ),
+    }  # fmt: skip
+    # when one task is asked, then only it is scored
+    for task in ("sqa_uic", "answer_matching", "sqa_uic_bb", "sqa_s"):
+        summary = score_screenqa(golds, preds, only={task}).summary
+        assert set(summary) == {task, "gold_examples", "unmatched"}, task
+    # and the example without boxes, like the one without a prediction, is missing for SQA-UIC-BB
+    rows = score_screenqa(golds, preds, per_example=True, only={"sqa_uic_bb"}).examples
+    assert [row.get("missing") for row in rows] == [None, ["sqa_uic_bb"], ["sqa_uic_bb"]]

@@ -9,8 +9,8 @@ import pytest
 
 from pipeline.metrics.anls import anls_score, levenshtein
 from pipeline.metrics.rouge import rouge_scores
-from pipeline.metrics.squad import normalize_answer, squad_scores
-from pipeline.metrics.uic import Element, iou, uic_bb_scores, uic_scores
+from pipeline.metrics.squad import is_no_answer, normalize_answer, squad_scores
+from pipeline.metrics.uic import Element, iou, matched_pairs, uic_bb_scores, uic_scores
 
 # --- SQA-S ----------------------------------------------------------------------------------------
 
@@ -45,6 +45,8 @@ def test_only_the_exact_literal_is_a_no_answer():
         assert squad_scores(spelling, ["<no answer>"]) == (0.0, 0.0)
         # ... and against an answer "no answer" they are a match after normalisation
         assert squad_scores(spelling, ["no answer"]) == (1.0, 1.0)
+        assert not is_no_answer(spelling)
+    assert is_no_answer("<no answer>")
 
 
 def test_no_answer_ground_truths_are_ignored_for_other_predictions():
@@ -116,6 +118,29 @@ def test_bb_threshold_is_inclusive_at_one_tenth():
     assert uic_bb_scores([el("a", 0, 0, 10, 10)], gold) == (1.0, 1.0, 1.0)
     # and just below it nothing matches
     assert uic_bb_scores([el("a", 0, 0, 9, 10)], gold) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("scores", "matches"),
+    [
+        ([[0.05]], 0),  # one pair, under the threshold
+        ([[0.05, 0.5]], 1),  # one row
+        ([[0.05], [0.05]], 0),  # one column, nothing valid
+        ([[0.5, 0.05], [0.05, 0.5]], 2),  # valid pairs in their own rows and columns
+        ([[0.5, 0.05], [0.05, 0.09]], 1),  # one of them under the threshold
+        ([[0.5, 0.4], [0.3, 0.05]], 2),  # the assignment decides
+        ([[0.5, 0.5], [0.05, 0.05]], 1),  # two valid pairs in one row: one match
+        ([[0.1, 0.1], [0.1, 0.05]], 2),  # the assignment's pairs exactly at the threshold count
+    ],
+)
+def test_matched_pairs_count_only_pairs_at_or_above_the_threshold(scores, matches):
+    assert matched_pairs(scores, 0.1) == matches
+
+
+def test_matched_pairs_at_a_threshold_of_zero_count_every_assigned_pair():
+    # every pair scores >= 0: the assignment's pairs all count, overlapping or not (as the reference)
+    assert matched_pairs([[0.0]], 0.0) == 1
+    assert matched_pairs([[0.0, 0.0], [0.0, 0.3]], 0.0) == 2
 
 
 def test_bb_hungarian_matching_is_one_to_one_and_maximises_matches():
@@ -203,6 +228,23 @@ def test_levenshtein():
     assert levenshtein("abc", "abc") == 0
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "distance"),
+    [
+        ("abc", "", 3),
+        ("a", "b", 1),  # one substitution
+        ("ab", "ba", 2),  # no transposition: two substitutions
+        ("flaw", "lawn", 2),  # a deletion and an insertion
+        ("gumbo", "gambol", 2),
+        ("sunday", "saturday", 3),
+        ("abcdef", "azced", 3),
+        ("book", "back", 2),
+    ],
+)
+def test_levenshtein_counts_each_edit_once_in_either_order(a, b, distance):
+    assert levenshtein(a, b) == levenshtein(b, a) == distance
+
+
 def test_anls_case_insensitive_and_thresholded():
     assert anls_score("TRANSMIT CONFIRMATION REPORT", ["transmit confirmation report"]) == 1.0
     # one edit in 8 characters: 1 - 1/8
@@ -213,4 +255,14 @@ def test_anls_case_insensitive_and_thresholded():
     # surrounding whitespace ignored, inner spaces count
     assert anls_score("  12/15/88 ", ["12/15/88"]) == 1.0
     assert anls_score("12/15 /88", ["12/15/88"]) == pytest.approx(1 - 1 / 9)
+
+
+def test_anls_edges():
+    # two empty texts are identical; one character apart is a whole edit (NL = 1)
+    assert anls_score("", [""]) == 1.0
+    assert anls_score("  ", ["", "x"]) == 1.0
+    assert anls_score("a", ["b"]) == 0.0
+    assert anls_score("a", []) == 0.0
+    # lower case, as the official script: "ß" stays one letter (upper case would make it "SS")
+    assert anls_score("straße", ["strasse"]) == pytest.approx(1 - 2 / 7)
     assert anls_score("x", []) == 0.0

@@ -110,7 +110,7 @@ def test_work_another_judge_corroborates_is_not_held_back(world):
     project, _ = world
     project.prefilter_judgments = 2
     project.save(update_fields=["prefilter_judgments"])
-    user, junk = hit_and_run(project, "runner", passed=3, junk=2, fail_at_end=True)
+    _runner, junk = hit_and_run(project, "runner", passed=3, junk=2, fail_at_end=True)
     # another judge agrees on one of the two screens (and disagrees on none)
     other = member(project, "other")
     Standing.objects.create(project=project, user=other, stage="prefilter", status=StandingStatus.ACTIVE)

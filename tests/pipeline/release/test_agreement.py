@@ -14,6 +14,7 @@ from pipeline.release.agreement import (
     NONE,
     RULES,
     TWO,
+    AgreementResult,
     AgreementSettings,
     AnswerView,
     ElementView,
@@ -42,7 +43,7 @@ def answered(*elements: str | tuple[str, tuple[int, int, int, int]]) -> AnswerVi
 def test_the_rules_are_the_models_choices():
     assert set(RULES) == set(AgreementRule.values)
     assert Project._meta.get_field("agreement_rule").default == AgreementSettings().rule == "release"
-    with pytest.raises(ValueError, match="unknown agreement rule"):
+    with pytest.raises(ValueError, match=r"^unknown agreement rule 'lenient'; one of release, strict$"):
         AgreementSettings(rule="lenient")
 
 
@@ -171,6 +172,25 @@ def test_release_with_boxes_compares_the_shared_elements_boxes():
     assert not answers_agree(a, moved, settings=WITH_BOXES)
 
 
+@BOTH_RULES
+def test_boxes_must_cover_each_other_both_ways(rule):
+    # given the same words as one element and as two: the one box is where "Deep Squat" is, and the
+    # other answer boxes "Deep Squat" there and "15x" far below, where the first answer has no box
+    one = answered(("Deep Squat 15x", (0, 0, 300, 50)))
+    two = answered(("Deep Squat", (0, 0, 300, 50)), ("15x", (0, 900, 100, 950)))
+    settings = AgreementSettings(rule=rule, use_boxes=True)
+    assert answers_agree(one, two, settings=AgreementSettings(rule=rule))  # the texts agree
+    # then the boxes disagree, whichever answer comes first
+    assert not answers_agree(one, two, settings=settings)
+    assert not answers_agree(two, one, settings=settings)
+    # given one box around both words, and two boxes that each cover most of it
+    around = answered(("Deep Squat 15x", (0, 0, 300, 100)))
+    halves = answered(("Deep Squat", (0, 0, 300, 60)), ("15x", (0, 40, 300, 100)))  # IoU 0.6 each
+    # then every box of each has its counterpart in the other: they agree, in both orders
+    assert answers_agree(around, halves, settings=settings)
+    assert answers_agree(halves, around, settings=settings)
+
+
 def test_boxes_agree_at_or_above_the_threshold():
     # given the real validation record image_id 31 (FORMATS.md): three drawn boxes a few pixels apart
     raters = [
@@ -190,6 +210,22 @@ def test_box_iou():
     assert box_iou((0, 0, 10, 10), (5, 0, 15, 10)) == pytest.approx(50 / 150)
     assert box_iou((0, 0, 10, 10), (20, 20, 30, 30)) == 0.0
     assert box_iou((0, 0, 0, 10), (0, 0, 0, 10)) == 0.0
+    # apart along one axis only: side by side, or one above the other
+    assert box_iou((0, 0, 10, 10), (20, 0, 30, 10)) == 0.0
+    assert box_iou((0, 0, 10, 10), (0, 20, 10, 30)) == 0.0
+    # boxes that are not squares: each side's width and height count
+    assert box_iou((0, 0, 20, 10), (10, 0, 30, 10)) == pytest.approx(100 / 300)
+    assert box_iou((0, 0, 10, 20), (0, 10, 10, 30)) == pytest.approx(100 / 300)
+    # a box of one pixel is itself
+    assert box_iou((5, 5, 6, 6), (5, 5, 6, 6)) == 1.0
+
+
+def test_boxes_agree_at_exactly_the_threshold():
+    # given two boxes whose IoU is exactly 0.5 (one covers the left half of the other)
+    whole, half = answered(("Male", (0, 0, 100, 10))), answered(("Male", (0, 0, 50, 10)))
+    # then they agree at a threshold of 0.5, and not above it
+    assert answers_agree(whole, half, settings=AgreementSettings(use_boxes=True, iou_threshold=0.5))
+    assert not answers_agree(whole, half, settings=AgreementSettings(use_boxes=True, iou_threshold=0.51))
 
 
 def test_group_all_agree():
@@ -246,7 +282,17 @@ def test_group_tie_between_two_pairs_is_none():
 
 
 def test_group_of_one_answer_is_none():
-    assert agreement_group([answered("Male")], settings=TEXT_ONLY).label == NONE
+    assert agreement_group([answered("Male")], settings=TEXT_ONLY) == AgreementResult(label=NONE, group=())
+    assert agreement_group([], settings=TEXT_ONLY) == AgreementResult(label=NONE, group=())
+
+
+@BOTH_RULES
+def test_group_of_two_answers(rule):
+    # given two answers (a question with one answer withdrawn, or a project asking for two)
+    settings = AgreementSettings(rule=rule)
+    # then two that agree are all of them, and two that do not are none
+    assert agreement_group([answered("Male"), answered("male")], settings=settings) == AgreementResult(ALL, (0, 1))
+    assert agreement_group([answered("Male"), answered("Female")], settings=settings) == AgreementResult(NONE, ())
 
 
 def test_group_of_five_takes_the_largest_clique():
@@ -259,6 +305,11 @@ def test_a_lone_symbol_ignores_punctuation_around_it():
     assert agreement_tokens("$.") == ["$"]
     assert answers_agree(answered("$"), answered("$."), settings=TEXT_ONLY)
     assert agreement_tokens("...") == [".", ".", "."]
+
+
+def test_agreement_tokens_are_the_folded_words():
+    assert agreement_tokens("Deep Squat, 3 sets") == ["deep", "squat", "3", "sets"]
+    assert agreement_tokens("Straße") == ["strasse"]
 
 
 def test_case_folding_beyond_lower_case():

@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 
 from annotation.exceptions import ApplicationError, ConflictError, PermissionDeniedError
-from annotation.models import Answer, AnswerElement, AssignmentStatus, QuestionState
+from annotation.models import (
+    Answer,
+    AnswerElement,
+    AssignmentStatus,
+    ControlResult,
+    Purpose,
+    QuestionState,
+    Standing,
+    StandingStatus,
+)
+from pipeline.quality.gold import gold_item_create
 from pipeline.stages import assignment_next, assignment_payload, assignment_submit
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
@@ -151,6 +161,71 @@ def test_a_late_answer_to_a_full_question_is_refused_and_kept_as_draft(project):
     late.refresh_from_db()
     assert late.status == AssignmentStatus.EXPIRED and late.draft["full_answer"] == "Mine."
     assert Answer.objects.count() == 1
+
+
+def test_a_late_answer_is_refused_while_live_leases_hold_every_slot(project):
+    # given a question needing two answers: A's lease ran out, then B and C leased the two slots
+    a, b, c = member(project, "a"), member(project, "b"), member(project, "c")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, needed=2)
+    late = assignment_next(project=project, user=a, stage="answers")
+    late.lease_expires_at = late.created_at
+    late.save()
+    held = [assignment_next(project=project, user=u, stage="answers") for u in (b, c)]
+    assert {lease.question_id for lease in held} == {question.pk}
+    late.refresh_from_db()
+    assert late.status == AssignmentStatus.EXPIRED
+    # when A submits (no answer is stored yet: only the live leases fill the question)
+    with pytest.raises(ConflictError):
+        assignment_submit(assignment_id=late.pk, user=a, data=answered(full_answer="Mine."))
+    # then nothing is stored for A, and B and C still answer in their slots
+    assert not Answer.objects.exists()
+    for user, lease in zip((b, c), held, strict=True):
+        assignment_submit(assignment_id=lease.pk, user=user, data=answered())
+    question.refresh_from_db()
+    assert (question.answers_done, question.state) == (2, QuestionState.ANSWERED)
+
+
+def _gold_answers_item(project, lead):
+    """A gold item of the answers stage: the right answer is candidate 1 of a screen."""
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, text="What does the first label say?")
+    question.state = QuestionState.KEPT  # gold only: no real work waits on it
+    question.save(update_fields=["state"])
+    right = {"question": question.text, "verdict": "answered", "elements": [{"vh_index": 1}], "full_answer": "So."}
+    return gold_item_create(project=project, stage="answers", screen=screen, question=question, answer=right, user=lead)
+
+
+@pytest.mark.parametrize("purpose", [Purpose.CONTROL, Purpose.QUALIFICATION])
+@pytest.mark.parametrize(
+    ("verdict", "elements", "correct"),
+    [
+        ("answered", [{"vh_index": 1}], True),  # the gold's element
+        ("answered", [{"vh_index": 2}], False),  # the right verdict, the wrong element
+        ("answered", [{"vh_index": 1}, {"vh_index": 3}], True),  # the gold's element and an extra (release rule)
+        ("not_answerable", [], False),  # the wrong verdict
+    ],
+)
+def test_a_gold_item_is_scored_against_the_gold_answer(project, lead, purpose, verdict, elements, correct):
+    # given one gold item of the answers stage, and an annotator who gets it as a control item
+    # (active, every lease a control item) or as a qualification item (new to the stage)
+    item = _gold_answers_item(project, lead)
+    project.control_rate = project.control_rate_new = 1.0
+    project.save(update_fields=["control_rate", "control_rate_new"])
+    a = member(project, "a")
+    if purpose == Purpose.CONTROL:
+        Standing.objects.create(project=project, user=a, stage="answers", status=StandingStatus.ACTIVE)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    assert (lease.purpose, lease.gold_id) == (purpose, item.pk)
+    # when they answer it
+    body = answered(question=item.question.text, verdict=verdict, elements=elements)
+    if verdict != "answered":
+        body.update(elements=[], full_answer="")
+    assignment_submit(assignment_id=lease.pk, user=a, data=body)
+    # then it scores against the gold answer: the verdict alone is not enough
+    result = ControlResult.objects.get(assignment=lease)
+    assert (result.purpose, result.correct) == (purpose, correct)
+    assert bool(result.feedback["why"]) is not correct
 
 
 @pytest.mark.parametrize("full_answer", ["", "   ", None, "missing"])

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Assignment, Question, QuestionSource, QuestionState, ScreenState
-from pipeline.stages import assignment_next, assignment_payload, assignment_submit, split_for
+from pipeline.stages import assignment_next, assignment_payload, assignment_submit, split_for, stage_get
+from tests.factories import ProjectFactory
 from tests.pipeline.stages.helpers import member, screens
 
 pytestmark = pytest.mark.django_db
@@ -195,3 +197,54 @@ def test_withdrawn_pass_two_work_takes_its_flags_back(project, how):
     assert (counting.flag_reason, counting.flagged_by) == ("", None)
     lease.refresh_from_db()
     assert lease.submission["flags"] == flags  # the submission still says what was flagged
+
+
+@pytest.mark.parametrize("requeue", [True, False])
+def test_pausing_a_writer_drops_only_their_unanswered_pass_one_questions(project, requeue):
+    # given a writer's questions in every state an answer can leave them, and questions of others
+    writer, other = member(project, "writer"), member(project, "other")
+    (screen,) = screens(project, 1, state=ScreenState.ANSWERING, split="train")
+    elsewhere = screens(ProjectFactory(slug="elsewhere"), 1, state=ScreenState.ANSWERING, split="train")[0]
+
+    def asked(text, *, author=writer, state=QuestionState.ANSWERING, done=0, source=QuestionSource.PASS_1, at=screen):
+        position = Question.objects.filter(screen=at).count()
+        return Question.objects.create(
+            screen=at,
+            author=author,
+            source=source,
+            position=position,
+            text=text,
+            state=state,
+            answers_needed=3,
+            answers_done=done,
+        )
+
+    waiting = asked("Nobody answered this yet?")
+    drafting = asked("Still a draft?", state=QuestionState.DRAFTING)
+    started = asked("One answer so far?", done=1)
+    almost = asked("Two answers so far?", done=2)
+    answered = asked("All three answers?", state=QuestionState.ANSWERED, done=3)
+    pass_two = asked("Written in pass two?", source=QuestionSource.PASS_2)
+    theirs = asked("Another writer's?", author=other)
+    other_project = asked("In another project?", at=elsewhere)
+    # when the writer is withdrawn from pass 1 (a rule paused them)
+    withdrawn = stage_get("questions-1").withdraw(project=project, user=writer, requeue=requeue, now=timezone.now())
+    # then the questions nobody has answered yet leave the release; answered work, even one answer, stays
+    states = {
+        q.text: (q.state, q.drop_reason)
+        for q in Question.objects.filter(
+            pk__in=[x.pk for x in (waiting, drafting, started, almost, answered, pass_two, theirs, other_project)]
+        )
+    }
+    dropped = (QuestionState.DROPPED, "author-paused")
+    assert states == {
+        waiting.text: dropped,
+        drafting.text: dropped,
+        started.text: (QuestionState.ANSWERING, ""),
+        almost.text: (QuestionState.ANSWERING, ""),
+        answered.text: (QuestionState.ANSWERED, ""),
+        pass_two.text: (QuestionState.ANSWERING, ""),
+        theirs.text: (QuestionState.ANSWERING, ""),
+        other_project.text: (QuestionState.ANSWERING, ""),
+    }
+    assert withdrawn == 2

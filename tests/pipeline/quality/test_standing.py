@@ -1,0 +1,551 @@
+"""pipeline/quality/standing.py: every rule that moves an annotator's standing, at its boundaries
+(just under, at, just over each number the project sets).
+
+Each group is one rule: the qualification set and its threshold, retries (attempts and cooldown),
+the monitoring rule (accuracy on control items), fast responses, skips in a row, and writers
+qualified by the review of their first submissions. The rules are called as the engine calls them
+(``gold_submitted``, ``work_submitted``, ``skip_recorded``, ``review_recorded``, ``plan_next``),
+on rows written by the builders so that every figure is chosen by hand; the retry flow and the
+skips go through the engine itself.
+
+The monitoring rule (``TestMonitoringAccuracyRule``) is due to become a sequential test: its
+group stands alone, so that it can be replaced without touching the other rules' tests.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from annotation.exceptions import PermissionDeniedError
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Membership,
+    Project,
+    Purpose,
+    QualityEvent,
+    ReviewState,
+    Standing,
+    StandingStatus,
+)
+from pipeline.quality.sequential import sequential_test
+from pipeline.quality.standing import (
+    gold_submitted,
+    plan_next,
+    qualification_check,
+    retry_after,
+    review_recorded,
+    standing_read,
+    work_submitted,
+)
+from pipeline.stages import assignment_next, assignment_skip, assignment_submit, stage_get
+from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter, work_prefilter
+from tests.pipeline.quality.report_builders import START, control, gold, standing, work
+from tests.pipeline.stages.helpers import member, screens
+
+pytestmark = pytest.mark.django_db
+
+PREFILTER = stage_get("prefilter")  # a stage with gold items: qualification set, control items
+WRITING = stage_get("questions-1")  # a stage without gold, reviewed: writers qualify by review
+
+
+def configure(project: Project, **fields: Any) -> Project:
+    for name, value in fields.items():
+        setattr(project, name, value)
+    project.save(update_fields=list(fields))
+    return project
+
+
+def status_of(user: Any, stage: str = "prefilter") -> str:
+    return Standing.objects.get(user=user, stage=stage).status
+
+
+def rules_of(user: Any) -> list[str]:
+    return list(QualityEvent.objects.filter(user=user).order_by("pk").values_list("rule", flat=True))
+
+
+# --- qualification: a set of gold items, and its threshold ------------------------------------------
+
+
+class TestQualificationThreshold:
+    def qualify(self, project: Project, user: Any, *, right: int, items: int) -> None:
+        """``user`` did ``items`` qualification items of attempt 1, ``right`` of them right; the set is decided."""
+        row = standing(project, user, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START)
+        for i in range(items):
+            control(project, user, correct=i < right, purpose=Purpose.QUALIFICATION, attempt=1)
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+
+    @pytest.mark.parametrize(
+        ("right", "status", "rule"),
+        [
+            (8, StandingStatus.NOT_QUALIFIED, "qualification-failed"),  # 80%: under
+            (9, StandingStatus.ACTIVE, "qualification-passed"),  # 90%: exactly at the threshold
+            (10, StandingStatus.ACTIVE, "qualification-passed"),  # 100%: over
+        ],
+    )
+    def test_a_score_at_the_threshold_qualifies(self, project, annotator, right, status, rule):
+        # given the default threshold (90%) and a set of 10 items
+        assert (project.qualification_threshold, project.qualification_items) == (0.9, 10)
+        # when the annotator finishes the set with ``right`` right answers
+        self.qualify(project, annotator, right=right, items=10)
+        # then they qualify at or above 90%, and the event keeps the figures
+        assert status_of(annotator) == status
+        event = QualityEvent.objects.get(user=annotator, rule=rule)
+        assert event.figures == {
+            "attempt": 1,
+            "correct": right,
+            "items": 10,
+            "score": right / 10,
+            "threshold": 0.9,
+        }
+
+    def test_a_threshold_between_two_scores(self, project, annotator):
+        # given a threshold of 3 of 4: 3 right qualifies, 2 does not
+        configure(project, qualification_items=4, qualification_threshold=0.75)
+        self.qualify(project, annotator, right=3, items=4)
+        assert status_of(annotator) == StandingStatus.ACTIVE
+        other = member(project, "other")
+        self.qualify(project, other, right=2, items=4)
+        assert status_of(other) == StandingStatus.NOT_QUALIFIED
+
+    def test_the_set_is_decided_with_its_last_item_not_before(self, project, annotator):
+        # given a set of 3 items: two done (both right), a third gold item still to serve
+        configure(project, qualification_items=3)
+        row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START)
+        for _ in range(2):
+            control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
+        gold(project)
+        # when the check runs after the second, the set waits for its third item
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        assert status_of(annotator) == StandingStatus.QUALIFYING
+        # and a wrong third item decides it: 2 of 3 is under 90%
+        control(project, annotator, correct=False, purpose=Purpose.QUALIFICATION, attempt=1)
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        assert status_of(annotator) == StandingStatus.NOT_QUALIFIED
+        assert Standing.objects.get(user=annotator).reason == "2 of 3 right; you can try again in 24 hours"
+
+    def test_with_no_gold_left_the_set_is_decided_on_what_was_done(self, project, annotator):
+        # given a set of 10, of which only 2 could be served (no gold item left), both right
+        row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START)
+        for _ in range(2):
+            control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        assert status_of(annotator) == StandingStatus.ACTIVE
+
+    def test_only_the_current_attempt_counts(self, project, annotator):
+        # given a first attempt with every item wrong, and a second with every item right
+        configure(project, qualification_items=2)
+        for _ in range(2):
+            control(project, annotator, correct=False, purpose=Purpose.QUALIFICATION, attempt=1)
+        row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=2, attempt_started_at=START)
+        for _ in range(2):
+            control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=2)
+        # then the second attempt qualifies alone
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        assert status_of(annotator) == StandingStatus.ACTIVE
+
+
+# --- retries: attempts and cooldown ------------------------------------------------------------------
+
+
+class TestRetries:
+    def test_failing_every_allowed_attempt_then_being_refused(self, project, annotator):
+        # given a project that allows 2 attempts of a 1-item set, 24 hours apart, and enough gold for 3
+        configure(project, qualification_items=1, qualification_attempts=2, qualification_cooldown_hours=24)
+        gold_prefilter(project, 3)
+        for attempt in (1, 2):
+            # when the annotator fails attempt ``attempt``
+            lease = assignment_next(project=project, user=annotator, stage="prefilter")
+            assert (lease.purpose, lease.attempt) == ("qualification", attempt)
+            assignment_submit(assignment_id=lease.pk, user=annotator, data=dict(WRONG))
+            row = Standing.objects.get(user=annotator)
+            assert (row.status, row.attempt) == (StandingStatus.NOT_QUALIFIED, attempt)
+            if attempt == 1:
+                # then after the first they wait for the cooldown, and start again once it is over
+                with pytest.raises(PermissionDeniedError, match="try again after"):
+                    assignment_next(project=project, user=annotator, stage="prefilter")
+                started = row.attempt_started_at - timedelta(hours=24)
+                Standing.objects.filter(pk=row.pk).update(attempt_started_at=started)
+        # after the last allowed attempt they are refused for good: now, and long after the cooldown
+        for started in (row.attempt_started_at, START - timedelta(days=30)):
+            Standing.objects.filter(pk=row.pk).update(attempt_started_at=started)
+            with pytest.raises(PermissionDeniedError, match="Ask a lead"):
+                assignment_next(project=project, user=annotator, stage="prefilter")
+        row = Standing.objects.get(user=annotator)
+        assert (row.status, row.attempt) == (StandingStatus.NOT_QUALIFIED, 2)
+        assert retry_after(stage=PREFILTER, standing=row, project=project) is None
+        assert rules_of(annotator) == ["started", "qualification-failed", "qualification-retry", "qualification-failed"]
+        assert Assignment.objects.filter(annotator=annotator, purpose=Purpose.QUALIFICATION).count() == 2
+
+    @pytest.mark.parametrize(
+        ("attempt", "retry"),
+        [(1, True), (2, True), (3, False), (4, False)],  # 3 attempts allowed: a 3rd failure is the last
+    )
+    def test_retry_after_counts_the_attempts(self, project, annotator, attempt, retry):
+        row = standing(
+            project, annotator, status=StandingStatus.NOT_QUALIFIED, attempt=attempt, attempt_started_at=START
+        )
+        assert project.qualification_attempts == 3
+        expected = START + timedelta(hours=24) if retry else None
+        assert retry_after(stage=PREFILTER, standing=row, project=project) == expected
+
+    def test_a_stage_without_gold_has_no_retry(self, project, annotator):
+        row = standing(project, annotator, stage="questions-1", status=StandingStatus.NOT_QUALIFIED, attempt=1)
+        assert retry_after(stage=WRITING, standing=row, project=project) is None
+
+    @pytest.mark.parametrize(
+        ("after", "allowed"),
+        [
+            (timedelta(hours=24) - timedelta(microseconds=1), False),  # just under the cooldown
+            (timedelta(hours=24), True),  # exactly at it
+            (timedelta(hours=24, seconds=1), True),  # just over
+        ],
+    )
+    def test_the_cooldown_ends_at_its_hour(self, project, annotator, after, allowed):
+        # given an annotator who failed attempt 1, started at START, with a cooldown of 24 hours
+        standing(project, annotator, status=StandingStatus.NOT_QUALIFIED, attempt=1, attempt_started_at=START)
+        gold(project)
+        membership = Membership.objects.get(project=project, user=annotator)
+
+        def plan() -> Any:
+            brief = standing_read(project=project, user=annotator, stage="prefilter")
+            return plan_next(
+                stage=PREFILTER,
+                project=project,
+                user=annotator,
+                membership=membership,
+                standing=brief,
+                now=START + after,
+            )
+
+        # when they ask for work ``after`` the start of their attempt
+        if not allowed:
+            with pytest.raises(PermissionDeniedError, match=r"try again after .*\(1 of 3 attempts used\)"):
+                plan()
+            assert status_of(annotator) == StandingStatus.NOT_QUALIFIED
+            return
+        # then from the cooldown's end they start attempt 2, on a gold item
+        assert (plan().purpose, plan().attempt) == (Purpose.QUALIFICATION, 2)
+        row = Standing.objects.get(user=annotator)
+        assert (row.status, row.attempt, row.attempt_started_at) == (StandingStatus.QUALIFYING, 2, START + after)
+        assert rules_of(annotator) == ["qualification-retry"]
+
+
+# --- monitoring: the accuracy rule on control items (to be replaced by a sequential test) ------------
+
+
+class TestMonitoringAccuracyRule:
+    """Paused when the sequential test's evidence (``pipeline.quality.sequential``: a CUSUM of the
+    log-likelihood ratio of a bad against a good accuracy, derived from ``monitoring_threshold``)
+    reaches ``monitoring_evidence``. The test's arithmetic: tests/pipeline/quality/test_sequential.py."""
+
+    def answer_control(self, project: Project, user: Any, *, correct: bool) -> None:
+        """``user`` submits a control item, right or wrong, as the engine does after the submit."""
+        item = gold(project)
+        assignment = Assignment.objects.create(
+            project=project,
+            stage="prefilter",
+            screen=item.screen,
+            annotator=user,
+            status=AssignmentStatus.SUBMITTED,
+            lease_expires_at=START + timedelta(hours=1),
+            submitted_at=START,
+            purpose=Purpose.CONTROL,
+            gold=item,
+        )
+        gold_submitted(stage=PREFILTER, assignment=assignment, cleaned=dict(RIGHT if correct else WRONG), now=START)
+
+    def answers(self, project: Project, user: Any, results: list[bool]) -> None:
+        for correct in results:
+            self.answer_control(project, user, correct=correct)
+
+    @staticmethod
+    def evidence_of(results: list[bool], project: Project) -> float:
+        return sequential_test(project).run(results)
+
+    @pytest.mark.parametrize(("nudge", "paused"), [(1e-9, False), (0.0, True), (-1e-9, True)])
+    def test_just_under_at_and_over_the_bound(self, project, annotator, nudge, paused):
+        # given a bound set exactly at what two wrong control items in a row add up to (+/- a hair)
+        two = self.evidence_of([False, False], project)
+        configure(project, monitoring_evidence=two + nudge)
+        standing(project, annotator)
+        # when they answer two wrong
+        self.answers(project, annotator, [False, False])
+        # then only evidence at or over the bound pauses
+        assert status_of(annotator) == (StandingStatus.PAUSED if paused else StandingStatus.ACTIVE)
+        if paused:
+            event = QualityEvent.objects.get(user=annotator, rule="control-accuracy")
+            assert event.figures["recent"] == [False, False] and event.figures["evidence"] == round(two, 3)
+            assert Standing.objects.get(user=annotator).reason == "0 of your last 2 control items were right"
+        assert Standing.objects.get(user=annotator).controls_done == 2
+
+    def test_a_long_honest_record_banks_no_credit(self, project, annotator):
+        # the default bound (5.0): three wrong in a row pause, whatever came before
+        standing(project, annotator)
+        self.answers(project, annotator, [True] * 30 + [False, False])
+        assert status_of(annotator) == StandingStatus.ACTIVE
+        self.answer_control(project, annotator, correct=False)
+        assert status_of(annotator) == StandingStatus.PAUSED
+
+    def test_right_answers_between_slips_clear_the_evidence(self, project, annotator):
+        standing(project, annotator)
+        self.answers(project, annotator, [False, False] + [True] * 20 + [False, False])
+        assert status_of(annotator) == StandingStatus.ACTIVE
+        assert Standing.objects.get(user=annotator).evidence == pytest.approx(self.evidence_of([False, False], project))
+
+    def test_qualification_items_are_not_control_items(self, project, annotator):
+        # given a bound of two wrong, and two wrong qualification items of an earlier attempt
+        configure(project, monitoring_evidence=self.evidence_of([False, False], project))
+        standing(project, annotator)
+        for _ in range(2):
+            control(project, annotator, correct=False, purpose=Purpose.QUALIFICATION, attempt=1)
+        # when a control item is wrong: its evidence alone is under the bound
+        self.answer_control(project, annotator, correct=False)
+        assert status_of(annotator) == StandingStatus.ACTIVE
+        # and the second decides
+        self.answer_control(project, annotator, correct=False)
+        assert status_of(annotator) == StandingStatus.PAUSED
+
+    def test_a_paused_annotator_is_not_paused_again(self, project, annotator):
+        configure(project, monitoring_evidence=1)
+        standing(project, annotator, status=StandingStatus.PAUSED)
+        self.answer_control(project, annotator, correct=False)
+        assert rules_of(annotator) == []
+
+
+# --- fast responses ------------------------------------------------------------------------------------
+
+
+class TestFastResponses:
+    """Paused when ``fast_response_count`` of the last ``fast_response_window`` submits (this one
+    included) took less than ``fast_response_seconds``."""
+
+    def submit_after(self, project: Project, user: Any, seconds: float) -> None:
+        """``user`` submits real work ``seconds`` after leasing it, after the history (work_submitted)."""
+        at = START + timedelta(hours=1)
+        lease = work(project, user, status=AssignmentStatus.LEASED, at=at)
+        work_submitted(stage=PREFILTER, assignment=lease, now=at + timedelta(seconds=seconds))
+
+    def history(self, project: Project, user: Any, seconds: list[float]) -> None:
+        """Submits done before, oldest first, each taking its seconds."""
+        for i, s in enumerate(seconds):
+            work(project, user, seconds=s, at=START + timedelta(minutes=i))
+
+    @pytest.fixture(autouse=True)
+    def rule(self, project, annotator):
+        configure(project, fast_response_seconds=2.0, fast_response_count=3, fast_response_window=10, review_rate=0)
+        standing(project, annotator)
+
+    @pytest.mark.parametrize(
+        ("seconds", "paused"),
+        [(1.999, True), (2.0, False), (2.001, False)],  # just under the minimum time, at it, just over
+    )
+    def test_a_submit_at_the_minimum_time_is_not_fast(self, project, annotator, seconds, paused):
+        # given two fast submits (1 s) before: one more fast submit pauses
+        self.history(project, annotator, [1, 1])
+        # when the next submit takes ``seconds``
+        self.submit_after(project, annotator, seconds)
+        # then only under 2 s it is fast
+        assert status_of(annotator) == (StandingStatus.PAUSED if paused else StandingStatus.ACTIVE)
+        assert Standing.objects.get(user=annotator).items_done == 1
+
+    @pytest.mark.parametrize(("earlier", "paused"), [(1.999, True), (2.0, False)])
+    def test_earlier_submits_at_the_minimum_time_are_not_fast(self, project, annotator, earlier, paused):
+        # given two earlier submits that took ``earlier`` seconds
+        self.history(project, annotator, [earlier, earlier])
+        # when a fast one comes
+        self.submit_after(project, annotator, 1)
+        # then the earlier ones count as fast only under 2 s
+        assert status_of(annotator) == (StandingStatus.PAUSED if paused else StandingStatus.ACTIVE)
+
+    @pytest.mark.parametrize(("seconds", "paused"), [(1.999, True), (2.0, False)])
+    def test_only_a_fast_submit_can_pause(self, project, annotator, seconds, paused):
+        # given a window that already holds three fast submits (say, from before a lead reinstated them)
+        self.history(project, annotator, [1, 1, 1])
+        # when the next submit takes ``seconds``: then only a fast one pauses
+        self.submit_after(project, annotator, seconds)
+        assert status_of(annotator) == (StandingStatus.PAUSED if paused else StandingStatus.ACTIVE)
+
+    @pytest.mark.parametrize(("fast_before", "paused"), [(1, False), (2, True), (3, True)])
+    def test_the_count_of_fast_submits(self, project, annotator, fast_before, paused):
+        # given ``fast_before`` fast submits among slow ones
+        self.history(project, annotator, [30] * 4 + [1] * fast_before)
+        # when one more is fast: 2, 3 or 4 fast submits of the last 10
+        self.submit_after(project, annotator, 1)
+        # then 3 pause
+        assert status_of(annotator) == (StandingStatus.PAUSED if paused else StandingStatus.ACTIVE)
+        if paused:
+            event = QualityEvent.objects.get(user=annotator, rule="fast-responses")
+            figures = {"fast": fast_before + 1, "window": 4 + fast_before + 1, "seconds": 2.0}
+            assert event.figures.items() >= figures.items()
+
+    @pytest.mark.parametrize(
+        ("slow_since", "paused"),
+        [(7, True), (8, False)],  # the older fast submits are in the last 10 / one is just outside
+    )
+    def test_only_the_window_counts(self, project, annotator, slow_since, paused):
+        # given two fast submits, then ``slow_since`` slow ones
+        self.history(project, annotator, [1, 1] + [30] * slow_since)
+        # when one more is fast
+        self.submit_after(project, annotator, 1)
+        # then the older fast submits count while they are among the last 10 (this one included)
+        assert status_of(annotator) == (StandingStatus.PAUSED if paused else StandingStatus.ACTIVE)
+
+    def test_a_slow_submit_never_pauses(self, project, annotator):
+        # given nine fast submits, when a slow one comes, then the rule does not look
+        self.history(project, annotator, [1] * 9)
+        self.submit_after(project, annotator, 30)
+        assert status_of(annotator) == StandingStatus.ACTIVE
+
+    def test_zero_seconds_turns_the_rule_off(self, project, annotator):
+        configure(project, fast_response_seconds=0)
+        self.history(project, annotator, [0.1] * 9)
+        self.submit_after(project, annotator, 0.1)
+        assert status_of(annotator) == StandingStatus.ACTIVE
+
+
+# --- skips in a row --------------------------------------------------------------------------------------
+
+
+class TestSkipsInARow:
+    """Paused after ``skips_in_a_row`` skips with no submit between them; 0 turns the rule off."""
+
+    @pytest.fixture(autouse=True)
+    def queue(self, project):
+        screens(project, 12)  # pre-filtering work; no gold: the annotator starts active
+
+    def skip(self, project: Project, user: Any) -> None:
+        lease = assignment_next(project=project, user=user, stage="prefilter")
+        assert lease is not None
+        assignment_skip(assignment_id=lease.pk, user=user, reason="cannot tell")
+
+    @pytest.mark.parametrize(("skips", "paused"), [(2, False), (3, True)])
+    def test_the_limit_of_skips(self, project, annotator, skips, paused):
+        # given a limit of 3 skips in a row
+        configure(project, skips_in_a_row=3)
+        # when the annotator skips ``skips`` items in a row
+        for _ in range(skips):
+            self.skip(project, annotator)
+        # then the third pauses
+        assert status_of(annotator) == (StandingStatus.PAUSED if paused else StandingStatus.ACTIVE)
+        if paused:
+            assert rules_of(annotator) == ["started", "skips-in-a-row"]
+            with pytest.raises(PermissionDeniedError, match="your last 3 items were skipped"):
+                assignment_next(project=project, user=annotator, stage="prefilter")
+
+    def test_a_submit_breaks_the_run(self, project, annotator):
+        # given a limit of 3: two skips, a submit, two skips
+        configure(project, skips_in_a_row=3)
+        for _ in range(2):
+            self.skip(project, annotator)
+        work_prefilter(project, annotator, RIGHT)
+        for _ in range(2):
+            self.skip(project, annotator)
+        # then four skips of five are not three in a row
+        assert status_of(annotator) == StandingStatus.ACTIVE
+        # until the next skip
+        self.skip(project, annotator)
+        assert status_of(annotator) == StandingStatus.PAUSED
+
+    def test_zero_turns_the_rule_off(self, project, annotator):
+        configure(project, skips_in_a_row=0)
+        for _ in range(10):
+            self.skip(project, annotator)
+        assert status_of(annotator) == StandingStatus.ACTIVE
+
+
+# --- writers: qualified by the review of their first submissions -----------------------------------------
+
+
+class TestReviewQualification:
+    """A writing stage has no gold: a writer's first ``qualification_review_sets`` submissions are
+    all reviewed, and their share accepted is held to ``qualification_threshold``."""
+
+    def reviewed(self, project: Project, user: Any, states: list[str]) -> Assignment:
+        """Submissions of pass 1, in order, with their review states; the last reviewed is returned."""
+        rows = [
+            work(project, user, stage="questions-1", review_state=state, at=START + timedelta(minutes=i))
+            for i, state in enumerate(states)
+        ]
+        last = [row for row in rows if row.review_state in (ReviewState.ACCEPTED, ReviewState.REJECTED)][-1]
+        review_recorded(reviewed=last, now=START + timedelta(hours=1))
+        return last
+
+    @pytest.fixture(autouse=True)
+    def writer(self, project, annotator):
+        configure(project, qualification_review_sets=10)
+        standing(
+            project,
+            annotator,
+            stage="questions-1",
+            status=StandingStatus.QUALIFYING,
+            attempt=1,
+            attempt_started_at=START - timedelta(hours=1),
+        )
+
+    @pytest.mark.parametrize(
+        ("accepted", "status", "rule"),
+        [
+            (8, StandingStatus.NOT_QUALIFIED, "review-not-qualified"),  # 80%: under 90%
+            (9, StandingStatus.ACTIVE, "review-qualified"),  # exactly at the threshold
+            (10, StandingStatus.ACTIVE, "review-qualified"),  # over
+        ],
+    )
+    def test_the_share_accepted_at_the_threshold_qualifies(self, project, annotator, accepted, status, rule):
+        # given 10 first submissions reviewed, ``accepted`` of them accepted (the rejected ones first)
+        states = [ReviewState.REJECTED] * (10 - accepted) + [ReviewState.ACCEPTED] * accepted
+        self.reviewed(project, annotator, states)
+        # then 90% qualifies
+        assert status_of(annotator, "questions-1") == status
+        event = QualityEvent.objects.get(user=annotator, rule=rule)
+        assert (event.figures["accepted"], event.figures["reviewed"]) == (accepted, 10)
+
+    def test_no_decision_before_every_first_submission_is_reviewed(self, project, annotator):
+        # given 9 reviewed (all rejected) and the 10th still waiting for its review
+        self.reviewed(project, annotator, [ReviewState.REJECTED] * 9 + [ReviewState.SAMPLED])
+        # then nothing is decided yet
+        assert status_of(annotator, "questions-1") == StandingStatus.QUALIFYING
+        assert rules_of(annotator) == []
+
+    def test_only_the_first_submissions_count(self, project, annotator):
+        # given the first 10 with 9 accepted, and two later submissions rejected
+        states = [ReviewState.ACCEPTED] * 9 + [ReviewState.REJECTED] * 3
+        self.reviewed(project, annotator, states)
+        # then the first 10 decide: qualified
+        assert status_of(annotator, "questions-1") == StandingStatus.ACTIVE
+
+    def test_submissions_before_the_attempt_do_not_count(self, project, annotator):
+        # given two rejected submissions before the attempt started (an earlier qualification)
+        for i in range(2):
+            work(
+                project,
+                annotator,
+                stage="questions-1",
+                review_state=ReviewState.REJECTED,
+                at=START - timedelta(hours=2, minutes=i),
+            )
+        # when the attempt's first 10 are 9 accepted
+        self.reviewed(project, annotator, [ReviewState.REJECTED] + [ReviewState.ACCEPTED] * 9)
+        # then only those count
+        assert status_of(annotator, "questions-1") == StandingStatus.ACTIVE
+
+
+# --- who is never gated ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("who", ["lead", "admin"])
+def test_leads_and_site_admins_are_never_gated(project, who):
+    # given a paused standing (as if a rule had paused them)
+    user = member(project, "leo", role="lead") if who == "lead" else member(project, "root")
+    if who == "admin":
+        type(user).objects.filter(pk=user.pk).update(is_superuser=True)
+        user.refresh_from_db()
+    standing(project, user, status=StandingStatus.PAUSED)
+    membership = Membership.objects.get(project=project, user=user)
+    brief = standing_read(project=project, user=user, stage="prefilter")
+    # then they get real work
+    plan = plan_next(stage=PREFILTER, project=project, user=user, membership=membership, standing=brief, now=START)
+    assert plan.purpose == Purpose.WORK
