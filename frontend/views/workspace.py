@@ -318,10 +318,15 @@ def assignment_skip(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 @domain_errors_as_http
 def assignment_release(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
-    """Give the assignment back to the queue (e.g. end of the day) and return to the workspace home."""
+    """Give the assignment back to the queue (e.g. end of the day) and return to the workspace home.
+
+    ``left=untouched`` in the body: the workspace's beacon on leaving an untouched item
+    (``engine.assignment_release(untouched_leave=True)``)."""
     assignment = assignment_get_for_annotator(user=request.user, slug=slug, assignment_id=pk)
     try:
-        engine.assignment_release(assignment_id=assignment.pk, user=request.user)
+        engine.assignment_release(
+            assignment_id=assignment.pk, user=request.user, untouched_leave=request.POST.get("left") == "untouched"
+        )
     except (NotFoundError, PermissionDeniedError):
         raise
     except ApplicationError as exc:

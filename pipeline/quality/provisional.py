@@ -15,7 +15,8 @@ starts it), such work is held back from the release and asked of other annotator
 
 Work corroborated by another annotator is never held back: an answer in the majority group of its
 question's answers (validation and test), a pre-filtering judgment another judge of the screen made
-alike. It concerns the stages with gold (control items): pre-filtering and answers. Leads and site
+alike. It concerns the stages with gold (control items): pre-filtering and answers, and only while
+the project has an active gold item in the stage (without one no work could ever be confirmed). Leads and site
 admins are never gated; paused annotators' work was dealt with by their pause (``paused_work``).
 
 Each annotator whose work is held back gets a ``QualityEvent`` (rule ``provisional-held``, their
@@ -38,6 +39,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     ControlResult,
+    GoldItem,
     Membership,
     PrefilterJudgment,
     Project,
@@ -79,9 +81,13 @@ def provisional_held(*, project: Project) -> list[Held]:
     trusted = set(Membership.objects.filter(project=project, role=Role.LEAD).values_list("user_id", flat=True)) | set(
         Membership.objects.filter(project=project, user__is_superuser=True).values_list("user_id", flat=True)
     )
+    # A stage with no active gold item cannot confirm anybody's work: holding it back would hold it
+    # for ever (the redone work would be held in turn), so such a stage holds nothing back. The lead
+    # sees the stage as "no gold" on the quality page.
+    with_gold = set(GoldItem.objects.filter(project=project, active=True).values_list("stage", flat=True).distinct())
     held: list[Held] = []
     for stage in stages().values():
-        if not stage.has_gold:
+        if not stage.has_gold or stage.name not in with_gold:
             continue
         standings = {
             row[0]: row[1:]

@@ -424,6 +424,14 @@ def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) ->
                 raise ConflictError("This assignment is already submitted, with other content.")
             now = timezone.now()
             if assignment.purpose != Purpose.WORK:  # a gold item: scored, nothing of the pipeline moves
+                if assignment.status != AssignmentStatus.LEASED:
+                    # given back, skipped or run out: already counted (``gold_left``); the same words
+                    # as for real work that went to someone else
+                    raise ConflictError(
+                        "Your lease ended and this work went to someone else (or is complete). "
+                        "Your content is kept as this assignment's draft.",
+                        extra={"status": assignment.status, "draft_saved": True},
+                    )
                 # Marked submitted first, so that the last item of a qualification set counts as
                 # done and decides the set now (not on the next request, nor with an extra item).
                 submitted = assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
@@ -484,11 +492,20 @@ def assignment_skip(*, assignment_id: int, user: Any, reason: str) -> Assignment
     return skipped
 
 
-def assignment_release(*, assignment_id: int, user: Any) -> Assignment:
+def assignment_release(*, assignment_id: int, user: Any, untouched_leave: bool = False) -> Assignment:
     """Give the work back to the queue (``annotation.services.assignments.assignment_release``); a
-    gold item given back counts as wrong (``pipeline.quality.standing.gold_left``). Idempotent."""
+    gold item given back counts as wrong (``pipeline.quality.standing.gold_left``). Idempotent.
+
+    ``untouched_leave``: the workspace's beacon when an annotator leaves an item the stage opened by
+    itself without touching it. Real work goes back to the queue at once; a gold item's lease is kept
+    instead (the annotator's next ``next`` gives it back, as any held lease), so that walking away from
+    an item is neither a way out of a control item nor a wrong answer for a careful annotator.
+    """
     with transaction.atomic():
-        before = assignment_get_for_annotator(assignment_id=assignment_id, user=user).status
+        found = assignment_get_for_annotator(assignment_id=assignment_id, user=user)
+        before = found.status
+        if untouched_leave and found.purpose != Purpose.WORK and before == AssignmentStatus.LEASED:
+            return found
         released = services_release(assignment_id=assignment_id, user=user)
         if before == AssignmentStatus.LEASED and released.purpose != Purpose.WORK:
             gold_left(

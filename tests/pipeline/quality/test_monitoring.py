@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.exceptions import PermissionDeniedError
+from annotation.exceptions import ConflictError, PermissionDeniedError
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -88,6 +88,42 @@ def test_giving_back_a_released_lease_twice_counts_once(project):
     assignment_release(assignment_id=lease.pk, user=annie)
     assignment_release(assignment_id=lease.pk, user=annie)  # idempotent: no second result
     assert ControlResult.objects.filter(user=annie).count() == 1
+
+
+def test_walking_away_from_an_untouched_control_item_keeps_it_for_later(project):
+    # the workspace's beacon when an annotator leaves an item it opened by itself, untouched: a
+    # control item stays theirs (neither a way out nor a wrong answer), and the next lease is it
+    gold_prefilter(project, 3)
+    controls_only(project)
+    annie = member(project, "annie")
+    active(project, annie)
+    lease = control(project, annie)
+    kept = assignment_release(assignment_id=lease.pk, user=annie, untouched_leave=True)
+    assert kept.status == AssignmentStatus.LEASED and not ControlResult.objects.filter(user=annie).exists()
+    assert assignment_next(project=project, user=annie, stage="prefilter").pk == lease.pk
+    # real work left the same way goes back to the queue at once
+    project.control_rate = project.control_rate_new = 0.0
+    project.save(update_fields=["control_rate", "control_rate_new"])
+    assignment_submit(assignment_id=lease.pk, user=annie, data={**RIGHT, "note": ""})
+    screens(project, 1)
+    real = assignment_next(project=project, user=annie, stage="prefilter")
+    assert real.purpose == "work"
+    gone = assignment_release(assignment_id=real.pk, user=annie, untouched_leave=True)
+    assert gone.status == AssignmentStatus.RELEASED
+
+
+def test_submitting_a_control_item_after_giving_it_back_is_refused_like_lost_work(project):
+    gold_prefilter(project, 3)
+    controls_only(project)
+    annie = member(project, "annie")
+    active(project, annie)
+    lease = control(project, annie)
+    assignment_release(assignment_id=lease.pk, user=annie)
+    with pytest.raises(ConflictError, match="Your lease ended and this work went to someone else") as info:
+        assignment_submit(assignment_id=lease.pk, user=annie, data={**RIGHT, "note": ""})
+    assert info.value.extra == {"status": AssignmentStatus.RELEASED, "draft_saved": True}
+    (result,) = ControlResult.objects.filter(user=annie)
+    assert (result.correct, result.outcome) == (False, "released")
 
 
 def test_a_good_workers_slips_do_not_pause_them_three_wrong_do(project):

@@ -125,3 +125,23 @@ def test_work_another_judge_corroborates_is_not_held_back(world):
     assert held_back_sweep(project=project) == {"held": {"prefilter": 1}, "annotators": 1}
     # and sweeping again finds nothing more
     assert held_back_sweep(project=project) == {"held": {}, "annotators": 0}
+
+
+def test_a_stage_without_active_gold_holds_nothing_back_even_when_strict(project):
+    # a project with no gold in pre-filtering cannot confirm anybody's work there: holding it back would
+    # hold the redone work in turn, and post-processing could never start (the demo's case)
+    screens(project, 3)
+    user = member(project, "judge")
+    rates(project, 0.0)
+    for _ in range(3):
+        judge(project, user, JUNK, purpose="work")
+    for policy in ("evidence", "strict"):
+        project.provisional_work = policy
+        project.save(update_fields=["provisional_work"])
+        assert provisional_held(project=project) == []
+    # once a gold item is active, the same work is held back (thin evidence)
+    gold_prefilter(project, 1)
+    project.provisional_work = "evidence"
+    project.save(update_fields=["provisional_work"])
+    (held,) = provisional_held(project=project)
+    assert len(held.assignments) == 3

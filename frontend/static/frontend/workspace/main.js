@@ -222,6 +222,7 @@ window.addEventListener("pagehide", () => {
   if (leavingByForm || !untouched || lease.lost || !navigator.sendBeacon) return;
   const body = new FormData();
   body.append("csrfmiddlewaretoken", csrf);
+  body.append("left", "untouched");
   navigator.sendBeacon(config.urls.release, body);
 });
 
