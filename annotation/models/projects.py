@@ -300,6 +300,14 @@ SETTINGS = Settings(
             high=1,
             help="share of each annotator's submissions sampled for review",
         ),
+        Number(
+            name="review_double_rate",
+            group=MONITORING,
+            default=0.10,
+            low=0,
+            high=1,
+            help="share of reviewed submissions a second reviewer reviews too (reviewers' agreement)",
+        ),
         Choice(
             name="paused_work",
             group=MONITORING,
@@ -384,6 +392,7 @@ class Project(models.Model):
     fast_response_window = SETTINGS.whole("fast_response_window")
     skips_in_a_row = SETTINGS.whole("skips_in_a_row")
     review_rate = SETTINGS.number("review_rate")
+    review_double_rate = SETTINGS.number("review_double_rate")
     paused_work = SETTINGS.choice("paused_work")
     provisional_work = SETTINGS.choice("provisional_work")
     provisional_min_controls = SETTINGS.whole("provisional_min_controls")

@@ -59,7 +59,10 @@ class GoldItem(models.Model):
 
     ``answer`` has the shape of the stage's normalised submission (pre-filtering: the two
     judgments; answers: the verdict, the ordered elements with boxes, the question as fixed).
-    Gold items are served for qualification and monitoring and never enter the release."""
+    Gold items are served for qualification and monitoring and never enter the release.
+
+    A gold review (stage ``review``) is a reviewed submission with its known verdict: ``origin`` is
+    that submission (the unit a review lease names), ``answer`` the review's body; one per submission."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="gold_items")
     stage = models.CharField(max_length=16, choices=Stage.choices)
@@ -79,8 +82,11 @@ class GoldItem(models.Model):
         ordering = ["stage", "pk"]
         constraints = [
             models.UniqueConstraint(
-                fields=["stage", "screen"], condition=Q(question__isnull=True), name="gold_unique_screen"
+                fields=["stage", "screen"],
+                condition=Q(question__isnull=True) & ~Q(stage="review"),
+                name="gold_unique_screen",
             ),
+            models.UniqueConstraint(fields=["origin"], condition=Q(stage="review"), name="gold_unique_review"),
             models.UniqueConstraint(
                 fields=["stage", "question"], condition=Q(question__isnull=False), name="gold_unique_question"
             ),
@@ -129,13 +135,20 @@ class Review(models.Model):
 
     A review withdrawn by quality control (its reviewer was paused) lets go of the submission
     (``reviewed`` empty, ``withdrawn_from`` names it), so the submission can be reviewed again;
-    the row stays for the record."""
+    the row stays for the record.
+
+    A second review (a submission sampled for double review, ``Assignment.review_double``) decides
+    nothing: ``reviewed`` is empty and ``second_of`` names the submission; it counts in the reviewers'
+    agreement only. Withdrawn, it keeps ``second_of``."""
 
     reviewed = models.OneToOneField(
         Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="review_of"
     )
     withdrawn_from = models.ForeignKey(
         Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="withdrawn_reviews"
+    )
+    second_of = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="second_reviews"
     )
     withdrawn_reason = models.CharField(max_length=32, blank=True)
     withdrawn_by = models.ForeignKey("QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -152,9 +165,24 @@ class Review(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(verdict="accepted") | ~Q(reason=""), name="review_rejection_has_reason"),
             models.CheckConstraint(
-                condition=(Q(reviewed__isnull=False) & Q(withdrawn_from__isnull=True) & Q(withdrawn_reason=""))
+                condition=(
+                    Q(reviewed__isnull=False)
+                    & Q(second_of__isnull=True)
+                    & Q(withdrawn_from__isnull=True)
+                    & Q(withdrawn_reason="")
+                )
+                | (
+                    Q(reviewed__isnull=True)
+                    & Q(second_of__isnull=False)
+                    & Q(withdrawn_from__isnull=True)
+                    & Q(withdrawn_reason="")
+                )
                 | (Q(reviewed__isnull=True) & Q(withdrawn_from__isnull=False) & ~Q(withdrawn_reason="")),
                 name="review_standing_or_withdrawn",
+            ),
+            # One standing second review per submission.
+            models.UniqueConstraint(
+                fields=["second_of"], condition=Q(withdrawn_reason=""), name="review_one_second_review"
             ),
         ]
 

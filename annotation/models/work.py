@@ -77,6 +77,9 @@ class Assignment(models.Model):
     attempt = models.PositiveSmallIntegerField(default=0, help_text="the qualification attempt it belongs to")
     reviewed = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="reviews")
     review_state = models.CharField(max_length=12, choices=ReviewState.choices, blank=True, default="")
+    review_double = models.BooleanField(
+        default=False, help_text="reviewed by a second reviewer too (reviewers' agreement, review_double_rate)"
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -97,10 +100,12 @@ class Assignment(models.Model):
             ),
             # One reviewer at a time per submission. One standing review per submission is
             # ``Review.reviewed`` (one-to-one): a withdrawn review lets go of it, so the submission
-            # can be reviewed again while the withdrawn reviewer's assignment stays submitted.
+            # can be reviewed again while the withdrawn reviewer's assignment stays submitted. A gold
+            # review (a control item whose unit is a reviewed submission) is any number of
+            # reviewers' at once.
             models.UniqueConstraint(
                 fields=["reviewed"],
-                condition=Q(status="leased", stage="review"),
+                condition=Q(status="leased", stage="review", purpose="work"),
                 name="assignment_one_review",
             ),
             # A gold item at most once per annotator.

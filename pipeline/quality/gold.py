@@ -9,6 +9,7 @@ submission the stage would accept.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -27,7 +28,9 @@ from annotation.models import (
     Purpose,
     Question,
     QuestionSource,
+    Review,
     Screen,
+    Stage,
 )
 from pipeline.release.agreement import AnswerView, ElementView, agreement_group
 from pipeline.release.decide import agreement_settings_for
@@ -83,7 +86,11 @@ def gold_item_create(
         raise NotFoundError("No such screen or question in this project.")
     if (definition.unit.field == "question") != (question is not None):
         raise ApplicationError(f"A gold item of {stage} names a {definition.unit.name}.", field="question")
-    probe = Assignment(project=project, stage=stage, screen=screen, question=question)
+    # A gold review's unit is the reviewed submission (``origin``): its stage's rules check the answer.
+    reviewed = origin if definition.reviewing else None
+    if definition.reviewing and origin is None:
+        raise ApplicationError("A gold review names the reviewed submission.", field="origin")
+    probe = Assignment(project=project, stage=stage, screen=screen, question=question, reviewed=reviewed)
     cleaned = _validated_answer(stage=definition, unit_assignment=probe, answer=answer)
     try:
         with transaction.atomic():
@@ -145,13 +152,18 @@ def gold_unit_create(
 def gold_promote(*, project: Project, assignment_id: int, user: Any, answer: dict[str, Any] | None = None) -> GoldItem:
     """Make an accepted submission gold, its answer as submitted or as the lead edited it."""
     found = (
-        Assignment.objects.select_related("screen", "question")
+        Assignment.objects.select_related("screen", "question", "reviewed")
         .filter(pk=assignment_id, project=project, status=AssignmentStatus.SUBMITTED, purpose=Purpose.WORK)
         .first()
     )
     if found is None:
         raise NotFoundError("No accepted submission with this id in the project.")
     found.project = project
+    # A review promoted: a gold review, its unit the submission it reviewed (``review_gold``).
+    origin = found.reviewed if found.stage == Stage.REVIEW else found
+    standing_review = Review.objects.filter(assignment=found, reviewed__isnull=False)
+    if origin is None or (found.stage == Stage.REVIEW and not standing_review.exists()):
+        raise NotFoundError("No accepted submission with this id in the project (a review withdrawn or second).")
     return gold_item_create(
         project=project,
         stage=found.stage,
@@ -160,7 +172,7 @@ def gold_promote(*, project: Project, assignment_id: int, user: Any, answer: dic
         answer=answer if answer is not None else dict(found.submission or {}),
         user=user,
         source=GoldSource.PROMOTED,
-        origin=found,
+        origin=origin,
     )
 
 
@@ -177,22 +189,26 @@ def gold_available(*, project: Project, stage: str) -> int:
     return GoldItem.objects.filter(project=project, stage=stage, active=True).count()
 
 
-def gold_pick(*, project: Project, stage: str, user: Any) -> GoldItem | None:
+def gold_pick(
+    *, project: Project, stage: str, user: Any, exclude: Q | None = None, prefer: Sequence[Any] = ()
+) -> GoldItem | None:
     """An active gold item of ``stage`` that ``user`` never held (a released or expired lease does
     not count), in an order of its own for each annotator (so two annotators see them in different
-    orders); ``None`` when there is none left."""
+    orders); ``None`` when there is none left. The stage's own rules
+    (``StageDefinition.gold_pick_rules``): ``exclude`` items never for ``user``, ``prefer`` order first."""
     held = Assignment.objects.filter(
         annotator=user,
         gold__isnull=False,
         status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
     ).values("gold_id")
     rank = MD5(Concat(Cast("pk", CharField()), Value(":"), Value(str(user.pk))))
+    items = GoldItem.objects.filter(project=project, stage=stage, active=True).exclude(pk__in=held)
+    if exclude is not None:
+        items = items.exclude(exclude)
     return (
-        GoldItem.objects.filter(project=project, stage=stage, active=True)
-        .exclude(pk__in=held)
-        .select_related("screen", "screen__app", "question")
+        items.select_related("screen", "screen__app", "question")
         .annotate(rank=rank)
-        .order_by("rank", "pk")
+        .order_by(*prefer, "rank", "pk")
         .first()
     )
 

@@ -87,7 +87,9 @@ def provisional_held(*, project: Project) -> list[Held]:
     with_gold = set(GoldItem.objects.filter(project=project, active=True).values_list("stage", flat=True).distinct())
     held: list[Held] = []
     for stage in stages().values():
-        if not stage.has_gold or stage.name not in with_gold:
+        # Reviews are not held back: a review's verdict is a decision, not release data, and the
+        # review stage does not hold post-processing (a held rejection would let rejected work back in).
+        if not stage.has_gold or stage.reviewing or stage.name not in with_gold:
             continue
         standings = {
             row[0]: row[1:]

@@ -155,6 +155,17 @@ class StageDefinition:
         """Whether a normalised submission matches a gold answer, and why not (for the feedback)."""
         raise NotImplementedError
 
+    def gold_unit(self, *, gold: Any) -> dict[str, Any]:
+        """What a lease of the gold item ``gold`` records as its unit (as ``Unit.lease``): the same
+        fields a real lease of the stage has, so that its payload is built the same way."""
+        return {"screen_id": gold.screen_id, "question": gold.question}
+
+    def gold_pick_rules(self, *, project: Project, user: Any) -> dict[str, Any]:
+        """How the gold pick narrows and orders this stage's gold items for ``user``: ``exclude`` (a
+        ``Q`` over ``GoldItem``: never served to them) and ``prefer`` (order expressions put first).
+        Default: none."""
+        return {}
+
     def after_submit(self, *, assignment: Assignment) -> None:
         """After a submission's transaction: project-wide consequences that take the project's
         lock (which must not be taken while holding a unit's lock)."""

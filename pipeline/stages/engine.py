@@ -241,7 +241,7 @@ def _lease_gold(*, stage: StageDefinition, project: Project, user: Any, plan: Pl
     """A lease of a gold item for a qualification or as a control item, served exactly like real
     work. ``None`` when no gold item is left for the caller: a control item gives way to real work,
     and a qualification is decided on what was done (``qualification_check``)."""
-    gold = gold_pick(project=project, stage=stage.name, user=user)
+    gold = gold_pick(project=project, stage=stage.name, user=user, **stage.gold_pick_rules(project=project, user=user))
     if gold is None:
         if plan.purpose == Purpose.QUALIFICATION:
             standing = standing_lock(project_id=project.pk, user_id=user.pk, stage=stage.name)
@@ -252,12 +252,11 @@ def _lease_gold(*, stage: StageDefinition, project: Project, user: Any, plan: Pl
                     f"Your qualification for {stage.label} is waiting for its result; ask a lead if it does not come."
                 )
         return None
-    unit = {"screen_id": gold.screen_id, "question": gold.question}
     assignment = assignment_lease_create(
         project=project,
         user=user,
         stage=stage.name,
-        unit=unit,
+        unit=stage.gold_unit(gold=gold),
         now=now,
         purpose=plan.purpose,
         gold=gold,

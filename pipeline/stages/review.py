@@ -8,6 +8,12 @@ answer leaves the release and its question waits for another annotator; a reject
 or not-answerable question leaves the release with its reason. The annotator sees the verdict,
 the reason and the comment on their "My work" page.
 
+Reviewers are checked on gold reviews (``pipeline.quality.review_gold``): a gold item of this stage
+is a reviewed submission with its known verdict, served as a control item exactly like a real review
+item and scored by the verdict (``gold_score``). A share (``review_double_rate``) of reviewed
+submissions is reviewed a second time by another reviewer: the second review decides nothing and
+counts in the reviewers' agreement.
+
 A stopped reviewer's reviews are withdrawn (``ReviewStage.withdraw``): each stays for the record
 but lets go of its submission, which goes back to the review queue; a rejection's effects are
 undone (``StageDefinition.review_reverted``: its questions or answer come back unless others
@@ -18,12 +24,13 @@ nobody redid meanwhile (``ReviewStage.restore``).
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.http import QueryDict
 from rest_framework import serializers
 
@@ -33,6 +40,7 @@ from annotation.models import (
     AssignmentStatus,
     Membership,
     Project,
+    Purpose,
     QualityEvent,
     Review,
     ReviewState,
@@ -40,6 +48,7 @@ from annotation.models import (
     Stage,
 )
 from annotation.permissions import require_reviewer
+from pipeline.quality.review_gold import review_gold_pick_rules
 from pipeline.quality.standing import review_qualifications_reopen, review_recorded
 from pipeline.release.decide import REASON_WITHDRAWN
 
@@ -91,6 +100,26 @@ class ReviewPayloadSerializer(AssignmentPayloadSerializer):
     reviewed = ReviewedSerializer()
 
 
+DECIDED = (ReviewState.ACCEPTED, ReviewState.REJECTED)
+
+
+def _double_drawn(*, reviewed: Assignment, rate: float) -> bool:
+    """Whether ``reviewed`` is sampled for a second review: a number fixed by the submission."""
+    digest = hashlib.sha256(f"double-review\x1f{reviewed.pk}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+def _second_waiting() -> Q:
+    """A reviewed submission sampled for double review whose second review is not in (yet)."""
+    second = Review.objects.filter(second_of=OuterRef("pk"), withdrawn_reason="")
+    return Q(review_double=True, review_state__in=DECIDED) & ~Q(Exists(second))
+
+
+def _real_live(now: datetime) -> Q:
+    """A live lease of real review work (a gold review's lease holds nobody else's work)."""
+    return live_q(now) & Q(purpose=Purpose.WORK)
+
+
 class ReviewStage(StageDefinition):
     name = Stage.REVIEW
     label = "Review"
@@ -98,6 +127,7 @@ class ReviewStage(StageDefinition):
     unit = SUBMISSION
     reviewed = False
     reviewing = True
+    has_gold = True
     blocks_release = False
     submit_serializer = ReviewSubmitSerializer
     payload_serializer = ReviewPayloadSerializer
@@ -110,24 +140,37 @@ class ReviewStage(StageDefinition):
         require_reviewer(user=user, membership=membership)
 
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
+        """Submissions waiting for review, and reviewed ones waiting for their second review
+        (``review_double``), never the caller's own nor one they had before."""
         return (
-            Assignment.objects.filter(
-                project=project, review_state=ReviewState.SAMPLED, status=AssignmentStatus.SUBMITTED
-            )
+            Assignment.objects.filter(project=project, status=AssignmentStatus.SUBMITTED)
+            .filter(Q(review_state=ReviewState.SAMPLED) | _second_waiting())
             .exclude(annotator=user)
-            .exclude(self.unit.has(self.name, live_q(now)))
+            .exclude(self.unit.has(self.name, _real_live(now)))
             .exclude(self.unit.has(self.name, taken_by_user_q(user)))
             .order_by("pk")
         )
 
     def open_to(self, *, unit: Any, user: Any, now: datetime, own: Assignment | None = None) -> bool:
         reviewed: Assignment = unit
-        if reviewed.review_state != ReviewState.SAMPLED or reviewed.annotator_id == user.pk:
+        if reviewed.annotator_id == user.pk:
             return False
-        others = Assignment.objects.filter(reviewed=reviewed, stage=self.name).filter(live_q(now))
+        if reviewed.review_state != ReviewState.SAMPLED and not self._second_open(reviewed=reviewed, user_id=user.pk):
+            return False
+        others = Assignment.objects.filter(reviewed=reviewed, stage=self.name).filter(_real_live(now))
         if own is not None:
             others = others.exclude(pk=own.pk)
         return not others.exists()
+
+    @staticmethod
+    def _second_open(*, reviewed: Assignment, user_id: int) -> bool:
+        """Whether ``user`` may give ``reviewed`` its second review: sampled for it, decided by
+        another reviewer, and no second review standing."""
+        if not reviewed.review_double or reviewed.review_state not in DECIDED:
+            return False
+        if Review.objects.filter(second_of=reviewed, withdrawn_reason="").exists():
+            return False
+        return not Review.objects.filter(reviewed=reviewed, reviewer_id=user_id).exists()
 
     def submit_context(self, *, assignment: Assignment) -> dict[str, Any]:
         reviewed_stage = (
@@ -139,7 +182,18 @@ class ReviewStage(StageDefinition):
     def apply(self, *, assignment: Assignment, unit: Any, cleaned: dict[str, Any], now: datetime) -> None:
         reviewed: Assignment = unit
         if reviewed.review_state != ReviewState.SAMPLED:
-            raise ConflictError("This submission is already reviewed.")
+            if not self._second_open(reviewed=reviewed, user_id=assignment.annotator_id):
+                raise ConflictError("This submission is already reviewed.")
+            # A second review: recorded for the reviewers' agreement, decides nothing.
+            Review.objects.create(
+                second_of=reviewed,
+                assignment=assignment,
+                reviewer_id=assignment.annotator_id,
+                verdict=cleaned["verdict"],
+                reason=cleaned["reason"],
+                comment=cleaned["comment"],
+            )
+            return
         Review.objects.create(
             reviewed=reviewed,
             assignment=assignment,
@@ -149,7 +203,9 @@ class ReviewStage(StageDefinition):
             comment=cleaned["comment"],
         )
         reviewed.review_state = cleaned["verdict"]
-        reviewed.save(update_fields=["review_state", "updated_at"])
+        if not reviewed.review_double and _double_drawn(reviewed=reviewed, rate=reviewed.project.review_double_rate):
+            reviewed.review_double = True
+        reviewed.save(update_fields=["review_state", "review_double", "updated_at"])
         if cleaned["verdict"] == ReviewVerdict.REJECTED:
             stage_get(reviewed.stage).review_rejected(reviewed=reviewed, reason=cleaned["reason"], now=now)
         review_recorded(reviewed=reviewed, now=now)
@@ -172,6 +228,21 @@ class ReviewStage(StageDefinition):
 
     # --- quality control -------------------------------------------------------------------
 
+    def gold_score(self, *, given: dict[str, Any], gold: dict[str, Any], project: Project) -> tuple[bool, str]:
+        """The same verdict (the rule a rejection names is the reviewer's judgement: not scored)."""
+        if given.get("verdict") == gold.get("verdict"):
+            return True, ""
+        if gold.get("verdict") == ReviewVerdict.REJECTED:
+            return False, f"This submission breaks a rule ({gold.get('reason') or 'see the rules'}): reject it."
+        return False, "This submission keeps the rules: accept it."
+
+    def gold_unit(self, *, gold: Any) -> dict[str, Any]:
+        """A gold review's lease names its submission, as a real review lease does."""
+        return {"screen_id": gold.screen_id, "reviewed_id": gold.origin_id}
+
+    def gold_pick_rules(self, *, project: Project, user: Any) -> dict[str, Any]:
+        return review_gold_pick_rules(project=project, user=user)
+
     def withdraw(
         self,
         *,
@@ -187,11 +258,17 @@ class ReviewStage(StageDefinition):
         unreviewed would leave a writer's qualification undecided). A rejection's effects are undone.
         Locks the reviewed submissions in id order."""
         given = Review.objects.filter(reviewed__project=project, reviewer=user)
+        seconds = Review.objects.filter(second_of__project=project, reviewer=user, withdrawn_reason="")
         if assignments is not None:
             given = given.filter(assignment_id__in=list(assignments))
+            seconds = seconds.filter(assignment_id__in=list(assignments))
+        # Second reviews decide nothing: withdrawn, they stop counting in the agreement.
+        second_count = seconds.update(
+            withdrawn_from=F("second_of"), withdrawn_reason=REASON_WITHDRAWN, withdrawn_by=event
+        )
         reviews = list(given.order_by("reviewed_id").values_list("pk", "reviewed_id", "verdict", "created_at"))
         if not reviews:
-            return 0
+            return second_count
         reviewed = {
             a.pk: a
             for a in Assignment.objects.select_for_update()
@@ -208,7 +285,7 @@ class ReviewStage(StageDefinition):
                 stage_get(submission.stage).review_reverted(reviewed=submission, now=now)
         Assignment.objects.filter(pk__in=list(reviewed)).update(review_state=ReviewState.SAMPLED, updated_at=now)
         review_qualifications_reopen(withdrawn=[(reviewed[r[1]], r[3]) for r in reviews], now=now)
-        return len(reviews)
+        return len(reviews) + second_count
 
     def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:
         """The reviewer's withdrawn reviews come back where the submission still waits for review with
@@ -224,7 +301,7 @@ class ReviewStage(StageDefinition):
             .order_by("pk")
         }
         busy = set(
-            Assignment.objects.filter(live_q(now), stage=self.name, reviewed_id__in=list(reviewed)).values_list(
+            Assignment.objects.filter(_real_live(now), stage=self.name, reviewed_id__in=list(reviewed)).values_list(
                 "reviewed_id", flat=True
             )
         )
@@ -232,6 +309,12 @@ class ReviewStage(StageDefinition):
         for review in withdrawn:
             assert review.withdrawn_from_id is not None  # a withdrawn review names its submission
             submission = reviewed[review.withdrawn_from_id]
+            if review.second_of_id is not None:  # a second review: back unless another one stands
+                if Review.objects.filter(second_of=submission, withdrawn_reason="").exists():
+                    continue
+                Review.objects.filter(pk=review.pk).update(withdrawn_from=None, withdrawn_reason="", withdrawn_by=None)
+                restored += 1
+                continue
             if submission.review_state != ReviewState.SAMPLED or submission.pk in busy:
                 continue  # reviewed again by someone else, or being reviewed now
             if Review.objects.filter(reviewed=submission).exists():
