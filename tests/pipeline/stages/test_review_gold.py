@@ -1,0 +1,277 @@
+"""Reviewers are checked (issue 20, item 6): gold reviews mixed into the review queue as control items,
+looking exactly like real review items, scored by the verdict and fed into the standing machinery
+(qualification, the sequential test); a paused reviewer's reviews are withdrawn; a double-reviewed
+sample gives each reviewer's agreement with the others.
+
+Played as an adversary would: a rubber-stamp reviewer (accepts everything) is stopped within a few
+gold reviews, a careful one is not; the payload of a gold review is that of a real one; nobody
+reviews their own submission."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from annotation.exceptions import ConflictError, NotFoundError
+from annotation.models import (
+    Assignment,
+    ControlResult,
+    GoldItem,
+    Purpose,
+    QualityEvent,
+    Review,
+    ReviewState,
+    ScreenState,
+    Standing,
+    StandingStatus,
+)
+from pipeline.quality.gold import gold_promote
+from pipeline.quality.review_gold import review_gold_create, reviewer_agreement
+from pipeline.stages import assignment_next, assignment_payload, assignment_submit
+from tests.pipeline.stages.helpers import member, screens
+
+pytestmark = pytest.mark.django_db
+
+ACCEPT = {"verdict": "accepted", "reason": "", "comment": ""}
+REJECT = {"verdict": "rejected", "reason": "counting", "comment": "Counting is not allowed."}
+
+
+def configure(project: Any, **values: Any) -> None:
+    for name, value in values.items():
+        setattr(project, name, value)
+    project.save(update_fields=list(values))
+
+
+def write_set(project: Any, writer: Any, n: int) -> Assignment:
+    lease = assignment_next(project=project, user=writer, stage="questions-1")
+    assert lease is not None
+    texts = [f"What does label {k + 1} say on screen {n}?" for k in range(2)]
+    return assignment_submit(assignment_id=lease.pk, user=writer, data={"questions": texts})
+
+
+def review(project: Any, reviewer: Any, body: dict[str, Any]) -> Assignment:
+    lease = assignment_next(project=project, user=reviewer, stage="review")
+    assert lease is not None
+    return assignment_submit(assignment_id=lease.pk, user=reviewer, data=dict(body))
+
+
+@pytest.fixture
+def setup(project):
+    """A project whose writers qualify by the review of their first set; a lead who reviewed eight
+    sets by eight writers (four fine, four breaking a rule) and made each a gold review."""
+    configure(
+        project,
+        qualification_review_sets=1,
+        review_rate=1.0,
+        review_double_rate=0.0,
+        qualification_items=4,
+        control_rate=0.0,
+        control_rate_new=0.0,
+    )
+    lead = member(project, "lead", role="lead")
+    screens(project, 16, state=ScreenState.QUESTIONS_1)
+    truth: dict[int, str] = {}
+    for n in range(8):
+        writer = member(project, f"gold-writer-{n}")
+        submission = write_set(project, writer, n)
+        body = REJECT if n % 2 else ACCEPT
+        review(project, lead, body)
+        truth[submission.pk] = body["verdict"]
+        review_gold_create(project=project, submission_id=submission.pk, user=lead)
+    assert GoldItem.objects.filter(stage="review").count() == 8
+    return {"lead": lead, "truth": truth}
+
+
+def active_reviewer(project: Any, name: str) -> Any:
+    user = member(project, name, role="reviewer")
+    Standing.objects.create(project=project, user=user, stage="review", status=StandingStatus.ACTIVE)
+    return user
+
+
+def standing(user: Any) -> str:
+    return Standing.objects.get(user=user, stage="review").status
+
+
+def test_a_gold_review_is_the_reviewed_submission_with_its_verdict(project, setup):
+    gold = GoldItem.objects.filter(stage="review").order_by("pk")
+    assert [g.answer["verdict"] for g in gold] == ["accepted", "rejected"] * 4
+    assert all(g.origin_id in setup["truth"] and g.question_id is None for g in gold)
+    # one gold review per submission
+    with pytest.raises(ConflictError):
+        review_gold_create(project=project, submission_id=gold[0].origin_id, user=setup["lead"])
+    # a lead may say the verdict of an unreviewed submission; a submission of another project is unknown
+    writer = member(project, "wes")
+    fresh = write_set(project, writer, 99)
+    lead = setup["lead"]
+    made = review_gold_create(project=project, submission_id=fresh.pk, user=lead, verdict="rejected", reason="ads")
+    assert made.answer == {"verdict": "rejected", "reason": "ads", "comment": ""}
+    with pytest.raises(NotFoundError):
+        review_gold_create(project=project, submission_id=10**9, user=setup["lead"])
+
+
+def test_promoting_a_review_makes_a_gold_review_of_its_submission(project, setup):
+    writer = member(project, "wes")
+    submission = write_set(project, writer, 99)
+    done = review(project, setup["lead"], REJECT)
+    gold = gold_promote(project=project, assignment_id=done.pk, user=setup["lead"])
+    assert (gold.stage, gold.origin_id, gold.answer["verdict"]) == ("review", submission.pk, "rejected")
+
+
+def test_a_rubber_stamp_reviewer_fails_the_qualification_and_a_careful_one_passes(project, setup):
+    stamp, careful = member(project, "stamp", role="reviewer"), member(project, "careful", role="reviewer")
+    for _ in range(4):
+        lease = assignment_next(project=project, user=stamp, stage="review")
+        assert lease.purpose == Purpose.QUALIFICATION
+        assignment_submit(assignment_id=lease.pk, user=stamp, data=dict(ACCEPT))
+    # the set is balanced between known-good and known-bad submissions: accepting all is 2 of 4
+    assert standing(stamp) == StandingStatus.NOT_QUALIFIED
+    assert Standing.objects.get(user=stamp, stage="review").reason.startswith("2 of 4 right")
+    for _ in range(4):
+        lease = assignment_next(project=project, user=careful, stage="review")
+        verdict = setup["truth"][lease.reviewed_id]
+        assignment_submit(assignment_id=lease.pk, user=careful, data=REJECT if verdict == "rejected" else ACCEPT)
+    assert standing(careful) == StandingStatus.ACTIVE
+
+
+def test_a_rubber_stamp_reviewer_is_paused_within_a_few_gold_reviews_and_their_reviews_are_redone(project, setup):
+    # given an active reviewer who decided a writer's qualification by accepting their first set
+    stamp = active_reviewer(project, "stamp")
+    wes = member(project, "wes")
+    first = write_set(project, wes, 50)
+    done = review(project, stamp, ACCEPT)
+    assert done.purpose == Purpose.WORK and done.reviewed_id == first.pk
+    assert Standing.objects.get(user=wes, stage="questions-1").status == StandingStatus.ACTIVE
+    # when control reviews come in and the reviewer accepts everything
+    configure(project, control_rate=1.0, control_rate_new=1.0)
+    golds = 0
+    while standing(stamp) == StandingStatus.ACTIVE:
+        lease = assignment_next(project=project, user=stamp, stage="review")
+        assert lease is not None and lease.purpose == Purpose.CONTROL
+        assignment_submit(assignment_id=lease.pk, user=stamp, data=dict(ACCEPT))
+        golds += 1
+    # then the sequential test pauses them within five gold reviews (three wrong, two right)
+    assert standing(stamp) == StandingStatus.PAUSED and golds <= 5
+    pause = QualityEvent.objects.get(user=stamp, stage="review", rule="control-accuracy")
+    assert pause.figures["withdrawn"] == 1
+    # and their review is withdrawn: the writer's qualification is decided again on a new review
+    assert Review.objects.get(reviewer=stamp).withdrawn_from_id == first.pk
+    assert Assignment.objects.get(pk=first.pk).review_state == ReviewState.SAMPLED
+    assert Standing.objects.get(user=wes, stage="questions-1").status == StandingStatus.QUALIFYING
+    assert QualityEvent.objects.filter(user=wes, rule="review-reopened").exists()
+    # a gold review never touched its submission (no review, no state change)
+    origins = GoldItem.objects.filter(stage="review").values_list("origin_id", flat=True)
+    assert not Review.objects.filter(reviewer=stamp, withdrawn_from__in=origins).exists()
+    assert {Review.objects.get(reviewed_id=o).reviewer for o in origins} == {setup["lead"]}
+
+
+def test_a_careful_reviewer_is_never_paused_even_with_a_slip(project, setup):
+    careful = active_reviewer(project, "careful")
+    configure(project, control_rate=1.0, control_rate_new=1.0)
+    for n in range(8):
+        lease = assignment_next(project=project, user=careful, stage="review")
+        assert lease.purpose == Purpose.CONTROL
+        right = setup["truth"][lease.reviewed_id]
+        slip = n == 3
+        body = REJECT if (right == "rejected") != slip else ACCEPT
+        assignment_submit(assignment_id=lease.pk, user=careful, data=body)
+    assert standing(careful) == StandingStatus.ACTIVE
+    results = ControlResult.objects.filter(user=careful, stage="review")
+    assert (results.count(), results.filter(correct=True).count()) == (8, 7)
+    # every gold review served once: the next lease is real work (none waiting here)
+    assert assignment_next(project=project, user=careful, stage="review") is None
+
+
+def shape(value: Any) -> Any:
+    """The payload's structure: keys and value types, not values."""
+    if isinstance(value, dict):
+        return {key: shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [shape(value[0])] if value else []
+    return type(value).__name__
+
+
+def test_a_gold_review_looks_exactly_like_a_real_one(project, setup):
+    rita = active_reviewer(project, "rita")
+    wes = member(project, "wes")
+    write_set(project, wes, 60)
+    real = assignment_next(project=project, user=rita, stage="review")
+    assert real.purpose == Purpose.WORK
+    real_payload = assignment_payload(assignment=real)
+    assignment_submit(assignment_id=real.pk, user=rita, data=dict(ACCEPT))
+    configure(project, control_rate=1.0, control_rate_new=1.0)
+    gold = assignment_next(project=project, user=rita, stage="review")
+    assert gold.purpose == Purpose.CONTROL
+    gold_payload = assignment_payload(assignment=gold)
+    assert shape(gold_payload) == shape(real_payload)
+    text = str(gold_payload).lower()
+    assert not any(word in text for word in ("gold", "control", "purpose", "qualification"))
+    # the submission shown is the gold review's, as it was submitted
+    origin = GoldItem.objects.get(pk=gold.gold_id).origin
+    assert gold_payload["reviewed"]["submission"] == origin.submission
+    assert gold_payload["reviewed"]["stage"] == real_payload["reviewed"]["stage"]
+
+
+def test_nobody_reviews_their_own_submission_real_or_gold(project, setup):
+    # given a reviewer who also writes: their set waits for review and is a gold review too
+    rita = active_reviewer(project, "rita")
+    own = write_set(project, rita, 70)
+    assert own.review_state == ReviewState.SAMPLED
+    review_gold_create(project=project, submission_id=own.pk, user=setup["lead"], verdict="accepted")
+    # and a writer's set they reviewed for real, which the lead then made a gold review
+    wes = member(project, "wes")
+    theirs = write_set(project, wes, 71)
+    assert review(project, rita, ACCEPT).reviewed_id == theirs.pk
+    review_gold_create(project=project, submission_id=theirs.pk, user=setup["lead"])
+    # then the real queue has nothing for them (their own set is not offered)
+    assert assignment_next(project=project, user=rita, stage="review") is None
+    # and as control items they get every gold review but their own and the one they reviewed (a
+    # repeat would tell)
+    configure(project, control_rate=1.0, control_rate_new=1.0)
+    seen = []
+    while (lease := assignment_next(project=project, user=rita, stage="review")) is not None:
+        assert lease.purpose == Purpose.CONTROL
+        seen.append(lease.reviewed_id)
+        right = setup["truth"][lease.reviewed_id]
+        assignment_submit(assignment_id=lease.pk, user=rita, data=REJECT if right == "rejected" else ACCEPT)
+    assert sorted(seen) == sorted(setup["truth"])
+    assert own.pk not in seen and theirs.pk not in seen
+    # another reviewer gets them all, rita's set included
+    carl = active_reviewer(project, "carl")
+    truth = {**setup["truth"], own.pk: "accepted", theirs.pk: "accepted"}
+    served = []
+    while (lease := assignment_next(project=project, user=carl, stage="review")) is not None:
+        served.append(lease.reviewed_id)
+        right = truth[lease.reviewed_id]
+        assignment_submit(assignment_id=lease.pk, user=carl, data=REJECT if right == "rejected" else ACCEPT)
+    assert sorted(served) == sorted(truth)
+
+
+def test_double_review_records_a_second_verdict_and_the_reviewers_agreement(project):
+    configure(project, qualification_review_sets=1, review_rate=1.0, review_double_rate=1.0)
+    ann, bob = member(project, "ann", role="reviewer"), member(project, "bob", role="reviewer")
+    lead = member(project, "lead", role="lead")
+    screens(project, 3, state=ScreenState.QUESTIONS_1)
+    sets = [write_set(project, member(project, f"w{n}"), n) for n in range(3)]
+    # ann decides all three
+    for _ in range(3):
+        review(project, ann, ACCEPT)
+    assert all(Assignment.objects.get(pk=s.pk).review_double for s in sets)
+    # they come back for a second reviewer, not for ann
+    assert assignment_next(project=project, user=ann, stage="review") is None
+    second = [review(project, bob, body) for body in (ACCEPT, ACCEPT, REJECT)]
+    assert [s.reviewed_id for s in second] == [s.pk for s in sets]
+    # a second review decides nothing: the states are ann's, no rejection undid anything
+    assert {Assignment.objects.get(pk=s.pk).review_state for s in sets} == {ReviewState.ACCEPTED}
+    assert Review.objects.filter(second_of__isnull=False).count() == 3
+    assert assignment_next(project=project, user=lead, stage="review") is None
+    # each reviewer's agreement with the others: 2 of 3
+    assert reviewer_agreement(project=project) == {ann.pk: (2, 3), bob.pk: (2, 3)}
+    # a paused second reviewer's reviews are withdrawn: the submissions wait for a second review again
+    from tests.pipeline.quality.builders import rule_pause
+
+    event = rule_pause(project, bob, "review")
+    assert event.figures["withdrawn"] == 3
+    assert reviewer_agreement(project=project) == {}
+    assert review(project, lead, ACCEPT).reviewed_id == sets[0].pk
+    assert reviewer_agreement(project=project, user_ids=[ann.pk]) == {ann.pk: (1, 1)}
