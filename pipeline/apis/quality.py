@@ -80,6 +80,11 @@ class AnnotatorFiguresSerializer(serializers.Serializer):
     questions_flagged_pass2 = serializers.IntegerField(help_text="flagged by the screen's pass-2 writer")
     questions_faulted = serializers.IntegerField(help_text="judged invalid by an answerer or flagged in pass 2")
     invalid_rate = serializers.FloatField(allow_null=True, help_text="questions_faulted / questions_written")
+    review_agreement_agreed = serializers.IntegerField(
+        help_text="reviews of double-reviewed submissions with the other reviewer's verdict"
+    )
+    review_agreement_compared = serializers.IntegerField(help_text="reviews of double-reviewed submissions")
+    review_agreement = serializers.FloatField(allow_null=True)
     submitted = serializers.IntegerField()
     skips = serializers.IntegerField()
     median_seconds = serializers.FloatField(allow_null=True, help_text="median submitted_at - created_at")

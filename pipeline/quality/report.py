@@ -48,6 +48,7 @@ from pipeline.stages import stage_filter
 
 from .consensus import majority_of
 from .gold import gold_items_with_results
+from .review_gold import reviewer_agreement
 from .standing import RULES
 from .writers import written_questions
 
@@ -95,6 +96,9 @@ class AnnotatorFigures:
     questions_flagged: int = 0  # judged invalid or not answerable by an answerer
     questions_flagged_pass2: int = 0  # flagged by the screen's pass-2 writer
     questions_faulted: int = 0  # either of the two (each question once)
+    # Reviewers: their verdicts on double-reviewed submissions against the other reviewer's.
+    review_agreement_agreed: int = 0
+    review_agreement_compared: int = 0
     submitted: int = 0
     skips: int = 0
     median_seconds: float | None = None
@@ -106,6 +110,11 @@ class AnnotatorFigures:
     @property
     def agreement(self) -> float | None:
         return _share(self.agreement_agreed, self.agreement_answers)
+
+    @property
+    def review_agreement(self) -> float | None:
+        """Share of their reviews of double-reviewed submissions with the other reviewer's verdict."""
+        return _share(self.review_agreement_agreed, self.review_agreement_compared)
 
     @property
     def invalid_rate(self) -> float | None:
@@ -158,7 +167,7 @@ def quality_report(
     *, project: Project, stage: str | None = None, user_id: int | None = None, sort: str = "username"
 ) -> list[AnnotatorFigures]:
     """Every member of ``project`` (or only ``user_id``) with their quality figures, in ``stage``
-    or over every stage, sorted by ``sort``. Nine queries, whatever the size of the project."""
+    or over every stage, sorted by ``sort``. Ten queries, whatever the size of the project (the reviewers' agreement one)."""
     stage = stage_filter(stage)
     members = Membership.objects.filter(project=project).select_related("user").order_by("user__username")
     if user_id is not None:
@@ -178,6 +187,9 @@ def quality_report(
     _add_questions(rows, project=project, stage=stage)
     if stage in (None, Stage.ANSWERS):
         _add_agreement(rows, project=project, user_id=user_id)
+    if stage in (None, Stage.REVIEW):
+        for reviewer_id, (agreed, compared) in reviewer_agreement(project=project, user_ids=list(rows)).items():
+            rows[reviewer_id].review_agreement_agreed, rows[reviewer_id].review_agreement_compared = agreed, compared
     return report_sort(list(rows.values()), sort)
 
 

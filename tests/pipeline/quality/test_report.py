@@ -135,14 +135,14 @@ def test_one_stage_only(project, crowd):
 
 
 def test_query_count_does_not_grow_with_the_crowd(project, crowd, django_assert_num_queries):
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(10):
         quality_report(project=project)
     for i in range(5):
         extra = member(project, f"extra{i}")
         control(project, extra, correct=False)
         work(project, extra, seconds=3)
         answer(question(project, split="validation"), extra, "invalid")
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(10):
         rows = quality_report(project=project)
     assert len(rows) == 9
 

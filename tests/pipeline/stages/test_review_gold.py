@@ -27,6 +27,7 @@ from annotation.models import (
     StandingStatus,
 )
 from pipeline.quality.gold import gold_promote
+from pipeline.quality.report import quality_report
 from pipeline.quality.review_gold import review_gold_create, reviewer_agreement
 from pipeline.stages import assignment_next, assignment_payload, assignment_submit
 from tests.pipeline.stages.helpers import member, screens
@@ -267,6 +268,10 @@ def test_double_review_records_a_second_verdict_and_the_reviewers_agreement(proj
     assert assignment_next(project=project, user=lead, stage="review") is None
     # each reviewer's agreement with the others: 2 of 3
     assert reviewer_agreement(project=project) == {ann.pk: (2, 3), bob.pk: (2, 3)}
+    # the lead sees it per reviewer in the quality figures
+    figures = {row.username: row for row in quality_report(project=project, stage="review")}
+    assert (figures["ann"].review_agreement_agreed, figures["ann"].review_agreement_compared) == (2, 3)
+    assert figures["bob"].review_agreement == round(2 / 3, 4) and figures["lead"].review_agreement is None
     # a paused second reviewer's reviews are withdrawn: the submissions wait for a second review again
     from tests.pipeline.quality.builders import rule_pause
 
