@@ -85,6 +85,11 @@ urlpatterns = [
         name="api-quality-gold-promote",
     ),
     path(
+        "projects/<slug:slug>/quality/gold/review/",
+        quality.GoldReviewApi.as_view(),
+        name="api-quality-gold-review",
+    ),
+    path(
         "projects/<slug:slug>/quality/gold/<int:gold_id>/active/",
         quality.GoldActiveApi.as_view(),
         name="api-quality-gold-active",

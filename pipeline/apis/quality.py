@@ -33,6 +33,7 @@ from pipeline.quality.report import (
     quality_report,
     rule_label,
 )
+from pipeline.quality.review_gold import review_gold_create
 from pipeline.quality.standing import LEAD_ACTIONS, standing_act
 from pipeline.quality.writers import FAULTED_SHOWN, faulted_questions
 from pipeline.stages import stage_get
@@ -389,6 +390,44 @@ class GoldPromoteApi(APIView):
             assignment_id=data.validated_data["assignment_id"],
             user=request.user,
             answer=data.validated_data.get("answer"),
+        )
+        return Response(_gold_out(gold), status=status.HTTP_201_CREATED)
+
+
+class GoldReviewApi(APIView):
+    """``POST /api/projects/<slug>/quality/gold/review/``: make a reviewed submission a gold review
+    (``pipeline.quality.review_gold``), its verdict the standing review's or ``verdict`` (and
+    ``reason``, for a rejection). Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    class GoldReviewInputSerializer(serializers.Serializer):
+        submission_id = serializers.IntegerField(help_text="the reviewed submission (an assignment id)")
+        verdict = serializers.ChoiceField(
+            choices=["accepted", "rejected"], required=False, help_text="default: its standing review's"
+        )
+        reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="a rejection's rule")
+        note = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(
+        operation_id="quality_gold_review",
+        summary="Make a reviewed submission a gold review",
+        request=GoldReviewInputSerializer,
+        responses={201: GoldItemSerializer, 409: CONFLICT, **ERRORS},
+        tags=["quality"],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        data = self.GoldReviewInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        gold = review_gold_create(
+            project=project,
+            submission_id=v["submission_id"],
+            user=request.user,
+            verdict=v.get("verdict"),
+            reason=v["reason"],
+            note=v["note"],
         )
         return Response(_gold_out(gold), status=status.HTTP_201_CREATED)
 

@@ -167,7 +167,7 @@ def quality_report(
     *, project: Project, stage: str | None = None, user_id: int | None = None, sort: str = "username"
 ) -> list[AnnotatorFigures]:
     """Every member of ``project`` (or only ``user_id``) with their quality figures, in ``stage``
-    or over every stage, sorted by ``sort``. Ten queries, whatever the size of the project (the reviewers' agreement one)."""
+    or over every stage, sorted by ``sort``. Ten queries, whatever the size of the project."""
     stage = stage_filter(stage)
     members = Membership.objects.filter(project=project).select_related("user").order_by("user__username")
     if user_id is not None:

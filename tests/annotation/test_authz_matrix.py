@@ -221,6 +221,7 @@ EXPECTED: dict[str, Route] = {
     "api-quality-events": Route({"GET": api_lead()}),
     "api-quality-gold": Route({"GET": api_lead(), "POST": api_lead(400)}),
     "api-quality-gold-promote": Route({"POST": api_lead(400)}),
+    "api-quality-gold-review": Route({"POST": api_lead(400)}),
     "api-quality-gold-active": Route({"POST": api_lead(400)}),
     # --- pages: signing in, home, projects ---
     # signed-in users are sent on from the login page

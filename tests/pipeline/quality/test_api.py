@@ -159,6 +159,7 @@ def endpoints(project, user_id, gold_id):
         ("get", f"{b}gold/", None),
         ("post", f"{b}gold/", {"stage": "prefilter", "rico_id": "x", "answer": {}}),
         ("post", f"{b}gold/promote/", {"assignment_id": 1}),
+        ("post", f"{b}gold/review/", {"submission_id": 1}),
         ("post", f"{b}gold/{gold_id}/active/", {"active": False}),
     ]
 
@@ -196,6 +197,7 @@ def test_the_schema_documents_the_quality_endpoints(api_client):
     assert "post" in paths[b + "annotators/{user_id}/standing/"]
     assert {"get", "post"} <= set(paths[b + "gold/"])
     assert "post" in paths[b + "gold/promote/"] and "post" in paths[b + "gold/{gold_id}/active/"]
+    assert "post" in paths[b + "gold/review/"]
     assert "get" in paths[b + "events/"] and "get" in paths[b + "annotators/{user_id}/"]
     ok = paths[b]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
     assert ok["items"]["$ref"] == "#/components/schemas/AnnotatorFigures"

@@ -280,3 +280,24 @@ def test_double_review_records_a_second_verdict_and_the_reviewers_agreement(proj
     assert reviewer_agreement(project=project) == {}
     assert review(project, lead, ACCEPT).reviewed_id == sets[0].pk
     assert reviewer_agreement(project=project, user_ids=[ann.pk]) == {ann.pk: (1, 1)}
+
+
+def test_a_lead_makes_a_gold_review_over_the_api(project, setup, api_client):
+    from tests.conftest import login
+
+    url = f"/api/projects/{project.slug}/quality/gold/review/"
+    writer = member(project, "wes")
+    fresh = write_set(project, writer, 80)
+    login(api_client, setup["lead"])
+    no_verdict = api_client.post(url, {"submission_id": fresh.pk}, format="json")
+    assert no_verdict.status_code == 400 and no_verdict.json()["field"] == "verdict"
+    bad_reason = api_client.post(url, {"submission_id": fresh.pk, "verdict": "rejected", "reason": "x"}, format="json")
+    assert bad_reason.status_code == 400 and bad_reason.json()["field"] == "reason"
+    made = api_client.post(url, {"submission_id": fresh.pk, "verdict": "rejected", "reason": "ads"}, format="json")
+    assert made.status_code == 201
+    assert (made.json()["stage"], made.json()["origin_id"]) == ("review", fresh.pk)
+    assert api_client.post(url, {"submission_id": fresh.pk, "verdict": "accepted"}, format="json").status_code == 409
+    assert api_client.post(url, {"submission_id": 0}, format="json").status_code == 404
+    # a reviewer may not
+    login(api_client, member(project, "rita", role="reviewer"))
+    assert api_client.post(url, {"submission_id": fresh.pk}, format="json").status_code == 403
