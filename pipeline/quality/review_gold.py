@@ -123,9 +123,9 @@ def reviewer_agreement(*, project: Project, user_ids: Iterable[int] | None = Non
         if len(reviews) != 2 or reviews[0][0] == reviews[1][0]:
             continue
         same = reviews[0][1] == reviews[1][1]
-        for reviewer_id, _ in reviews:
-            if reviewer_id is None or (wanted is not None and reviewer_id not in wanted):
+        for who, _ in reviews:
+            if who is None or (wanted is not None and who not in wanted):
                 continue
-            agreed, compared = out.get(reviewer_id, (0, 0))
-            out[reviewer_id] = (agreed + same, compared + 1)
+            agreed, compared = out.get(who, (0, 0))
+            out[who] = (agreed + same, compared + 1)
     return out
