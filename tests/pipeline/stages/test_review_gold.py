@@ -29,6 +29,7 @@ from annotation.models import (
 from pipeline.quality.gold import gold_promote
 from pipeline.quality.report import quality_report
 from pipeline.quality.review_gold import review_gold_create, reviewer_agreement
+from pipeline.quality.standing import standing_act
 from pipeline.stages import assignment_next, assignment_payload, assignment_submit
 from tests.pipeline.stages.helpers import member, screens
 
@@ -280,6 +281,11 @@ def test_double_review_records_a_second_verdict_and_the_reviewers_agreement(proj
     assert reviewer_agreement(project=project) == {}
     assert review(project, lead, ACCEPT).reviewed_id == sets[0].pk
     assert reviewer_agreement(project=project, user_ids=[ann.pk]) == {ann.pk: (1, 1)}
+    # a lead's reinstate brings back the second reviews nobody redid
+    standing_act(project=project, user_id=bob.pk, stage="review", action="reinstate", actor=lead)
+    reinstated = QualityEvent.objects.filter(user=bob, stage="review").latest("pk")
+    assert (reinstated.figures["restored"], reinstated.figures["redone"]) == (2, 1)
+    assert reviewer_agreement(project=project) == {ann.pk: (2, 3), bob.pk: (1, 2), lead.pk: (1, 1)}
 
 
 def test_a_lead_makes_a_gold_review_over_the_api(project, setup, api_client):
