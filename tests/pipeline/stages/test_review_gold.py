@@ -307,3 +307,18 @@ def test_a_lead_makes_a_gold_review_over_the_api(project, setup, api_client):
     # a reviewer may not
     login(api_client, member(project, "rita", role="reviewer"))
     assert api_client.post(url, {"submission_id": fresh.pk}, format="json").status_code == 403
+
+
+def test_the_gold_page_promotes_a_review_to_a_gold_review(project, setup, client):
+    from tests.conftest import login
+
+    writer = member(project, "wes")
+    submission = write_set(project, writer, 90)
+    done = review(project, setup["lead"], REJECT)
+    login(client, setup["lead"])
+    page = client.get(f"/projects/{project.slug}/quality/gold/")
+    assert "s id makes a gold review" in page.content.decode()
+    response = client.post(f"/projects/{project.slug}/quality/gold/promote/", {"assignment_id": str(done.pk)})
+    assert response.status_code == 302
+    gold = GoldItem.objects.get(stage="review", origin=submission)
+    assert gold.answer["verdict"] == "rejected" and gold.source == "promoted"
