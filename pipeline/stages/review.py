@@ -52,13 +52,12 @@ from pipeline.quality.review_gold import review_gold_pick_rules
 from pipeline.quality.standing import review_qualifications_reopen, review_recorded
 from pipeline.release.decide import REASON_WITHDRAWN
 
-from .base import StageDefinition, form_text, live_q, question_brief, submission_lines, taken_by_user_q
+from .base import StageDefinition, form_text, live_q, submission_lines, taken_by_user_q
 from .registry import stage_get
 from .units import SUBMISSION
 from .wire import (
     NOTE_MAX,
     AssignmentPayloadSerializer,
-    QuestionBriefSerializer,
     StrictSerializer,
     TextField,
     stage_name_field,
@@ -85,13 +84,19 @@ class ReviewSubmitSerializer(StrictSerializer):
         return attrs
 
 
+class ReviewedQuestionSerializer(serializers.Serializer):
+    text = serializers.CharField()
+
+
 class ReviewedSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    """The submission under review. No ids: a gold review's submission is an older one, and its ids
+    would tell it from the queue's (``pipeline.quality.review_gold``)."""
+
     stage = serializers.CharField()
     label = serializers.CharField(help_text="the reviewed stage's name")  # type: ignore[assignment]
     submission = serializers.DictField(help_text="the submission as accepted (normalised)")
-    question = QuestionBriefSerializer(allow_null=True, help_text="answers: the question answered")
-    questions = QuestionBriefSerializer(many=True, help_text="question stages: the questions the submission wrote")
+    question = ReviewedQuestionSerializer(allow_null=True, help_text="answers: the question answered")
+    questions = ReviewedQuestionSerializer(many=True, help_text="question stages: the questions the submission wrote")
     reasons = serializers.DictField(child=serializers.CharField(), help_text="the rules a rejection names")
 
 
@@ -216,12 +221,11 @@ class ReviewStage(StageDefinition):
         stage = stage_get(reviewed.stage)
         return {
             "reviewed": {
-                "id": reviewed.pk,
                 "stage": reviewed.stage,
                 "label": stage.label,
                 "submission": reviewed.submission or {},
-                "question": question_brief(reviewed.question) if reviewed.question else None,
-                "questions": [question_brief(q) for q in reviewed.questions_written.order_by("position")],
+                "question": {"text": reviewed.question.text} if reviewed.question else None,
+                "questions": [{"text": q.text} for q in reviewed.questions_written.order_by("position")],
                 "reasons": stage.review_reasons,
             }
         }

@@ -212,6 +212,9 @@ def test_a_gold_review_looks_exactly_like_a_real_one(project, setup):
     origin = GoldItem.objects.get(pk=gold.gold_id).origin
     assert gold_payload["reviewed"]["submission"] == origin.submission
     assert gold_payload["reviewed"]["stage"] == real_payload["reviewed"]["stage"]
+    # and it carries no id that would date it (the submission's, its questions')
+    assert "id" not in gold_payload["reviewed"]
+    assert all(set(q) == {"text"} for q in gold_payload["reviewed"]["questions"])
 
 
 def test_nobody_reviews_their_own_submission_real_or_gold(project, setup):
