@@ -325,3 +325,16 @@ def test_the_gold_page_promotes_a_review_to_a_gold_review(project, setup, client
     assert response.status_code == 302
     gold = GoldItem.objects.get(stage="review", origin=submission)
     assert gold.answer["verdict"] == "rejected" and gold.source == "promoted"
+
+
+def test_several_reviewers_hold_the_same_gold_review_at_once(project, setup):
+    GoldItem.objects.filter(stage="review").exclude(pk=GoldItem.objects.filter(stage="review").first().pk).update(
+        active=False
+    )
+    configure(project, control_rate=1.0, control_rate_new=1.0)
+    leases = [
+        assignment_next(project=project, user=active_reviewer(project, f"r{n}"), stage="review") for n in range(3)
+    ]
+    assert {lease.purpose for lease in leases} == {Purpose.CONTROL}
+    assert len({lease.reviewed_id for lease in leases}) == 1
+    assert Assignment.objects.filter(pk__in=[lease.pk for lease in leases], status="leased").count() == 3
