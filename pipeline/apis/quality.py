@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
 from annotation.apis.params import PageParams, Pagination, QueryParams, choice_param, id_param, query_params
-from annotation.models import Stage
+from annotation.models import Project, Stage
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from pipeline.quality.gold import gold_promote, gold_set_active, gold_unit_create
 from pipeline.quality.report import (
@@ -168,16 +168,24 @@ class GoldItemSerializer(serializers.Serializer):
     source = serializers.CharField(source="gold.source")  # type: ignore[assignment]
     origin_id = serializers.IntegerField(source="gold.origin_id", allow_null=True)
     active = serializers.BooleanField(source="gold.active")
+    exposures = serializers.IntegerField(
+        source="gold.exposures", help_text="how many times it was served (leases of it, to anybody)"
+    )
+    retired = serializers.SerializerMethodField(help_text="served gold_exposures_max times: no longer served")
     note = serializers.CharField(source="gold.note")
     served = serializers.IntegerField()
     correct = serializers.IntegerField()
     share = serializers.FloatField(allow_null=True)
     suspect = serializers.BooleanField(help_text="most annotators fail it (3+ served, under half right)")
 
+    def get_retired(self, stat: GoldStat) -> bool:
+        limit = self.context.get("exposures_max", 0)
+        return bool(limit) and stat.gold.exposures >= limit
 
-def _gold_out(gold: Any) -> dict[str, Any]:
+
+def _gold_out(gold: Any, project: Project) -> dict[str, Any]:
     """A fresh gold item with its (empty) results, shaped like the list's rows."""
-    return GoldItemSerializer(GoldStat(gold, 0, 0)).data
+    return GoldItemSerializer(GoldStat(gold, 0, 0), context={"exposures_max": project.gold_exposures_max}).data
 
 
 class QualityReportApi(APIView):
@@ -327,7 +335,9 @@ class GoldListCreateApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
         stage = query_params(StageParams, request).get("stage")
-        return Response(GoldItemSerializer(gold_stats(project=project, stage=stage), many=True).data)
+        rows = gold_stats(project=project, stage=stage)
+        context = {"exposures_max": project.gold_exposures_max}
+        return Response(GoldItemSerializer(rows, many=True, context=context).data)
 
     @extend_schema(
         operation_id="quality_gold_create",
@@ -350,7 +360,7 @@ class GoldListCreateApi(APIView):
             user=request.user,
             note=v["note"],
         )
-        return Response(_gold_out(gold), status=status.HTTP_201_CREATED)
+        return Response(_gold_out(gold, project), status=status.HTTP_201_CREATED)
 
 
 class GoldPromoteApi(APIView):
@@ -385,7 +395,7 @@ class GoldPromoteApi(APIView):
             user=request.user,
             answer=data.validated_data.get("answer"),
         )
-        return Response(_gold_out(gold), status=status.HTTP_201_CREATED)
+        return Response(_gold_out(gold, project), status=status.HTTP_201_CREATED)
 
 
 class GoldActiveApi(APIView):

@@ -59,7 +59,7 @@ from annotation.services.assignments import (
     assignment_skip as services_skip,
 )
 from pipeline.quality import mine as quality_mine  # a module: it imports the stages package too
-from pipeline.quality.gold import gold_pick
+from pipeline.quality.gold import gold_exposed, gold_pick
 from pipeline.quality.standing import (
     WORK,
     Plan,
@@ -263,6 +263,7 @@ def _lease_gold(*, stage: StageDefinition, project: Project, user: Any, plan: Pl
         gold=gold,
         attempt=plan.attempt,
     )
+    gold_exposed(gold=gold)
     gold.screen.project = project
     assignment.screen = gold.screen
     return Work(assignment)
@@ -565,13 +566,18 @@ def stages_for_user(*, project: Project, user: Any) -> list[dict[str, Any]]:
     """The stages the caller may work on, in pipeline order, for the home page:
     ``[{"stage", "label", "available", "done_today", "open_assignment", "standing"}]``.
 
-    ``available`` counts units the caller could lease now (their own open one excluded);
-    ``standing`` is their ``pipeline.quality.mine.StandingView`` in the stage (the review stage
-    is listed for reviewers and leads only, by its ``check_access``).
+    ``available`` counts units the caller could lease now (their own open one excluded), less
+    the control items they hold or did in the stage (``quality_mine.control_leases``): a real lease
+    takes its unit out of their queue, so a control lease must take one off the figure as well, or
+    reading it before and after ``next`` would tell the two apart (leads and site admins get no
+    control items: their figure is exact). ``standing`` is their
+    ``pipeline.quality.mine.StandingView`` in the stage (the review stage is listed for reviewers
+    and leads only, by its ``check_access``).
     """
     membership = member_get(project=project, user=user)
     now = timezone.now()
     standings = quality_mine.standing_views(project=project, user=user, membership=membership)
+    controls = quality_mine.control_leases(project=project, user=user)
     done = assignment_done_today_counts(project=project, user=user, now=now)
     open_ids = dict(
         Assignment.objects.filter(project=project, annotator=user, status=AssignmentStatus.LEASED)
@@ -588,7 +594,9 @@ def stages_for_user(*, project: Project, user: Any) -> list[dict[str, Any]]:
             {
                 "stage": stage.name,
                 "label": stage.label,
-                "available": stage.available_count(project=project, user=user, now=now),
+                "available": max(
+                    0, stage.available_count(project=project, user=user, now=now) - controls.get(stage.name, 0)
+                ),
                 "done_today": done.get(stage.name, 0),
                 "open_assignment": open_ids.get(stage.name),
                 "standing": standings[stage.name],
