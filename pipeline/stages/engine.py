@@ -240,7 +240,12 @@ def _still_open(*, stage: StageDefinition, project: Project, user: Any, now: dat
 def _lease_gold(*, stage: StageDefinition, project: Project, user: Any, plan: Plan, now: datetime) -> Work | None:
     """A lease of a gold item for a qualification or as a control item, served exactly like real
     work. ``None`` when no gold item is left for the caller: a control item gives way to real work,
-    and a qualification is decided on what was done (``qualification_check``)."""
+    and a qualification is decided on what was done (``qualification_check``).
+
+    A control item is served only when real work waits for the caller too: a lease handed out
+    with nothing in their queue (``available`` 0, or after a 204) could only be a control item."""
+    if plan.purpose == Purpose.CONTROL and not stage.queue(project=project, user=user, now=now).exists():
+        return None
     gold = gold_pick(project=project, stage=stage.name, user=user)
     if gold is None:
         if plan.purpose == Purpose.QUALIFICATION:
