@@ -21,7 +21,7 @@ from annotation.apis.errors import ErrorSerializer
 from annotation.apis.params import PageParams, Pagination, QueryParams, choice_param, id_param, query_params
 from annotation.models import Project, Stage
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.quality.gold import gold_promote, gold_set_active, gold_unit_create
+from pipeline.quality.gold import gold_promotable, gold_promote, gold_set_active, gold_unit_create
 from pipeline.quality.report import (
     SORT_KEYS,
     GoldStat,
@@ -361,6 +361,36 @@ class GoldListCreateApi(APIView):
             note=v["note"],
         )
         return Response(_gold_out(gold, project), status=status.HTTP_201_CREATED)
+
+
+class PromotableSerializer(serializers.Serializer):
+    assignment_id = serializers.IntegerField(source="pk")
+    stage = serializers.CharField()
+    rico_id = serializers.CharField(source="screen.rico_id")
+    question_id = serializers.IntegerField(allow_null=True)
+    question = serializers.CharField(source="question.text", allow_null=True, default=None)
+    annotator = serializers.CharField(source="annotator.username", allow_null=True, default=None)
+    submitted_at = serializers.DateTimeField()
+    submission = serializers.JSONField(help_text="the normalised submission (promoted as it is unless edited)")
+
+
+class GoldPromotableApi(APIView):
+    """``GET /api/projects/<slug>/quality/gold/promotable/``: the newest accepted submissions of the
+    stages with gold (``?stage=``) whose unit is not gold yet, to promote. Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="quality_gold_promotable",
+        summary="Recent accepted submissions to promote to gold",
+        parameters=[StageParams],
+        responses={200: PromotableSerializer(many=True), **ERRORS},
+        tags=["quality"],
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        stage = query_params(StageParams, request).get("stage")
+        return Response(PromotableSerializer(gold_promotable(project=project, stage=stage), many=True).data)
 
 
 class GoldPromoteApi(APIView):

@@ -255,3 +255,19 @@ def test_my_work_reads_the_same_for_a_submitted_control_item_and_real_work(proje
     }
     assert body["figures"]["control_items"] == 0 and body["feedback"] == []
     assert "gold" not in str(body["history"]).lower()
+
+
+def test_the_api_lists_recent_accepted_submissions_to_promote(project, lead, api_client):
+    screens(project, 2)
+    rates(project, 0.0)
+    annie = active(project, "annie")
+    first, second = (work_prefilter(project, annie, RIGHT) for _ in range(2))
+    login(api_client, lead)
+    url = f"/api/projects/{project.slug}/quality/gold/promotable/"
+    rows = api_client.get(url, {"stage": "prefilter"}).json()
+    assert [r["assignment_id"] for r in rows] == [second.pk, first.pk]
+    assert (rows[0]["annotator"], rows[0]["submission"]["non_english_app"]) == ("annie", False)
+    gold_promote(project=project, assignment_id=second.pk, user=lead)
+    assert [r["assignment_id"] for r in api_client.get(url).json()] == [first.pk]
+    bad = api_client.get(url, {"stage": "questions-1"})
+    assert bad.status_code == 400 and bad.json()["field"] == "stage"
