@@ -221,6 +221,20 @@ def gold_servable(*, project: Project, stage: str) -> QuerySet[GoldItem]:
     return items
 
 
+def gold_servable_stages(*, project: Project) -> set[str]:
+    """The stages that have a servable gold item (``gold_servable``). One query."""
+    from pipeline.stages.registry import stages
+
+    servable = Q(pk__in=[])
+    for name, definition in stages().items():
+        if definition.has_gold:
+            servable |= Q(stage=name) & ~definition.gold_unit_waiting()
+    items = GoldItem.objects.filter(servable, project=project, active=True)
+    if project.gold_exposures_max:
+        items = items.filter(exposures__lt=project.gold_exposures_max)
+    return set(items.values_list("stage", flat=True).distinct())
+
+
 def gold_available(*, project: Project, stage: str) -> int:
     return gold_servable(project=project, stage=stage).count()
 

@@ -31,7 +31,6 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     ControlResult,
-    GoldItem,
     Membership,
     Project,
     Purpose,
@@ -43,6 +42,7 @@ from annotation.models import (
 from pipeline.stages.base import StageDefinition, submission_lines
 from pipeline.stages.registry import stage_get, stages
 
+from .gold import gold_servable_stages
 from .standing import qualification_mode, retry_after, trusted
 from .writers import written_questions
 
@@ -108,11 +108,7 @@ def standing_views(*, project: Project, user: Any, membership: Membership | None
         }
     # A stage with gold qualifies newcomers on it only once a lead has made some (``standing._start``).
     unstarted_gold = not is_trusted and any(s.has_gold and s.name not in rows for s in stages().values())
-    gold_stages = (
-        set(GoldItem.objects.filter(project=project, active=True).values_list("stage", flat=True).distinct())
-        if unstarted_gold
-        else set()
-    )
+    gold_stages = gold_servable_stages(project=project) if unstarted_gold else set()
     views = {}
     for stage in stages().values():
         mode = "" if is_trusted else qualification_mode(stage)

@@ -282,7 +282,7 @@ def test_prefilter_next_names_the_whole_vh_without_a_query(project, django_asser
     assert client.get(lease["screen"]["vh_url"]).status_code == 200
 
 
-def test_a_control_item_costs_at_most_one_more_query(project, django_assert_max_num_queries):
+def test_a_control_item_costs_at_most_two_more_queries(project, django_assert_max_num_queries):
     # given a qualified judge (a one-item qualification set, passed) and every lease a control draw
     from annotation.models import Purpose
     from tests.pipeline.quality.builders import RIGHT, gold_prefilter
