@@ -80,6 +80,11 @@ urlpatterns = [
     path("projects/<slug:slug>/quality/events/", quality.QualityEventListApi.as_view(), name="api-quality-events"),
     path("projects/<slug:slug>/quality/gold/", quality.GoldListCreateApi.as_view(), name="api-quality-gold"),
     path(
+        "projects/<slug:slug>/quality/gold/promotable/",
+        quality.GoldPromotableApi.as_view(),
+        name="api-quality-gold-promotable",
+    ),
+    path(
         "projects/<slug:slug>/quality/gold/promote/",
         quality.GoldPromoteApi.as_view(),
         name="api-quality-gold-promote",

@@ -36,6 +36,18 @@ def _media_in_tmp(settings, tmp_path):
     }
 
 
+@pytest.fixture(autouse=True)
+def _control_draw_seeded(monkeypatch):
+    """The control draw (``pipeline.quality.standing.control_random``, the system's randomness in
+    the product) from a seeded generator: a test's control items are the same on every run,
+    whatever ids the database hands out."""
+    import random
+
+    from pipeline.quality import standing
+
+    monkeypatch.setattr(standing, "control_random", random.Random(20))
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():

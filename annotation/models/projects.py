@@ -265,6 +265,15 @@ SETTINGS = Settings(
             high=1,
             help="the share while recent control items speak against an annotator, until the evidence clears",
         ),
+        WholeNumber(
+            name="gold_exposures_max",
+            group=MONITORING,
+            default=50,
+            low=0,
+            high=10_000,
+            help="a gold item served this many times is retired (not served again): gold is shared, and each "
+            "serving shows it to somebody who may pass it on; 0: never retired",
+        ),
         Number(
             name="fast_response_seconds",
             group=MONITORING,
@@ -387,6 +396,7 @@ class Project(models.Model):
     control_new_items = SETTINGS.whole("control_new_items")
     monitoring_evidence = SETTINGS.number("monitoring_evidence")
     control_rate_alert = SETTINGS.number("control_rate_alert")
+    gold_exposures_max = SETTINGS.whole("gold_exposures_max")
     fast_response_seconds = SETTINGS.number("fast_response_seconds")
     fast_response_count = SETTINGS.whole("fast_response_count")
     fast_response_window = SETTINGS.whole("fast_response_window")

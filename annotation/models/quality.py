@@ -75,6 +75,9 @@ class GoldItem(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     active = models.BooleanField(default=True)
+    # How many times it was served (every lease of it, whoever and whatever became of it): each one
+    # shows it to somebody who may tell others. Past ``Project.gold_exposures_max`` it is retired.
+    exposures = models.PositiveIntegerField(default=0)
     note = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.exceptions import ApplicationError, ConflictError
 from annotation.models import Project, Stage
 from annotation.permissions import project_get_for_lead
-from pipeline.quality.gold import gold_promote, gold_set_active
+from pipeline.quality.gold import gold_promotable, gold_promote, gold_set_active
 from pipeline.quality.report import (
     SORT_KEYS,
     AccuracyPoint,
@@ -239,17 +239,21 @@ def annotator_page(request: HttpRequest, slug: str, user_id: int) -> HttpRespons
 @require_GET
 @lead_page
 def gold_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """The project's gold items (``?stage=``) with how often each was served and answered right,
-    activate/deactivate, and a form to promote a submission to gold. Leads only."""
+    """The project's gold items (``?stage=``) with how often each was served (``exposures``, and
+    retired past ``gold_exposures_max``) and answered right, activate/deactivate, and the newest
+    accepted submissions to promote to gold with one click (or any by its id). Leads only."""
     project = project_get_for_lead(user=request.user, slug=slug)
     stage = request.GET.get("stage", "")
     try:
         items = gold_stats(project=project, stage=stage)
+        promotable = gold_promotable(project=project, stage=stage or None)
     except ApplicationError as exc:
         return _error(request, project, exc.message)
     context = {
         "project": project,
         "items": items,
+        "promotable": promotable,
+        "exposures_max": project.gold_exposures_max,
         "stage": stage,
         "stage_choices": [(n, s.label) for n, s in stages().items() if s.has_gold],
         "next": request.get_full_path(),

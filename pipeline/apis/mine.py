@@ -55,7 +55,7 @@ class ReviewBriefSerializer(serializers.Serializer):
 
 class ControlBriefSerializer(serializers.Serializer):
     correct = serializers.BooleanField()
-    purpose = serializers.CharField(help_text="qualification or control")
+    purpose = serializers.CharField(help_text="qualification")
     given = serializers.DictField(help_text="your submission")
     gold = serializers.DictField(help_text="the gold answer")
     why = serializers.CharField(help_text="what differed")
@@ -76,10 +76,12 @@ class HistoryRowSerializer(serializers.Serializer):
     rico_id = serializers.CharField()
     question = serializers.CharField(help_text="answers, not-answerable: the question")
     questions = serializers.ListField(child=serializers.CharField(), help_text="question stages: what you wrote")
-    kind = serializers.CharField(help_text="work, qualification or control (control only once submitted)")
+    kind = serializers.CharField(help_text="work or qualification (a control item is work, always)")
     review_state = serializers.CharField(help_text='"", sampled (waiting for review), accepted or rejected')
     review = ReviewBriefSerializer(allow_null=True)
-    control = ControlBriefSerializer(allow_null=True, help_text="a gold item's result, once submitted and decided")
+    control = ControlBriefSerializer(
+        allow_null=True, help_text="a qualification item's result, once its set is decided"
+    )
     skip_reason = serializers.CharField()
     flags = QuestionFlagBriefSerializer(many=True, help_text="questions you wrote that the pass-2 writer flagged")
 
@@ -94,9 +96,12 @@ class StageCountsSerializer(serializers.Serializer):
 class FiguresSerializer(serializers.Serializer):
     items_done = serializers.IntegerField(help_text="submitted items, every stage")
     skipped = serializers.IntegerField()
-    control_items = serializers.IntegerField()
+    control_items = serializers.IntegerField(help_text="control items scored before today")
     control_correct = serializers.IntegerField()
-    control_accuracy = serializers.FloatField(allow_null=True, help_text="0..1; null before the first control item")
+    control_accuracy = serializers.FloatField(
+        allow_null=True,
+        help_text="0..1, over control items scored before today (a whole day at a time); null before the first",
+    )
     reviewed = serializers.IntegerField()
     review_accepted = serializers.IntegerField()
     review_acceptance = serializers.FloatField(allow_null=True, help_text="0..1; null before the first review")
@@ -118,7 +123,7 @@ class FeedbackItemSerializer(serializers.Serializer):
 
 class FeedbackSerializer(serializers.Serializer):
     stage = serializers.CharField()
-    kind = serializers.CharField(help_text="qualification (the last decided set) or control (wrong, while paused)")
+    kind = serializers.CharField(help_text="qualification (the last decided set)")
     items = FeedbackItemSerializer(many=True)
 
 

@@ -19,9 +19,9 @@ from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
 from annotation.apis.params import PageParams, Pagination, QueryParams, choice_param, id_param, query_params
-from annotation.models import Stage
+from annotation.models import Project, Stage
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.quality.gold import gold_promote, gold_set_active, gold_unit_create
+from pipeline.quality.gold import gold_promotable, gold_promote, gold_set_active, gold_unit_create
 from pipeline.quality.report import (
     SORT_KEYS,
     GoldStat,
@@ -174,16 +174,24 @@ class GoldItemSerializer(serializers.Serializer):
     source = serializers.CharField(source="gold.source")  # type: ignore[assignment]
     origin_id = serializers.IntegerField(source="gold.origin_id", allow_null=True)
     active = serializers.BooleanField(source="gold.active")
+    exposures = serializers.IntegerField(
+        source="gold.exposures", help_text="how many times it was served (leases of it, to anybody)"
+    )
+    retired = serializers.SerializerMethodField(help_text="served gold_exposures_max times: no longer served")
     note = serializers.CharField(source="gold.note")
     served = serializers.IntegerField()
     correct = serializers.IntegerField()
     share = serializers.FloatField(allow_null=True)
     suspect = serializers.BooleanField(help_text="most annotators fail it (3+ served, under half right)")
 
+    def get_retired(self, stat: GoldStat) -> bool:
+        limit = self.context.get("exposures_max", 0)
+        return bool(limit) and stat.gold.exposures >= limit
 
-def _gold_out(gold: Any) -> dict[str, Any]:
+
+def _gold_out(gold: Any, project: Project) -> dict[str, Any]:
     """A fresh gold item with its (empty) results, shaped like the list's rows."""
-    return GoldItemSerializer(GoldStat(gold, 0, 0)).data
+    return GoldItemSerializer(GoldStat(gold, 0, 0), context={"exposures_max": project.gold_exposures_max}).data
 
 
 class QualityReportApi(APIView):
@@ -333,7 +341,9 @@ class GoldListCreateApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
         stage = query_params(StageParams, request).get("stage")
-        return Response(GoldItemSerializer(gold_stats(project=project, stage=stage), many=True).data)
+        rows = gold_stats(project=project, stage=stage)
+        context = {"exposures_max": project.gold_exposures_max}
+        return Response(GoldItemSerializer(rows, many=True, context=context).data)
 
     @extend_schema(
         operation_id="quality_gold_create",
@@ -356,7 +366,37 @@ class GoldListCreateApi(APIView):
             user=request.user,
             note=v["note"],
         )
-        return Response(_gold_out(gold), status=status.HTTP_201_CREATED)
+        return Response(_gold_out(gold, project), status=status.HTTP_201_CREATED)
+
+
+class PromotableSerializer(serializers.Serializer):
+    assignment_id = serializers.IntegerField(source="pk")
+    stage = serializers.CharField()
+    rico_id = serializers.CharField(source="screen.rico_id")
+    question_id = serializers.IntegerField(allow_null=True)
+    question = serializers.CharField(source="question.text", allow_null=True, default=None)
+    annotator = serializers.CharField(source="annotator.username", allow_null=True, default=None)
+    submitted_at = serializers.DateTimeField()
+    submission = serializers.JSONField(help_text="the normalised submission (promoted as it is unless edited)")
+
+
+class GoldPromotableApi(APIView):
+    """``GET /api/projects/<slug>/quality/gold/promotable/``: the newest accepted submissions of the
+    stages with gold (``?stage=``) whose unit is not gold yet, to promote. Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="quality_gold_promotable",
+        summary="Recent accepted submissions to promote to gold",
+        parameters=[StageParams],
+        responses={200: PromotableSerializer(many=True), **ERRORS},
+        tags=["quality"],
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        stage = query_params(StageParams, request).get("stage")
+        return Response(PromotableSerializer(gold_promotable(project=project, stage=stage), many=True).data)
 
 
 class GoldPromoteApi(APIView):
@@ -391,7 +431,7 @@ class GoldPromoteApi(APIView):
             user=request.user,
             answer=data.validated_data.get("answer"),
         )
-        return Response(_gold_out(gold), status=status.HTTP_201_CREATED)
+        return Response(_gold_out(gold, project), status=status.HTTP_201_CREATED)
 
 
 class GoldReviewApi(APIView):
@@ -429,7 +469,7 @@ class GoldReviewApi(APIView):
             reason=v["reason"],
             note=v["note"],
         )
-        return Response(_gold_out(gold), status=status.HTTP_201_CREATED)
+        return Response(_gold_out(gold, project), status=status.HTTP_201_CREATED)
 
 
 class GoldActiveApi(APIView):

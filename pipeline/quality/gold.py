@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import CharField, Count, Prefetch, Q, QuerySet, Value
-from django.db.models.functions import MD5, Cast, Concat
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import (
@@ -29,6 +28,7 @@ from annotation.models import (
     Question,
     QuestionSource,
     Review,
+    ReviewState,
     Screen,
     Stage,
 )
@@ -176,6 +176,41 @@ def gold_promote(*, project: Project, assignment_id: int, user: Any, answer: dic
     )
 
 
+# How many recent submissions the gold page offers to promote.
+PROMOTABLE_LIMIT = 50
+
+
+def gold_promotable(*, project: Project, stage: str | None = None, limit: int = PROMOTABLE_LIMIT) -> list[Assignment]:
+    """The newest accepted submissions (real work, submitted, not rejected in review) of the stages
+    with gold, ``stage`` or all, whose unit is not gold yet: what the gold page offers a lead to
+    promote. Each with its screen, question and annotator. One query."""
+    names = [stage] if stage else _gold_stage_names()
+    for name in names:
+        _stage_with_gold(name)
+    gold_screens = GoldItem.objects.filter(
+        project=project, stage=OuterRef("stage"), screen=OuterRef("screen"), question__isnull=True
+    )
+    gold_questions = GoldItem.objects.filter(project=project, stage=OuterRef("stage"), question=OuterRef("question"))
+    found = (
+        Assignment.objects.filter(
+            project=project, stage__in=names, status=AssignmentStatus.SUBMITTED, purpose=Purpose.WORK
+        )
+        .exclude(review_state=ReviewState.REJECTED)
+        .exclude(Exists(gold_screens) & Q(question__isnull=True))
+        .exclude(Exists(gold_questions) & Q(question__isnull=False))
+        .select_related("screen", "question", "annotator")
+        .defer("draft", "screen__vh")
+        .order_by("-submitted_at", "-pk")
+    )
+    return list(found[:limit])
+
+
+def _gold_stage_names() -> list[str]:
+    from pipeline.stages.registry import stages
+
+    return [name for name, definition in stages().items() if definition.has_gold]
+
+
 def gold_set_active(*, project: Project, gold_id: int, active: bool) -> GoldItem:
     gold = GoldItem.objects.filter(pk=gold_id, project=project).first()
     if gold is None:
@@ -185,32 +220,72 @@ def gold_set_active(*, project: Project, gold_id: int, active: bool) -> GoldItem
     return gold
 
 
+def gold_servable(*, project: Project, stage: str) -> QuerySet[GoldItem]:
+    """The gold items of ``stage`` that may be served at all: active, not retired (served fewer
+    than ``gold_exposures_max`` times; 0: never retired) and whose unit has left the stage's queue
+    (``StageDefinition.gold_unit_waiting``): a unit still waiting there could come to the same
+    annotator as real work too, and a control lease of it would move their ``available`` count
+    differently from a real one."""
+    definition = _stage_with_gold(stage)
+    items = GoldItem.objects.filter(project=project, stage=stage, active=True).exclude(definition.gold_unit_waiting())
+    if project.gold_exposures_max:
+        items = items.filter(exposures__lt=project.gold_exposures_max)
+    return items
+
+
+def gold_servable_stages(*, project: Project) -> set[str]:
+    """The stages that have a servable gold item (``gold_servable``). One query."""
+    from pipeline.stages.registry import stages
+
+    servable = Q(pk__in=[])
+    for name, definition in stages().items():
+        if definition.has_gold:
+            servable |= Q(stage=name) & ~definition.gold_unit_waiting()
+    items = GoldItem.objects.filter(servable, project=project, active=True)
+    if project.gold_exposures_max:
+        items = items.filter(exposures__lt=project.gold_exposures_max)
+    return set(items.values_list("stage", flat=True).distinct())
+
+
 def gold_available(*, project: Project, stage: str) -> int:
-    return GoldItem.objects.filter(project=project, stage=stage, active=True).count()
+    return gold_servable(project=project, stage=stage).count()
+
+
+def gold_open_to(*, project: Project, stage: str, user: Any) -> QuerySet[GoldItem]:
+    """The servable gold items ``user`` may get (``gold_servable``): never one they were served
+    before, however that lease ended, and never a unit they met as real work in the stage (a screen
+    they judged, a question they answered) nor a question they wrote. Either would be a repeat that
+    real work never is, and so a tell."""
+    definition = _stage_with_gold(stage)
+    field = definition.unit.field
+    seen = Assignment.objects.filter(annotator=user, gold__isnull=False).values("gold_id")
+    items = gold_servable(project=project, stage=stage).exclude(pk__in=seen)
+    if field in ("screen", "question"):  # a gold review's unit is its origin: the stage's own rules
+        worked = Assignment.objects.filter(
+            annotator=user, stage=stage, purpose=Purpose.WORK, **{field: OuterRef(field)}
+        )
+        items = items.exclude(Exists(worked))
+    if field == "question":
+        items = items.exclude(question__author=user)
+    return items
 
 
 def gold_pick(
     *, project: Project, stage: str, user: Any, exclude: Q | None = None, prefer: Sequence[Any] = ()
 ) -> GoldItem | None:
-    """An active gold item of ``stage`` that ``user`` never held (a released or expired lease does
-    not count), in an order of its own for each annotator (so two annotators see them in different
-    orders); ``None`` when there is none left. The stage's own rules
-    (``StageDefinition.gold_pick_rules``): ``exclude`` items never for ``user``, ``prefer`` order first."""
-    held = Assignment.objects.filter(
-        annotator=user,
-        gold__isnull=False,
-        status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
-    ).values("gold_id")
-    rank = MD5(Concat(Cast("pk", CharField()), Value(":"), Value(str(user.pk))))
-    items = GoldItem.objects.filter(project=project, stage=stage, active=True).exclude(pk__in=held)
+    """A gold item ``user`` may get (``gold_open_to``), after the stage's own rules
+    (``StageDefinition.gold_pick_rules``: ``exclude`` items never for ``user``, ``prefer`` order
+    first), the least served first and, among those, in a random order of the database's (nothing an
+    annotator could compute); ``None`` when none is left."""
+    items = gold_open_to(project=project, stage=stage, user=user)
     if exclude is not None:
         items = items.exclude(exclude)
-    return (
-        items.select_related("screen", "screen__app", "question")
-        .annotate(rank=rank)
-        .order_by(*prefer, "rank", "pk")
-        .first()
-    )
+    return items.select_related("screen", "screen__app", "question").order_by(*prefer, "exposures", "?").first()
+
+
+def gold_exposed(*, gold: GoldItem) -> None:
+    """Count one serving of ``gold`` (its lease was just made)."""
+    GoldItem.objects.filter(pk=gold.pk).update(exposures=F("exposures") + 1)
 
 
 def gold_items_with_results(*, project: Project, stage: str | None = None) -> QuerySet[GoldItem]:

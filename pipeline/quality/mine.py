@@ -4,14 +4,17 @@ Selectors only (no writes), read by the workspace home, the "My work" page and i
 
 * ``standing_views``: each stage's standing as the annotator reads it (qualifying with how far
   the set is, active, paused, not qualified), why, and whether and when they may start again;
-* ``my_work_history``: their items, newest first, with the review verdict and, once submitted,
-  how a control or qualification item scored;
+* ``my_work_history``: their items, newest first, with the review verdict and, once its set is
+  decided, how a qualification item scored;
 * ``my_work_figures``: their counts per stage and their own figures;
-* ``feedback_by_stage``, ``refusal_items``: the items behind a decision, as training (their
-  answer next to the gold one).
+* ``feedback_by_stage``, ``refusal_items``: the qualification items behind a decision, as training
+  (their answer next to the gold one).
 
-Control items stay indistinguishable from real work while they are served: an open lease is
-never shown as a control item, and a qualification item's result waits until its set is decided.
+Control items are never told apart from real work, not even after they are submitted: the history
+lists them as work, and the accuracy on them is an aggregate of whole past days
+(``control_figures_until``). Gold is shared by every annotator: a control item named, or its gold
+answer shown, is one a second account or a friend would recognise and answer from a table.
+Qualification items are known as such; their feedback, as training, waits until the set is decided.
 Everything here reads the caller's own rows only (``annotator=user``, ``user=user``).
 """
 
@@ -28,7 +31,6 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     ControlResult,
-    GoldItem,
     Membership,
     Project,
     Purpose,
@@ -40,6 +42,7 @@ from annotation.models import (
 from pipeline.stages.base import StageDefinition, submission_lines
 from pipeline.stages.registry import stage_get, stages
 
+from .gold import gold_servable_stages
 from .standing import qualification_mode, retry_after, trusted
 from .writers import written_questions
 
@@ -105,11 +108,7 @@ def standing_views(*, project: Project, user: Any, membership: Membership | None
         }
     # A stage with gold qualifies newcomers on it only once a lead has made some (``standing._start``).
     unstarted_gold = not is_trusted and any(s.has_gold and s.name not in rows for s in stages().values())
-    gold_stages = (
-        set(GoldItem.objects.filter(project=project, active=True).values_list("stage", flat=True).distinct())
-        if unstarted_gold
-        else set()
-    )
+    gold_stages = gold_servable_stages(project=project) if unstarted_gold else set()
     views = {}
     for stage in stages().values():
         mode = "" if is_trusted else qualification_mode(stage)
@@ -145,11 +144,23 @@ def standing_views(*, project: Project, user: Any, membership: Membership | None
             qualification_items=project.qualification_items if gold_set else None,
             retry_at=retry if row.status == StandingStatus.NOT_QUALIFIED else None,
             attempts_left=max(0, project.qualification_attempts - row.attempt) if mode == "gold" else None,
-            has_feedback=row.status == StandingStatus.PAUSED or (mode == "gold" and decided_attempts > 0),
+            has_feedback=mode == "gold" and decided_attempts > 0,
             attempt=row.attempt if gold_set else 0,
             attempts=project.qualification_attempts,
         )
     return views
+
+
+def control_leases(*, project: Project, user: Any) -> dict[str, int]:
+    """``{stage: control items the caller holds, did or skipped}``: what a real lease of theirs
+    would have taken out of their queue for good (``taken_by_user_q``), so that their ``available``
+    figure can count them as it counts real work. One query."""
+    rows = (
+        Assignment.objects.filter(project=project, annotator=user, purpose=Purpose.CONTROL, status__in=HISTORY_STATUSES)
+        .values("stage")
+        .annotate(n=Count("id"))
+    )
+    return {row["stage"]: row["n"] for row in rows}
 
 
 # --- history -----------------------------------------------------------------------------------
@@ -167,7 +178,7 @@ class HistoryRow:
     question: str
     questions: list[str]
     open: bool
-    kind: str  # "work", "qualification", "control" ("work" for a control item still open)
+    kind: str  # "work" (control items too) or "qualification"
     review_state: str
     review: dict[str, str] | None = None
     control: dict[str, Any] | None = None
@@ -227,13 +238,12 @@ def my_work_history(
     for a in mine[:limit]:
         definition = stage_get(a.stage)
         done = a.status != AssignmentStatus.LEASED
-        kind = str(a.purpose)
-        if not done and kind == Purpose.CONTROL:
-            kind = Purpose.WORK  # served exactly like real work until it is submitted
+        qualification = a.purpose == Purpose.QUALIFICATION
+        kind = Purpose.QUALIFICATION if qualification else Purpose.WORK  # a control item is work, always
         review = getattr(a, "review_of", None)
         result = getattr(a, "control_result", None) if a.status == AssignmentStatus.SUBMITTED else None
-        if result is not None and a.purpose == Purpose.QUALIFICATION and (a.stage, a.attempt) in running:
-            result = None  # shown once the set is decided
+        if not qualification or (a.stage, a.attempt) in running:
+            result = None  # a qualification item's: once the set is decided; a control item's: never
         written = sorted(a.questions_written.all(), key=lambda q: q.position)
         rows.append(
             HistoryRow(
@@ -264,6 +274,14 @@ def my_work_history(
             )
         )
     return rows
+
+
+def control_figures_until(now: datetime | None = None) -> datetime:
+    """The control items an annotator's own accuracy counts are those scored before this: the start
+    of today (server time). The figure moves once a day, by a whole day's control items, so it never
+    names the item that moved it (a figure updated on each submit would mark every control item)."""
+    local = timezone.localtime(now or timezone.now())
+    return local.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 # --- figures -----------------------------------------------------------------------------------
@@ -301,9 +319,9 @@ class Figures:
 
 def my_work_figures(*, project: Project, user: Any) -> Figures:
     """The caller's counts per stage (submitted, skipped, open) and own figures: control accuracy
-    (control items only; qualification sets are reported in the standing), review acceptance, and
-    the pipeline's feedback on the questions they wrote (as the lead's report counts it). Four
-    queries."""
+    (control items only, up to ``control_figures_until``; qualification sets are reported in the
+    standing), review acceptance, and the pipeline's feedback on the questions they wrote (as the
+    lead's report counts it). Four queries."""
     counts = (
         Assignment.objects.filter(project=project, annotator=user, status__in=HISTORY_STATUSES)
         .values("stage", "status")
@@ -312,9 +330,10 @@ def my_work_figures(*, project: Project, user: Any) -> Figures:
     per_stage = {name: StageCounts(stage=name, label=s.label) for name, s in stages().items()}
     for row in counts:
         setattr(per_stage[row["stage"]], {"leased": "open"}.get(row["status"], row["status"]), row["n"])
-    control = ControlResult.objects.filter(project=project, user=user, purpose=Purpose.CONTROL).aggregate(
-        items=Count("id"), correct=Count("id", filter=Q(correct=True))
-    )
+    until = control_figures_until()
+    control = ControlResult.objects.filter(
+        project=project, user=user, purpose=Purpose.CONTROL, created_at__lt=until
+    ).aggregate(items=Count("id"), correct=Count("id", filter=Q(correct=True)))
     reviews = Review.objects.filter(reviewed__project=project, reviewed__annotator=user).aggregate(
         items=Count("id"), accepted=Count("id", filter=Q(verdict=ReviewVerdict.ACCEPTED))
     )
@@ -391,42 +410,26 @@ def qualification_feedback(*, project: Project, user: Any, stage: str, standing:
     return _feedback(rows.order_by("pk"))
 
 
-# How many of an annotator's latest control items their feedback lists.
-CONTROL_FEEDBACK_ITEMS = 20
-
-
-def control_feedback(*, project: Project, user: Any, stage: str, wrong_only: bool = False) -> list[FeedbackItem]:
-    """The caller's last ``CONTROL_FEEDBACK_ITEMS`` control items in ``stage``, newest first. One query."""
-    rows = _results(project=project, user=user, stage=stage).filter(purpose=Purpose.CONTROL).order_by("-pk")
-    items = _feedback(rows[:CONTROL_FEEDBACK_ITEMS])
-    return [i for i in items if not i.correct] if wrong_only else items
-
-
 def refusal_items(*, project: Project, user: Any, stage: str) -> tuple[Standing | None, list[FeedbackItem]]:
-    """Why the caller may not work in ``stage`` now: their standing, and the items they got wrong
-    (the qualification set that failed, or the control items of the window that paused them)."""
+    """Why the caller may not work in ``stage`` now: their standing, and the items they got wrong in
+    the qualification set that failed. A pause by control items lists none (its reason says how many
+    were right): naming them would tell which screens are gold, and gold is served to everybody."""
     standing = Standing.objects.filter(project=project, user=user, stage=stage).first()
     if standing is None:
         return None, []
     if standing.status == StandingStatus.NOT_QUALIFIED:
         done = qualification_feedback(project=project, user=user, stage=stage, standing=standing)
         return standing, [i for i in done if not i.correct]
-    if standing.status == StandingStatus.PAUSED:
-        return standing, control_feedback(project=project, user=user, stage=stage, wrong_only=True)
     return standing, []
 
 
 def feedback_by_stage(*, project: Project, user: Any) -> list[tuple[StageDefinition, str, list[FeedbackItem]]]:
     """Per stage the caller has a standing in: (stage, kind, items) for a decided qualification set
-    (kind ``qualification``) and, when paused, the control items they got wrong (``control``)."""
+    (kind ``qualification``; control items are never listed, ``refusal_items``)."""
     found = []
     for standing in Standing.objects.filter(project=project, user=user).order_by("pk"):
         definition = stage_get(standing.stage)
         items = qualification_feedback(project=project, user=user, stage=standing.stage, standing=standing)
         if items:
             found.append((definition, "qualification", items))
-        if standing.status == StandingStatus.PAUSED:
-            wrong = control_feedback(project=project, user=user, stage=standing.stage, wrong_only=True)
-            if wrong:
-                found.append((definition, "control", wrong))
     return found

@@ -32,6 +32,8 @@ assignment -> answer -> standing.
 from __future__ import annotations
 
 import hashlib
+import random
+import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -62,7 +64,7 @@ from annotation.services.assignments import assignment_leases_end
 from pipeline.stages.base import StageDefinition
 from pipeline.stages.registry import stage_get
 
-from .gold import gold_available
+from .gold import gold_available, gold_open_to
 from .sequential import sequential_test
 
 # Rules (the ``QualityEvent.rule`` codes) and how they read.
@@ -121,6 +123,13 @@ def qualification_mode(stage: StageDefinition) -> str:
     if stage.has_gold:
         return "gold"
     return "review" if stage.reviewed else ""
+
+
+# The control draw. Drawn from the operating system's randomness, so that nothing in the code, an
+# annotator's id or their counts tells which lease will be a control item (a hash of those could
+# be computed by anyone who reads the code). Tests put a seeded ``random.Random`` here
+# (``tests/conftest.py``) so that a run is reproducible whatever ids the database gives.
+control_random: random.Random = secrets.SystemRandom()
 
 
 def _draw(*parts: Any) -> float:
@@ -220,10 +229,8 @@ def plan_next(
             return Plan(review=True)
     if stage.has_gold:
         rate = control_rate_for(project=project, standing=standing)
-        # The draw moves on with every real item and every control item done (so a control
-        # item drawn once is not drawn again for the same count).
-        draw = _draw(user.pk, stage.name, standing.items_done, standing.controls_done, "control")
-        if rate > 0 and draw < rate:
+        # A fresh draw per lease (``control_random``): unpredictable, and at the rate on average.
+        if rate > 0 and control_random.random() < rate:
             return Plan(Purpose.CONTROL)
     return WORK
 
@@ -445,12 +452,8 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
 
 
 def _gold_left(*, project: Project, user_id: int, stage: str) -> bool:
-    held = Assignment.objects.filter(
-        annotator_id=user_id,
-        gold__isnull=False,
-        status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
-    ).values("gold_id")
-    return GoldItem.objects.filter(project=project, stage=stage, active=True).exclude(pk__in=held).exists()
+    """Whether a gold item is left that ``gold_pick`` could serve the annotator."""
+    return gold_open_to(project=project, stage=stage, user=user_id).exists()
 
 
 def _monitor(*, stage: StageDefinition, standing: Standing, project: Project, correct: bool, now: datetime) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.http import QueryDict
 from rest_framework import serializers
@@ -359,6 +359,9 @@ class Answers(StageDefinition):
             "elements": [dict(e) for e in submission.get("elements", [])],
             "question": submission.get("question", ""),
         }
+
+    def gold_unit_waiting(self) -> Q:
+        return Q(question__state=QuestionState.ANSWERING)
 
     def gold_score(self, *, given: dict[str, Any], gold: dict[str, Any], project: Project) -> tuple[bool, str]:
         """The same verdict; for ``answered``, the elements agree as two answers of a question agree in

@@ -166,6 +166,11 @@ class StageDefinition:
         Default: none."""
         return {}
 
+    def gold_unit_waiting(self) -> Q:
+        """Over ``GoldItem``: its unit still waits in this stage's queue (served as a gold item only
+        once it has left it, ``pipeline.quality.gold.gold_servable``)."""
+        return Q(pk__in=[])
+
     def after_submit(self, *, assignment: Assignment) -> None:
         """After a submission's transaction: project-wide consequences that take the project's
         lock (which must not be taken while holding a unit's lock)."""

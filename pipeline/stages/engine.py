@@ -59,7 +59,7 @@ from annotation.services.assignments import (
     assignment_skip as services_skip,
 )
 from pipeline.quality import mine as quality_mine  # a module: it imports the stages package too
-from pipeline.quality.gold import gold_pick
+from pipeline.quality.gold import gold_exposed, gold_pick
 from pipeline.quality.standing import (
     WORK,
     Plan,
@@ -240,7 +240,12 @@ def _still_open(*, stage: StageDefinition, project: Project, user: Any, now: dat
 def _lease_gold(*, stage: StageDefinition, project: Project, user: Any, plan: Plan, now: datetime) -> Work | None:
     """A lease of a gold item for a qualification or as a control item, served exactly like real
     work. ``None`` when no gold item is left for the caller: a control item gives way to real work,
-    and a qualification is decided on what was done (``qualification_check``)."""
+    and a qualification is decided on what was done (``qualification_check``).
+
+    A control item is served only when real work waits for the caller too: a lease handed out
+    with nothing in their queue (``available`` 0, or after a 204) could only be a control item."""
+    if plan.purpose == Purpose.CONTROL and not stage.queue(project=project, user=user, now=now).exists():
+        return None
     gold = gold_pick(project=project, stage=stage.name, user=user, **stage.gold_pick_rules(project=project, user=user))
     if gold is None:
         if plan.purpose == Purpose.QUALIFICATION:
@@ -262,6 +267,7 @@ def _lease_gold(*, stage: StageDefinition, project: Project, user: Any, plan: Pl
         gold=gold,
         attempt=plan.attempt,
     )
+    gold_exposed(gold=gold)
     gold.screen.project = project
     assignment.screen = gold.screen
     return Work(assignment)
@@ -564,13 +570,18 @@ def stages_for_user(*, project: Project, user: Any) -> list[dict[str, Any]]:
     """The stages the caller may work on, in pipeline order, for the home page:
     ``[{"stage", "label", "available", "done_today", "open_assignment", "standing"}]``.
 
-    ``available`` counts units the caller could lease now (their own open one excluded);
-    ``standing`` is their ``pipeline.quality.mine.StandingView`` in the stage (the review stage
-    is listed for reviewers and leads only, by its ``check_access``).
+    ``available`` counts units the caller could lease now (their own open one excluded), less
+    the control items they hold or did in the stage (``quality_mine.control_leases``): a real lease
+    takes its unit out of their queue, so a control lease must take one off the figure as well, or
+    reading it before and after ``next`` would tell the two apart (leads and site admins get no
+    control items: their figure is exact). ``standing`` is their
+    ``pipeline.quality.mine.StandingView`` in the stage (the review stage is listed for reviewers
+    and leads only, by its ``check_access``).
     """
     membership = member_get(project=project, user=user)
     now = timezone.now()
     standings = quality_mine.standing_views(project=project, user=user, membership=membership)
+    controls = quality_mine.control_leases(project=project, user=user)
     done = assignment_done_today_counts(project=project, user=user, now=now)
     open_ids = dict(
         Assignment.objects.filter(project=project, annotator=user, status=AssignmentStatus.LEASED)
@@ -587,7 +598,9 @@ def stages_for_user(*, project: Project, user: Any) -> list[dict[str, Any]]:
             {
                 "stage": stage.name,
                 "label": stage.label,
-                "available": stage.available_count(project=project, user=user, now=now),
+                "available": max(
+                    0, stage.available_count(project=project, user=user, now=now) - controls.get(stage.name, 0)
+                ),
                 "done_today": done.get(stage.name, 0),
                 "open_assignment": open_ids.get(stage.name),
                 "standing": standings[stage.name],

@@ -302,6 +302,9 @@ class Prefilter(StageDefinition):
     def gold_answer(self, *, submission: dict[str, Any]) -> dict[str, Any]:
         return {"non_english_app": submission["non_english_app"], "vh_out_of_sync": submission["vh_out_of_sync"]}
 
+    def gold_unit_waiting(self) -> Q:
+        return Q(screen__state=ScreenState.PREFILTER)
+
     def gold_score(self, *, given: dict[str, Any], gold: dict[str, Any], project: Project) -> tuple[bool, str]:
         """Both judgments equal."""
         wrong = [

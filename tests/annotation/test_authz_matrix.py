@@ -220,6 +220,7 @@ EXPECTED: dict[str, Route] = {
     "api-quality-standing": Route({"POST": api_lead(400)}, kwargs={"user_id": "owner_id"}),
     "api-quality-events": Route({"GET": api_lead()}),
     "api-quality-gold": Route({"GET": api_lead(), "POST": api_lead(400)}),
+    "api-quality-gold-promotable": Route({"GET": api_lead()}),
     "api-quality-gold-promote": Route({"POST": api_lead(400)}),
     "api-quality-gold-review": Route({"POST": api_lead(400)}),
     "api-quality-gold-active": Route({"POST": api_lead(400)}),

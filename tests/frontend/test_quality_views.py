@@ -182,6 +182,24 @@ def test_promote_a_submission_to_gold_with_an_edited_answer(project, data, lead,
         assert response.status_code == 400 and says in response.content, body
 
 
+def test_the_gold_page_offers_recent_accepted_submissions_to_promote(project, data, lead, client):
+    # given two accepted submissions and one rejected in review
+    older, newer = work(project, data["annie"]), work(project, data["bob"])
+    rejected = work(project, data["annie"])
+    rejected.review_state = "rejected"
+    rejected.save(update_fields=["review_state"])
+    login(client, lead)
+    # then the gold page lists the accepted ones, newest first, each with a button to promote it
+    html = client.get(url(project, "quality-gold")).content.decode()
+    listed = [int(pk) for pk in re.findall(r'<tr data-assignment="(\d+)"', html)]
+    assert listed == [newer.pk, older.pk]
+    # and one click makes it gold, after which it is no longer offered
+    response = client.post(url(project, "quality-gold-promote"), {"assignment_id": str(newer.pk)})
+    assert response.status_code == 302 and GoldItem.objects.get(origin=newer).source == GoldSource.PROMOTED
+    html = client.get(url(project, "quality-gold")).content.decode()
+    assert [int(pk) for pk in re.findall(r'<tr data-assignment="(\d+)"', html)] == [older.pk]
+
+
 def test_lead_and_site_admin_may_use_every_page(project, data, lead, client):
     gold(project)
     admin = UserFactory(username="root", is_superuser=True, is_staff=True)

@@ -93,7 +93,8 @@ def test_home_lists_stages_with_waiting_and_done_counts(client, project, annotat
     _screen(project)
     login(client, annotator)
     # when the annotator opens the workspace
-    with django_assert_max_num_queries(13):  # one count per stage, and which stages have gold: fixed
+    # one count per stage, which stages have gold, their control items (``available``): fixed
+    with django_assert_max_num_queries(14):
         response = client.get(reverse("frontend:workspace", kwargs={"slug": project.slug}))
     # then each stage they may work on has a row with its counts and a button
     assert response.status_code == 200

@@ -71,6 +71,8 @@ class Command(BaseCommand):
                 "active": g.active,
                 "served": getattr(g, "served"),  # noqa: B009  (annotated by the selector)
                 "correct": getattr(g, "correct"),  # noqa: B009
+                "exposures": g.exposures,
+                "retired": bool(project.gold_exposures_max) and g.exposures >= project.gold_exposures_max,
                 "answer": g.answer,
             }
             for g in gold_items_with_results(project=project, stage=options["stage"])
@@ -80,7 +82,8 @@ class Command(BaseCommand):
             return
         for r in rows:
             fared = f"{r['correct']}/{r['served']} right" if r["served"] else "not served yet"
-            state = "" if r["active"] else " (inactive)"
+            state = ("" if r["active"] else " (inactive)") + (" (retired)" if r["retired"] else "")
+            fared += f", {r['exposures']} exposures" if r["exposures"] else ""
             about = f" {r['question']!r}" if r["question"] else ""
             self.stdout.write(f"#{r['id']}\t{r['stage']}\t{r['rico_id']}{about}\t{r['source']}\t{fared}{state}")
 

@@ -44,7 +44,9 @@ def fail_qualification(project: Project, user: Any) -> None:
 
 
 def pause_on_control_items(project: Project, user: Any) -> None:
-    """An active annotator whose every lease is a control item answers two wrong: paused."""
+    """An active annotator whose every lease is a control item answers two wrong: paused. (Real work
+    waits too: a control item is served only beside it.)"""
+    screens(project, 2, state=ScreenState.PREFILTER)
     project.control_rate_new = 1.0
     project.monitoring_evidence = 3.0  # two wrong in a row (+1.9 each) is past it, one is not
     project.save(update_fields=["control_rate_new", "monitoring_evidence"])

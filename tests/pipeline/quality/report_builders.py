@@ -21,6 +21,7 @@ from annotation.models import (
     Question,
     QuestionSource,
     QuestionState,
+    ScreenState,
     Standing,
 )
 from tests.factories import ScreenFactory
@@ -60,9 +61,9 @@ def work(
 
 
 def gold(project: Project, *, stage: str = "prefilter", answer: dict[str, Any] | None = None) -> GoldItem:
-    return GoldItem.objects.create(
-        project=project, stage=stage, screen=ScreenFactory(project=project), answer=answer or PREFILTER_RIGHT
-    )
+    """A gold item on a screen past pre-filtering (a unit still in the stage's queue is not served as gold)."""
+    screen = ScreenFactory(project=project, state=ScreenState.QUESTIONS_1)
+    return GoldItem.objects.create(project=project, stage=stage, screen=screen, answer=answer or PREFILTER_RIGHT)
 
 
 def control(

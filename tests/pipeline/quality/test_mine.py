@@ -8,9 +8,19 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, Question, Review, ReviewState, ScreenState, Standing, StandingStatus
+from annotation.models import (
+    Assignment,
+    ControlResult,
+    Question,
+    Review,
+    ReviewState,
+    ScreenState,
+    Standing,
+    StandingStatus,
+)
 from annotation.permissions import member_get
 from pipeline.quality.mine import (
+    control_figures_until,
     feedback_by_stage,
     my_work_figures,
     my_work_history,
@@ -123,21 +133,28 @@ def test_a_retry_is_offered_once_the_cooldown_passed(project):
     assert view.status == StandingStatus.NOT_QUALIFIED and view.can_start
 
 
-def test_paused_annotator_sees_the_control_items_they_got_wrong(project):
+def test_a_paused_annotator_reads_the_aggregate_never_the_control_items(project):
+    # given an annotator paused by two wrong control items
     gold_prefilter(project, 2)
     annie = member(project, "annie")
 
     pause_on_control_items(project, annie)
 
+    # then the standing says how many were right, and nothing names the items or their gold answers
     view = standing_views(project=project, user=annie, membership=member_get(project=project, user=annie))["prefilter"]
-    assert view.status == StandingStatus.PAUSED and not view.can_start
+    assert view.status == StandingStatus.PAUSED and not view.can_start and not view.has_feedback
     assert view.reason == "0 of your last 2 control items were right"
     standing, wrong = refusal_items(project=project, user=annie, stage="prefilter")
-    assert standing is not None and standing.status == StandingStatus.PAUSED
-    assert len(wrong) == 2 and not any(i.correct for i in wrong)
+    assert standing is not None and standing.status == StandingStatus.PAUSED and wrong == []
+    assert feedback_by_stage(project=project, user=annie) == []
+    history = my_work_history(project=project, user=annie)
+    assert {row.kind for row in history} == {"work"} and all(row.control is None for row in history)
+    # and their accuracy counts the control items of whole past days only
+    figures = my_work_figures(project=project, user=annie)
+    assert (figures.control_items, figures.control_correct, figures.control_accuracy) == (0, 0, None)
+    ControlResult.objects.filter(user=annie).update(created_at=control_figures_until() - timedelta(minutes=1))
     figures = my_work_figures(project=project, user=annie)
     assert (figures.control_items, figures.control_correct, figures.control_accuracy) == (2, 0, 0.0)
-    assert {row.kind for row in my_work_history(project=project, user=annie)} == {"control"}
 
 
 def test_leads_are_never_gated(project, lead):

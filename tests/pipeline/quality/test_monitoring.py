@@ -36,7 +36,9 @@ pytestmark = pytest.mark.django_db
 
 
 def controls_only(project: Project) -> None:
-    """Every lease a control item (and many gold items to serve)."""
+    """Every lease a control item (and many gold items to serve), beside real work that waits (a
+    control item is served only then)."""
+    screens(project, 2)
     project.control_rate = project.control_rate_new = 1.0
     project.save(update_fields=["control_rate", "control_rate_new"])
 

@@ -73,7 +73,9 @@ def test_each_kind_of_work_lands_in_its_bucket(project, tmp_path, django_capture
     answer(project, careful, expect=real[1])  # pat's question, asked again
     rule_pause(project, rex, "answers")
     standing_act(project=project, user_id=rex.pk, stage="answers", action="reinstate", actor=lead)
-    # and careful passes a control item after their answers
+    # and careful passes a control item after their answers (served while a question waits for
+    # them: a control item comes only beside real work; the question is gone again after it)
+    waiting = answering_question(screens(project, 1)[0], text="What does label 3 say?")
     project.control_rate = project.control_rate_new = 1.0
     project.save()
     control = assignment_next(project=project, user=careful, stage="answers")
@@ -81,6 +83,7 @@ def test_each_kind_of_work_lands_in_its_bucket(project, tmp_path, django_capture
     assignment_submit(assignment_id=control.pk, user=careful, data=right)
     project.control_rate = project.control_rate_new = 0
     project.save()
+    waiting.screen.delete()
     # and a rule pauses the judge: the excluded screen is judged again by jo; the screen with
     # questions stays, on withdrawn evidence
     with django_capture_on_commit_callbacks(execute=True):

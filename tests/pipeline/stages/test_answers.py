@@ -210,6 +210,8 @@ def test_a_gold_item_is_scored_against_the_gold_answer(project, lead, purpose, v
     # given one gold item of the answers stage, and an annotator who gets it as a control item
     # (active, every lease a control item) or as a qualification item (new to the stage)
     item = _gold_answers_item(project, lead)
+    (waiting,) = screens(project, 1)
+    answering_question(waiting)  # real work waits too (a control item is served only then)
     project.control_rate = project.control_rate_new = 1.0
     project.save(update_fields=["control_rate", "control_rate_new"])
     a = member(project, "a")

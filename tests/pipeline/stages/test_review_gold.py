@@ -52,6 +52,12 @@ def write_set(project: Any, writer: Any, n: int) -> Assignment:
     return assignment_submit(assignment_id=lease.pk, user=writer, data={"questions": texts})
 
 
+def waiting(project: Any, n: int = 200) -> Assignment:
+    """A spare writer's set waiting for review: a control item is served only while real work waits
+    for the reviewer too (``engine._lease_gold``)."""
+    return write_set(project, member(project, f"spare-{n}"), n)
+
+
 def review(project: Any, reviewer: Any, body: dict[str, Any]) -> Assignment:
     lease = assignment_next(project=project, user=reviewer, stage="review")
     assert lease is not None
@@ -146,6 +152,7 @@ def test_a_rubber_stamp_reviewer_is_paused_within_a_few_gold_reviews_and_their_r
     assert Standing.objects.get(user=wes, stage="questions-1").status == StandingStatus.ACTIVE
     # when control reviews come in and the reviewer accepts everything
     configure(project, control_rate=1.0, control_rate_new=1.0)
+    waiting(project)
     golds = 0
     while standing(stamp) == StandingStatus.ACTIVE:
         lease = assignment_next(project=project, user=stamp, stage="review")
@@ -170,6 +177,7 @@ def test_a_rubber_stamp_reviewer_is_paused_within_a_few_gold_reviews_and_their_r
 def test_a_careful_reviewer_is_never_paused_even_with_a_slip(project, setup):
     careful = active_reviewer(project, "careful")
     configure(project, control_rate=1.0, control_rate_new=1.0)
+    spare = waiting(project)
     for n in range(8):
         lease = assignment_next(project=project, user=careful, stage="review")
         assert lease.purpose == Purpose.CONTROL
@@ -180,8 +188,9 @@ def test_a_careful_reviewer_is_never_paused_even_with_a_slip(project, setup):
     assert standing(careful) == StandingStatus.ACTIVE
     results = ControlResult.objects.filter(user=careful, stage="review")
     assert (results.count(), results.filter(correct=True).count()) == (8, 7)
-    # every gold review served once: the next lease is real work (none waiting here)
-    assert assignment_next(project=project, user=careful, stage="review") is None
+    # every gold review served once: the next lease is the real work waiting
+    last = assignment_next(project=project, user=careful, stage="review")
+    assert (last.purpose, last.reviewed_id) == (Purpose.WORK, spare.pk)
 
 
 def shape(value: Any) -> Any:
@@ -202,6 +211,7 @@ def test_a_gold_review_looks_exactly_like_a_real_one(project, setup):
     real_payload = assignment_payload(assignment=real)
     assignment_submit(assignment_id=real.pk, user=rita, data=dict(ACCEPT))
     configure(project, control_rate=1.0, control_rate_new=1.0)
+    waiting(project)
     gold = assignment_next(project=project, user=rita, stage="review")
     assert gold.purpose == Purpose.CONTROL
     gold_payload = assignment_payload(assignment=gold)
@@ -233,9 +243,9 @@ def test_nobody_reviews_their_own_submission_real_or_gold(project, setup):
     # and as control items they get every gold review but their own and the one they reviewed (a
     # repeat would tell)
     configure(project, control_rate=1.0, control_rate_new=1.0)
+    waiting(project, 200), waiting(project, 201)
     seen = []
-    while (lease := assignment_next(project=project, user=rita, stage="review")) is not None:
-        assert lease.purpose == Purpose.CONTROL
+    while (lease := assignment_next(project=project, user=rita, stage="review")).purpose == Purpose.CONTROL:
         seen.append(lease.reviewed_id)
         right = setup["truth"][lease.reviewed_id]
         assignment_submit(assignment_id=lease.pk, user=rita, data=REJECT if right == "rejected" else ACCEPT)
@@ -245,7 +255,7 @@ def test_nobody_reviews_their_own_submission_real_or_gold(project, setup):
     carl = active_reviewer(project, "carl")
     truth = {**setup["truth"], own.pk: "accepted", theirs.pk: "accepted"}
     served = []
-    while (lease := assignment_next(project=project, user=carl, stage="review")) is not None:
+    while (lease := assignment_next(project=project, user=carl, stage="review")).purpose == Purpose.CONTROL:
         served.append(lease.reviewed_id)
         right = truth[lease.reviewed_id]
         assignment_submit(assignment_id=lease.pk, user=carl, data=REJECT if right == "rejected" else ACCEPT)
@@ -332,6 +342,7 @@ def test_several_reviewers_hold_the_same_gold_review_at_once(project, setup):
         active=False
     )
     configure(project, control_rate=1.0, control_rate_new=1.0)
+    waiting(project)
     leases = [
         assignment_next(project=project, user=active_reviewer(project, f"r{n}"), stage="review") for n in range(3)
     ]
