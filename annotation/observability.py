@@ -281,9 +281,15 @@ class QueueDepthCollector(Collector):
         family = GaugeMetricFamily(
             "screenqa_queue_depth", "Units waiting in each stage of each project.", labels=["project", "stage"]
         )
-        if queue_depth_provider is not None:
-            for project, stage, depth in queue_depth_provider():
-                family.add_metric([project, stage], depth)
+        if queue_depth_provider is None:
+            return
+        try:
+            depths = list(queue_depth_provider())
+        except Exception:  # the database is out: the other metrics still answer (and the gauge is absent)
+            logger.warning("metrics: the queue depths could not be read", exc_info=True)
+            return
+        for project, stage, depth in depths:
+            family.add_metric([project, stage], depth)
         yield family
 
 
@@ -352,5 +358,16 @@ def sentry_init(dsn: str | None, *, environment: str | None = None, traces: floa
         integrations=[DjangoIntegration(), CeleryIntegration()],
         traces_sample_rate=traces,
         send_default_pii=False,  # no usernames, addresses or cookies leave the site
+        before_send=_sentry_tags,
     )
     return True
+
+
+def _sentry_tags(event: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any]:
+    """The request id and project of the request or job the error happened in, to find its log lines."""
+    context = current_context()
+    tags = event.setdefault("tags", {})
+    for key in ("request_id", "project"):
+        if context[key]:
+            tags.setdefault(key, context[key])
+    return event
