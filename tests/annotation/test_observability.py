@@ -235,3 +235,17 @@ def test_job_durations_and_failures_are_counted(project):
         job_run(kind="import", job_id=job.pk)
     assert sample("screenqa_job_failures_total", kind="import") == failures + 1
     assert sample("screenqa_job_duration_seconds_count", kind="import", outcome="failed") == runs + 1
+
+
+def test_the_grafana_dashboard_reads_only_metrics_the_site_exports():
+    from pathlib import Path
+
+    dashboard = json.loads((Path(__file__).resolve().parents[2] / "docs" / "grafana-dashboard.json").read_text())
+    exprs = [target["expr"] for panel in dashboard["panels"] for target in panel.get("targets", [])]
+    used = {name for expr in exprs for name in re.findall(r"\b(screenqa_[a-z_]+)", expr)}
+    exported = (
+        {"screenqa_queue_depth"}
+        | {sample_name for metric in REGISTRY.collect() for sample_name in (s.name for s in metric.samples)}
+        | {metric.name + suffix for metric in REGISTRY.collect() for suffix in ("_total", "_bucket", "_count", "_sum")}
+    )
+    assert used and used <= exported, used - exported

@@ -169,6 +169,12 @@ def test_a_real_prometheus_scrapes_every_web_process_with_the_token_and_not_with
             targets = json.loads(resp.read())["data"]["activeTargets"]
         refused = next(t for t in targets if t["labels"]["job"] == "stranger")
         assert "403" in refused["lastError"], refused
+        # every query of the Grafana dashboard (docs/) is one this Prometheus accepts
+        dashboard = json.loads((ROOT / "docs" / "grafana-dashboard.json").read_text())
+        for panel in dashboard["panels"]:
+            for target in panel.get("targets", []):
+                expr = target["expr"].replace("$job", ".*").replace("$project", ".*")
+                prometheus_query(prom_port, expr)  # a bad expression answers 400, which raises
     finally:
         prometheus.terminate()
         prometheus.wait(timeout=20)
