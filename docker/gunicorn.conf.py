@@ -22,7 +22,7 @@ for _stale in glob.glob(os.path.join(_metrics, "*.db")):  # a previous run's pro
     os.remove(_stale)
 
 
-def child_exit(server, worker):  # noqa: ARG001 (gunicorn's signature)
+def child_exit(server, worker):  # gunicorn calls it so
     from prometheus_client import multiprocess
 
     multiprocess.mark_process_dead(worker.pid)
