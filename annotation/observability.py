@@ -363,7 +363,7 @@ def sentry_init(dsn: str | None, *, environment: str | None = None, traces: floa
     return True
 
 
-def _sentry_tags(event: dict[str, Any], hint: dict[str, Any]) -> dict[str, Any]:
+def _sentry_tags(event: Any, hint: dict[str, Any]) -> Any:  # sentry_sdk.types.Event
     """The request id and project of the request or job the error happened in, to find its log lines."""
     context = current_context()
     tags = event.setdefault("tags", {})
