@@ -99,6 +99,9 @@ class ContextFilter(logging.Filter):
         return True
 
 
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
 def _route(request: Any) -> str:
     match = getattr(request, "resolver_match", None)
     if match is not None:
@@ -123,9 +126,8 @@ class RequestContextMiddleware:
             elapsed = time.perf_counter() - started
             response[REQUEST_ID_HEADER] = rid
             route = _route(request)
-            REQUEST_LATENCY.labels(route=route, method=request.method, status=str(response.status_code)).observe(
-                elapsed
-            )
+            method = request.method if request.method in _METHODS else "other"  # labels stay a bounded set
+            REQUEST_LATENCY.labels(route=route, method=method, status=str(response.status_code)).observe(elapsed)
             logger.info(
                 "%s %s %s %.1f ms",
                 request.method,

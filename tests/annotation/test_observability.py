@@ -249,3 +249,17 @@ def test_the_grafana_dashboard_reads_only_metrics_the_site_exports():
         | {metric.name + suffix for metric in REGISTRY.collect() for suffix in ("_total", "_bucket", "_count", "_sum")}
     )
     assert used and used <= exported, used - exported
+
+
+def test_request_labels_stay_a_bounded_set(client):
+    before = sample("screenqa_http_request_duration_seconds_count", route="healthz", method="other", status="405")
+    for method in ("BREW", "PROPFIND", "X" * 40):
+        assert client.generic(method, "/healthz").status_code == 405
+    after = sample("screenqa_http_request_duration_seconds_count", route="healthz", method="other", status="405")
+    assert after == before + 3
+    unmatched = sample("screenqa_http_request_duration_seconds_count", route="unmatched", method="GET", status="404")
+    for i in range(3):
+        client.get(f"/no-such-page-{i}/")
+    assert sample("screenqa_http_request_duration_seconds_count", route="unmatched", method="GET", status="404") == (
+        unmatched + 3
+    )
