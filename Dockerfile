@@ -17,14 +17,16 @@ FROM ${BASE_IMAGE} AS build
 ARG EXTRA_CA_CERTS=""
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /build
-COPY requirements.txt .
+# The lock file (make lock): exact versions of everything, each file's hash checked, so the image installs
+# what CI tested and a changed or substituted package on the index fails the build.
+COPY requirements.lock .
 RUN python3 -m venv /venv \
     && if [ -n "$EXTRA_CA_CERTS" ]; then \
          cat "$(/venv/bin/python -c 'from pip._vendor import certifi; print(certifi.where())')" > /tmp/pip-ca.pem \
          && printf '%s\n' "$EXTRA_CA_CERTS" >> /tmp/pip-ca.pem \
          && export PIP_CERT=/tmp/pip-ca.pem; \
        fi \
-    && /venv/bin/pip install -r requirements.txt
+    && /venv/bin/pip install --require-hashes -r requirements.lock
 
 FROM ${BASE_IMAGE}
 # PATH is spelled out: a base made with `docker import` has no PATH of its own to extend.

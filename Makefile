@@ -13,17 +13,28 @@ DEV := $(VENV)/.installed-dev
 DEMO_WORKERS ?= $(shell echo $$((2 * $$(nproc) + 1)))
 DEMO_BIND ?= 127.0.0.1:8000
 
-.PHONY: demo dev demo-data test lint typecheck pytest bench bench-full mutation venv clean
+.PHONY: demo dev demo-data test lint typecheck pytest bench bench-full mutation venv clean lock
 
-$(RUNTIME): requirements.txt
+# Installed from the lock files (exact versions, every file's hash checked), which `make lock` writes from the
+# requirements files; tests/ci/test_lock.py fails when a requirement is not in them.
+$(RUNTIME): requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --require-hashes -r requirements.lock
 	touch $(RUNTIME)
 
-$(DEV): $(RUNTIME) requirements-dev.txt
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+$(DEV): $(RUNTIME) requirements-dev.lock
+	$(PY) -m pip install --quiet --require-hashes -r requirements-dev.lock
 	touch $(DEV)
+
+# The lock files, for Python 3.11 on every platform (the image's and CI's), newest versions the requirements
+# allow; the development lock keeps the runtime lock's versions. Needs uv (requirements-dev.txt).
+UV ?= $(VENV)/bin/uv
+lock:
+	$(UV) pip compile requirements.txt --universal --python-version 3.11 --generate-hashes \
+	  --custom-compile-command "make lock" -o requirements.lock
+	$(UV) pip compile requirements-dev.txt -c requirements.lock --universal --python-version 3.11 \
+	  --generate-hashes --custom-compile-command "make lock" -o requirements-dev.lock
 
 venv: $(DEV)
 
@@ -35,8 +46,8 @@ demo-data: $(RUNTIME)
 # DEBUG off (DJANGO_DEBUG=true to ask for it), static files hashed and compressed by collectstatic.
 demo: demo-data
 	DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
-	$(PY) -m gunicorn annotation.wsgi:application --bind $(DEMO_BIND) --workers $(DEMO_WORKERS) \
-	  --threads 1 --worker-class gthread --timeout 120 --access-logfile -
+	$(PY) -m gunicorn annotation.wsgi:application --config docker/gunicorn.conf.py --bind $(DEMO_BIND) \
+	  --workers $(DEMO_WORKERS) --threads 1 --worker-class gthread --timeout 120
 
 dev: demo-data
 	DJANGO_DEBUG=true $(PY) manage.py runserver $(DEMO_BIND)

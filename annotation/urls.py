@@ -14,6 +14,7 @@ from annotation.apis import members, screens
 from annotation.apis.docs import ApiDocsView
 from annotation.apis.health import healthz
 from annotation.apis.settings import ProjectSettingsApi
+from annotation.observability import metrics
 
 # Unknown URLs, unreadable requests and server errors under /api/ answer JSON like the rest of the
 # API (a body over the size limit is a JSON 413 on every route); pages keep the site's own pages.
@@ -23,6 +24,8 @@ handler500 = "annotation.apis.errors.server_error"
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # Prometheus (site admins, or the bearer of SCREENQA_METRICS_TOKEN): docs/operations.md
+    path("metrics", metrics, name="metrics"),
     # Browsers ask for /favicon.ico whatever the page says: the icon the pages link to.
     path("favicon.ico", RedirectView.as_view(url="/static/frontend/favicon.svg", permanent=True)),
     path("admin/", admin.site.urls),

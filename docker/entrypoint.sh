@@ -62,10 +62,12 @@ case "$role" in
     exec "${NGINX:-nginx}" -e stderr -p "$rundir" -c "$rundir/nginx.conf" -g "daemon off;" "$@"
     ;;
   web)
-    exec "$PYTHON" -m gunicorn annotation.wsgi:application \
+    # docker/gunicorn.conf.py: multiprocess metrics (PROMETHEUS_MULTIPROC_DIR) and gunicorn's lines in the app's
+    # log format; the app logs every request itself (with its request id), so gunicorn's access log is off.
+    exec "$PYTHON" -m gunicorn annotation.wsgi:application --config "$here/gunicorn.conf.py" \
       --bind "${BIND:-0.0.0.0}:${PORT:-8000}" \
       --workers "${WEB_WORKERS:-$((2 * $(nproc) + 1))}" --threads "${WEB_THREADS:-1}" --worker-class gthread \
-      --timeout "${WEB_TIMEOUT:-60}" --access-logfile - "$@"
+      --timeout "${WEB_TIMEOUT:-60}" "$@"
     ;;
   worker)
     # Without gossip and mingle (worker-to-worker events and the start-up sync of revoked tasks, which
@@ -73,6 +75,10 @@ case "$role" in
     # broker restart) made gossip raise KeyError('hostname'), and the worker dropped its connection or ended.
     # The worker retries the broker forever (CELERY_BROKER_CONNECTION_MAX_RETRIES); a worker that exits
     # anyway is started again by its restart policy (compose.yaml, docs/operations.md).
+    # Metrics of the jobs it runs: multiprocess (its pool's processes), served on $WORKER_METRICS_PORT when set
+    # (annotation.observability; an internal port, never published).
+    export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/screenqa-worker-metrics.XXXXXX")}"
+    mkdir -p "$PROMETHEUS_MULTIPROC_DIR" && rm -f "$PROMETHEUS_MULTIPROC_DIR"/*.db
     exec "$PYTHON" -m celery -A annotation worker --loglevel "${WORKER_LOGLEVEL:-INFO}" \
       --concurrency "${WORKER_CONCURRENCY:-2}" --without-gossip --without-mingle "$@"
     ;;

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from annotation import observability
 from annotation.db import compiled
 from annotation.exceptions import ApplicationError, ConflictError
 from annotation.lock_objects import assignment_lock
@@ -93,7 +94,9 @@ def assignment_lease_create(
         **unit,
         **quality,
     )
-    return cast(Assignment, compiled.insert(lease))  # the leasing hot path: built once
+    created = cast(Assignment, compiled.insert(lease))  # the leasing hot path: built once
+    observability.lease_made(stage=stage, purpose=str(lease.purpose))
+    return created
 
 
 def assignment_renew(*, assignment: Assignment, now: datetime) -> Assignment:
@@ -116,6 +119,7 @@ def assignment_mark_submitted(*, assignment: Assignment, submission: dict[str, A
     assignment.submitted_at = now
     assignment.draft = {}
     assignment.save(update_fields=["status", "submission", "submitted_at", "draft", "review_state", "updated_at"])
+    observability.submit_recorded(stage=str(assignment.stage), purpose=str(assignment.purpose))
     return assignment
 
 

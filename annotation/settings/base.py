@@ -80,6 +80,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # first: the request id and log context, the request's log line and latency (annotation.observability)
+    "annotation.observability.RequestContextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # NUL characters, lone surrogates and deep JSON answered 400 before any view (annotation.hostile)
@@ -345,11 +347,52 @@ SCREENQA_IMPORT = {
     "MAX_UPLOAD_BYTES": env_int("SCREENQA_MAX_UPLOAD_BYTES", 2 * 1024**3),
 }
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "filters": {"refusals": {"()": "annotation.logfilters.RefusalsWithoutTraceback"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["refusals"]}},
-    "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
-}
+
+# Logs (docs/operations.md): every line has its time, level, logger, and the request id, annotator and project
+# of the request or job it belongs to (annotation.observability). JSON, one object a line, for log collectors
+# (production's default), or text for people (the local profile's and the tests').
+def logging_config(log_format: str) -> dict[str, Any]:
+    text = "%(asctime)s %(levelname)s %(name)s [%(request_id)s %(annotator)s %(project)s] %(message)s"
+    formatters: dict[str, Any] = {
+        "text": {"format": text},
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(levelname)s %(name)s %(message)s %(request_id)s %(annotator)s %(project)s",
+            "rename_fields": {"levelname": "level", "name": "logger"},
+            "timestamp": True,
+        },
+    }
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {
+            "refusals": {"()": "annotation.logfilters.RefusalsWithoutTraceback"},
+            "context": {"()": "annotation.observability.ContextFilter"},
+        },
+        "formatters": {"line": formatters["json" if log_format == "json" else "text"]},
+        "handlers": {
+            "console": {"class": "logging.StreamHandler", "filters": ["refusals", "context"], "formatter": "line"}
+        },
+        "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", "INFO")},
+        "loggers": {"django.db.backends": {"level": "INFO"}},
+    }
+
+
+LOG_FORMAT = env("DJANGO_LOG_FORMAT", "text") or "text"
+LOGGING = logging_config(LOG_FORMAT)
+# The worker logs through the same configuration (Celery would otherwise install its own format).
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# Metrics (GET /metrics, annotation.observability): site admins, or the bearer of this token (Prometheus).
+SCREENQA_METRICS_TOKEN = env("SCREENQA_METRICS_TOKEN")
+
+# Errors to Sentry when a DSN is set (requests, jobs, logged exceptions); no personal data is sent.
+SENTRY_DSN = env("SENTRY_DSN")
+if SENTRY_DSN:
+    from annotation.observability import sentry_init
+
+    sentry_init(
+        SENTRY_DSN,
+        environment=env("SENTRY_ENVIRONMENT"),
+        traces=float(env("SENTRY_TRACES_SAMPLE_RATE", "0") or 0),
+    )

@@ -9,7 +9,7 @@ deployment is silenced by name in ``DJANGO_SILENCED_SYSTEM_CHECKS``, where a rev
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import REST_FRAMEWORK, STORAGES, env, env_bool, env_int, env_list
+from .base import REST_FRAMEWORK, STORAGES, env, env_bool, env_int, env_list, logging_config
 
 
 def required(name: str) -> str:
@@ -46,7 +46,7 @@ STORAGES["staticfiles"] = {"BACKEND": "whitenoise.storage.CompressedManifestStat
 # HTTPS. TLS ends before the proxy role, which passes the original scheme on in X-Forwarded-Proto.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # load balancers probe, and Prometheus scrapes, over plain HTTP
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
 # HSTS: browsers remember for a year to use HTTPS only (sent on HTTPS responses only). Subdomains and preload
@@ -56,3 +56,7 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", True)
 
 SILENCED_SYSTEM_CHECKS = env_list("DJANGO_SILENCED_SYSTEM_CHECKS", [])
+
+# Logs: JSON lines for the log collector (DJANGO_LOG_FORMAT=text for people).
+LOG_FORMAT = env("DJANGO_LOG_FORMAT", "json") or "json"
+LOGGING = logging_config(LOG_FORMAT)

@@ -11,6 +11,7 @@ Celery intends, so that starting a job does not import every kind of work (``pip
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 
@@ -35,7 +36,9 @@ def _run_in_thread(task: Task, kind: str, job_id: int) -> None:
         finally:
             close_old_connections()
 
-    threading.Thread(target=target, name=f"job-{kind}-{job_id}", daemon=True).start()
+    # The request's log context (its id, annotator, project) goes along into the thread.
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(target,), name=f"job-{kind}-{job_id}", daemon=True).start()
 
 
 def enqueue(*, kind: str, job_id: int) -> None:

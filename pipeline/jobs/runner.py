@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from annotation import observability
 from annotation.exceptions import NotFoundError
 from annotation.models import Job, Project
 
@@ -111,15 +112,18 @@ def job_run(*, kind: str, job_id: int, **options: Any) -> Job | None:
         return spec.model._default_manager.filter(pk=job_id).first()
     heartbeat = Heartbeat(job=job)
     heartbeat.start()
+    started = time.monotonic()
     try:
         outcome = spec.work(job=job, progress=heartbeat.progress, **options)
     except JobLost:
         heartbeat.stop()
+        observability.job_ran(kind=kind, outcome="lost", seconds=time.monotonic() - started)
         logger.warning("%s job %s was taken over by another run; this one stops", kind, job_id)
         return spec.model._default_manager.filter(pk=job_id).first()
     except Exception as exc:
         heartbeat.stop()
         logger.exception("%s job %s failed", kind, job_id)
+        observability.job_ran(kind=kind, outcome="failed", seconds=time.monotonic() - started)
         job_fail(job=job, exc=exc)
         raise
     except BaseException:
@@ -128,6 +132,7 @@ def job_run(*, kind: str, job_id: int, **options: Any) -> Job | None:
         heartbeat.stop()
         raise
     processed, total = heartbeat.stop()
+    observability.job_ran(kind=kind, outcome="done", seconds=time.monotonic() - started)
     if not job_finish(job=job, outcome=outcome, processed=processed, total=total):
         logger.warning("%s job %s finished, but another run owns it now", kind, job_id)
         return spec.model._default_manager.filter(pk=job_id).first()

@@ -163,6 +163,8 @@ def _own(ok: Any = 200, **exceptions: Any) -> Expect:
 EXPECTED: dict[str, Route] = {
     # --- the site's root ---
     "healthz": Route({"GET": everyone(200)}),
+    # Prometheus: site admins (or the bearer of SCREENQA_METRICS_TOKEN: tests/annotation/test_observability.py)
+    "metrics": Route({"GET": {**everyone(403), "admin": 200, "adminjoined": 200}}),
     # redirects answer every method alike
     "favicon.ico": Route(dict.fromkeys(METHODS, everyone(301))),
     "api-schema": Route({"GET": everyone(200)}),

@@ -184,6 +184,7 @@ def test_the_build_context_is_an_allow_list_that_keeps_out_secrets_and_local_sta
     assert not set(PLANTED) & sent, set(PLANTED) & sent
     assert {name.split("/")[0] for name in sent} == {
         "requirements.txt",
+        "requirements.lock",
         "manage.py",
         "annotation",
         "pipeline",

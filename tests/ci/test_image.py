@@ -279,7 +279,8 @@ def test_the_image_holds_the_product_only(deployment):
     done = image.docker("run", "--rm", "--entrypoint", "python", deployment.tag, "-c", secrets_probe, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == (
-        "[] [] ['annotation', 'data', 'docker', 'frontend', 'manage.py', 'pipeline', 'requirements.txt', 'staticfiles']"
+        "[] [] ['annotation', 'data', 'docker', 'frontend', 'manage.py', 'pipeline', 'requirements.lock',"
+        " 'requirements.txt', 'staticfiles']"
     ), done.stdout
     # the build-time certificates stayed in the build stage
     history = image.docker("history", "--no-trunc", deployment.tag, timeout=60).stdout

@@ -16,6 +16,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -140,7 +141,7 @@ def site(transactional_db, tmp_path, open_tmp) -> Iterator[Site]:
         ["sh", str(ENTRYPOINT), "proxy"],
         env={**env, "PORT": str(proxy_port), "WEB_UPSTREAM": f"127.0.0.1:{web_port}", "PROXY_WORKERS": "1"},
         cwd=ROOT,
-        stdout=subprocess.DEVNULL,  # the access log
+        stdout=(tmp_path / "proxy.log").open("wb"),  # the access log
         stderr=(tmp_path / "proxy.log").open("wb"),
     )
     try:
@@ -340,3 +341,30 @@ def test_the_proxy_and_the_app_read_the_same_body_limit():
     entrypoint = ENTRYPOINT.read_text()
     assert f"SCREENQA_MAX_BODY_BYTES:-{settings.DATA_UPLOAD_MAX_MEMORY_SIZE}" in entrypoint
     assert f"SCREENQA_MAX_UPLOAD_BYTES:-{settings.SCREENQA_IMPORT['MAX_UPLOAD_BYTES']}" in entrypoint
+
+
+def test_the_request_id_is_made_or_passed_by_the_proxy_and_logged_by_both(site, tmp_path):
+    """X-Request-ID: a load balancer's id is passed on; without one nginx makes one; the app answers it back,
+    and the proxy's JSON access line and the app's lines carry the same id (docs/operations.md, "Logs")."""
+    headers = {"Authorization": f"Token {site.tokens[0]}"}
+    conn = http.client.HTTPConnection("127.0.0.1", site.proxy_port, timeout=30)
+    try:
+        conn.request("GET", f"/api/projects/{site.slug}/stages/", headers={**headers, "X-Request-ID": "lb-given-1"})
+        given = conn.getresponse()
+        given.read()
+        conn.request("GET", f"/api/projects/{site.slug}/stages/", headers=headers)
+        made = conn.getresponse()
+        made.read()
+    finally:
+        conn.close()
+    assert given.status == made.status == 200
+    assert given.getheader("X-Request-ID") == "lb-given-1"
+    made_id = made.getheader("X-Request-ID") or ""
+    assert re.fullmatch(r"[0-9a-f]{32}", made_id)  # nginx's $request_id
+    time.sleep(0.5)  # nginx writes its access line once the answer is sent
+    access = [json.loads(line) for line in (tmp_path / "proxy.log").read_text().splitlines() if line.startswith("{")]
+    assert {line["request_id"] for line in access} >= {"lb-given-1", made_id}
+    line = next(line for line in access if line["request_id"] == made_id)
+    assert line["logger"] == "nginx.access" and line["status"] == 200 and line["method"] == "GET"
+    web_log = (tmp_path / "web.log").read_text()  # the test settings' text lines: [request id annotator project]
+    assert f"[{made_id} annotator0 {site.slug}]" in web_log

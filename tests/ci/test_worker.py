@@ -173,3 +173,30 @@ def test_the_worker_retries_the_broker_for_as_long_as_it_takes():
     assert app.conf.broker_connection_retry is True
     assert app.conf.broker_connection_retry_on_startup is True
     assert app.conf.broker_connection_max_retries is None
+
+
+def test_the_worker_serves_the_metrics_of_the_jobs_it_runs(broker, worker):
+    """docs/operations.md "Metrics": jobs run in the worker's pool processes (multiprocess metrics), served on
+    WORKER_METRICS_PORT; here an import whose zip is not stored fails, and its failure and duration are counted."""
+    import socket
+    import urllib.request
+
+    from annotation.celery import app
+    from pipeline.jobs.queue import JOB_RUN_TASK
+    from tests.factories import ProjectFactory, job_of_kind
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    worker.env.update({"WORKER_METRICS_PORT": str(port), "WORKER_METRICS_BIND": "127.0.0.1"})
+    job = job_of_kind(kind="import", project=ProjectFactory(slug="metered"))
+    broker.start()
+    worker.start()
+    wait_until(lambda: " ready." in worker.text(), seconds=60, what="the worker to be ready", log=worker.log)
+    with app.connection_for_write(broker.url) as conn:
+        app.send_task(JOB_RUN_TASK, args=("import", job.pk), connection=conn)
+    wait_until(lambda: "raised unexpected" in worker.text(), seconds=60, what="the job to fail", log=worker.log)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+        text = resp.read().decode()
+    assert 'screenqa_job_failures_total{kind="import"} 1.0' in text, text
+    assert 'screenqa_job_duration_seconds_count{kind="import",outcome="failed"} 1.0' in text, text

@@ -33,7 +33,7 @@ def test_an_annotator_opening_a_lead_page_gets_the_styled_403_and_one_log_line(c
     records = [r for r in caplog.records if r.name == "django.request"]
     # (the console handler's filter runs first and takes the traceback off the record itself)
     assert len(records) == 1 and records[0].status_code == 403
-    assert settings.LOGGING["handlers"]["console"]["filters"] == ["refusals"]
+    assert "refusals" in settings.LOGGING["handlers"]["console"]["filters"]
     assert records[0].exc_info is None
     assert "Traceback" not in logging.Formatter().format(records[0])
 
