@@ -27,8 +27,8 @@ from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
 from annotation.models import Project
-from annotation.permissions import IsAuthenticated, project_get_for_lead
 from annotation.models.projects import SETTINGS
+from annotation.permissions import IsAuthenticated, project_get_for_lead
 from annotation.services.projects import PROJECT_SETTINGS, project_settings_update, setting_refusal
 
 TAGS = ["settings"]

@@ -40,6 +40,7 @@ from annotation.models import (
     Verdict,
 )
 from annotation.permissions import require_answer_pool
+from pipeline.assist.service import suggestion_for
 from pipeline.release.agreement import AnswerView, ElementView, answers_agree
 from pipeline.release.decide import (
     PREDECIDED_QUESTION_REASONS,
@@ -242,9 +243,24 @@ class AnswersSubmitSerializer(StrictSerializer):
         return cleaned
 
 
+class SuggestedElementSerializer(serializers.Serializer):
+    vh_index = serializers.IntegerField(allow_null=True, help_text="a candidate, or null for a box")
+    bounds = serializers.ListField(child=serializers.IntegerField(), help_text="[l, t, r, b] in screenshot pixels")
+    text = serializers.CharField()
+    score = serializers.FloatField()
+
+
+class SuggestionSerializer(serializers.Serializer):
+    model_version = serializers.CharField(allow_blank=True)
+    elements = SuggestedElementSerializer(many=True, help_text="ranked, best first: the first is the pre-annotation")
+
+
 class AnswersPayloadSerializer(AssignmentPayloadSerializer):
     stage = stage_name_field(Stage.ANSWERS)
     question = QuestionBriefSerializer(help_text="the question to answer")
+    suggestion = SuggestionSerializer(
+        allow_null=True, help_text="the model's suggestion (docs/assist.md); null: none. Never an answer by itself."
+    )
 
 
 class Answers(StageDefinition):
@@ -349,7 +365,9 @@ class Answers(StageDefinition):
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         assert assignment.question is not None
-        return {"question": question_brief(assignment.question)}
+        # Control items read their suggestion exactly as real work does (no tell).
+        suggestion = suggestion_for(project=assignment.project, question_id=assignment.question.pk)
+        return {"question": question_brief(assignment.question), "suggestion": suggestion}
 
     # --- quality control -------------------------------------------------------------------
 
