@@ -79,6 +79,9 @@ def assist_recorded(*, stage: StageDefinition, assignment: Assignment, cleaned: 
     wrong = correct = None
     if assignment.purpose == Purpose.WORK:
         Answer.objects.filter(assignment=assignment).update(suggestion_use=use)
+        cached = assignment._state.fields_cache.get("answer")  # the instance ``apply`` just created
+        if cached is not None:
+            cached.suggestion_use = use
     else:
         correct = ControlResult.objects.filter(assignment=assignment).values_list("correct", flat=True).first()
         if suggestion is not None:
