@@ -155,7 +155,7 @@ def test_a_failing_or_slow_backend_is_counted_and_never_blocks_a_lease(project, 
     a = member(project, "a")
     (screen,) = screens(project, 1)
     answering_question(screen)
-    with scripted(lambda body: reply, delay=delay) as (url, seen):
+    with scripted(lambda body: reply, delay=delay) as (url, _seen):
         _with_backend(project, url, assist_timeout_seconds=0.3)
         started = time.monotonic()
         assert _run_job(project) == {"suggested": 0, "failed": 1}
