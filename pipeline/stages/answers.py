@@ -424,6 +424,10 @@ class Answers(StageDefinition):
 
     # --- the page ----------------------------------------------------------------------------
 
+    def page_context(self, *, payload: dict[str, Any], state: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+        """The model's suggestion (docs/assist.md), shown the same way on control items."""
+        return {"suggestion": payload.get("suggestion")}
+
     def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
         """``action`` is ``answer`` (default), ``invalid`` or ``not_answerable``; the element list
         is the hidden JSON field the box editor keeps."""
