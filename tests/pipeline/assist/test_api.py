@@ -63,3 +63,35 @@ def test_refill_queues_a_job_for_the_missing_suggestions(client, project, lead):
     assert AssistJob.objects.filter(project=project).count() == 1
     # a second request while it is queued adds none
     assert client.post(_url(project, "refill/")).json() == {"queued": False, "job_id": None}
+
+
+def test_the_quality_pages_show_the_error_rate_and_the_annotators_acceptance(client, project, lead, annotator):
+    from django.utils import timezone
+
+    from annotation.models import Assignment, AssistUse, Suggestion
+
+    (screen,) = screens(project, 1)
+    question = answering_question(screen)
+    project.assist_url = "http://127.0.0.1:9"
+    project.save()
+    Suggestion.objects.create(
+        project=project, stage="answers", screen=screen, question=question, status="failed", calls=4, failures=1
+    )
+    assignment = Assignment.objects.create(
+        project=project,
+        screen=screen,
+        question=question,
+        annotator=annotator,
+        stage="answers",
+        status="submitted",
+        lease_expires_at=timezone.now(),
+        submitted_at=timezone.now(),
+    )
+    AssistUse.objects.create(
+        assignment=assignment, project=project, user=annotator, stage="answers", purpose="work", use="accepted"
+    )
+    login(client, lead)
+    page = client.get(f"/projects/{project.slug}/quality/").content.decode()
+    assert "Suggestion backend" in page and "error rate 25" in page
+    page = client.get(f"/projects/{project.slug}/quality/{annotator.pk}/").content.decode()
+    assert "Model suggestions" in page and "Accepted unchanged" in page

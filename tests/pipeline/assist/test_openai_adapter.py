@@ -49,9 +49,9 @@ def test_the_baseline_process_serves_the_chat_adapter_over_http():
         request = urllib.request.Request(
             f"{url}/suggest", data=json.dumps(BODY).encode(), headers={"Content-Type": "application/json"}
         )
-        with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310 - a local test server
+        with urllib.request.urlopen(request, timeout=5) as response:
             reply = json.loads(response.read())
-        with urllib.request.urlopen(f"{url}/health", timeout=5) as response:  # noqa: S310
+        with urllib.request.urlopen(f"{url}/health", timeout=5) as response:
             health = json.loads(response.read())
     assert reply["short_answers"] == [{"text": "three", "score": 1.0}]
     assert health["status"] == "ok"
