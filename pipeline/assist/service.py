@@ -91,8 +91,8 @@ def _missing(project: Project) -> tuple[QuerySet[Question], QuerySet[Question]]:
 def _targets(project: Project) -> list[Question]:
     queue, gold = _missing(project)
     ahead = project.assist_ahead
-    picked = list(queue.select_related("screen", "screen__app")[:ahead])
-    picked += list(gold.select_related("screen", "screen__app")[:ahead])
+    picked = list(queue.select_related("screen", "screen__app", "screen__project")[:ahead])
+    picked += list(gold.select_related("screen", "screen__app", "screen__project")[:ahead])
     return list({q.pk: q for q in picked}.values())
 
 
