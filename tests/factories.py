@@ -206,6 +206,9 @@ def kept_question(
 
 
 JOB_KINDS = ("import", "postprocess", "short-answers", "export", "members", "suggestions")
+# The kinds with their own status and re-run endpoints and pages (the suggestions job has none: the
+# quality page says whether one runs, and the next submission queues another: docs/assist.md).
+PAGE_JOB_KINDS = tuple(kind for kind in JOB_KINDS if kind != "suggestions")
 
 
 def job_of_kind(*, kind: str, project: models.Project, **fields: Any) -> models.Job:

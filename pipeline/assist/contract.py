@@ -139,7 +139,7 @@ def _judgments(raw: Any) -> dict[str, float]:
 def _short_answers(raw: Any) -> list[dict[str, Any]]:
     if not isinstance(raw, list):
         raise ContractError("short_answers: a list is required")
-    out = []
+    out: list[dict[str, Any]] = []
     for i, item in enumerate(raw[:SHORT_ANSWERS_MAX]):
         where = f"short_answers[{i}]"
         if not isinstance(item, dict):

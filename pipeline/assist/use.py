@@ -84,7 +84,7 @@ def assist_recorded(*, stage: StageDefinition, assignment: Assignment, cleaned: 
             cached.suggestion_use = use
     else:
         correct = ControlResult.objects.filter(assignment=assignment).values_list("correct", flat=True).first()
-        if suggestion is not None:
+        if suggestion is not None and assignment.gold_id is not None:
             gold = GoldItem.objects.get(pk=assignment.gold_id)
             right, _ = stage.gold_score(
                 given=suggestion_as_submission(suggestion, cleaned.get("question", "")),
