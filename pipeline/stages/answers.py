@@ -509,8 +509,12 @@ class Answers(StageDefinition):
         and each answerer adds it ``pair`` of the time (default 70%); ``extra`` (10%) add a
         neighbour; ``AMBIGUOUS_SHARE`` (3%) of questions read two ways (either of two elements); ~20% of questions
         (the same for every answerer, ``EDIT_SHARE``) need an edit (``crowd_question_edit``), which
-        each answerer makes ``edit`` of the time (default 90%; a spammer never)."""
+        each answerer makes ``edit`` of the time (default 90%; a spammer never). A shown suggestion is
+        submitted unchanged ``accepts_suggestions`` of the time (default never; the ``stamper`` profile always)."""
         screen, question = payload["screen"], payload["question"]["text"]
+        suggestion = payload.get("suggestion")
+        if suggestion and actor.rng.random() < getattr(actor, "accepts_suggestions", 0.0):
+            return _suggestion_accepted(question=question, suggestion=suggestion)
         edits = actor.rng.random() < getattr(actor, "edit", 0.9)
         if getattr(actor, "spam", False):  # a spammer: any verdict, any element
             return _spam_answer(question=question, screen=screen, rng=actor.rng)
@@ -607,6 +611,16 @@ def _crowd_ambiguous(*, screen: dict[str, Any], question: str) -> bool:
     """``AMBIGUOUS_SHARE`` of questions (the same for every answerer) read two ways: careful answerers
     pick either of two elements, so three answers often do not all agree (the paper: ~2.1%)."""
     return crowd_share(f"ambiguous:{screen['rico_id']}:{question}") < AMBIGUOUS_SHARE
+
+
+def _suggestion_accepted(*, question: str, suggestion: dict[str, Any]) -> dict[str, Any]:
+    """A scripted annotator who submits the model's suggestion unchanged (docs/assist.md)."""
+    top = suggestion["elements"][0]
+    if top.get("vh_index") is not None:
+        element = {"vh_index": top["vh_index"], "text": top["text"]}
+    else:
+        element = {"bounds": list(top["bounds"]), "text": top["text"]}
+    return {"question": question, "verdict": "answered", "elements": [element], "full_answer": f"It is {top['text']}."}
 
 
 def _spam_answer(*, question: str, screen: dict[str, Any], rng: Any) -> dict[str, Any]:

@@ -349,3 +349,24 @@ def test_the_manifest_counts_answers_accepted_unchanged_per_split(project):
     figures = release_assist_figures(project=project)["answers_by_suggestion_use"]
     assert figures["train"] == {"accepted": 1, "edited": 0, "none": 0}
     assert figures["test"] == {"accepted": 0, "edited": 0, "none": 0}
+
+
+def test_the_scripted_stamper_submits_the_suggestion_and_the_careful_annotator_ignores_it(project):
+    from devtools.crowd import PROFILES, ScriptedAnnotator
+
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    answering_question(screen, text=f'What does "Label 2 of {screen.rico_id}" say?')
+    with baseline() as url:
+        _with_backend(project, url)
+        _run_job(project)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    payload = assignment_payload(assignment=lease)
+    stamper = ScriptedAnnotator(username="s", seed=1, profile=PROFILES["stamper"])
+    body = stamper.work(payload)
+    assert body["elements"] == [_top(payload["suggestion"])]
+    done = assignment_submit(assignment_id=lease.pk, user=a, data=body)
+    assert done.answer.suggestion_use == SuggestionUse.ACCEPTED
+    # without a suggestion the same profile answers as a careful annotator does
+    careful = ScriptedAnnotator(username="s", seed=1, profile=PROFILES["stamper"]).work({**payload, "suggestion": None})
+    assert careful["verdict"] == "answered" and careful["elements"][0]["text"] == f"Label 2 of {screen.rico_id}"
