@@ -7,7 +7,17 @@ from typing import Any
 
 from django.db.models import Avg, Count, Q, Sum
 
-from annotation.models import Answer, AssistJob, AssistUse, Project, QuestionState, Stage, Suggestion, SuggestionUse
+from annotation.models import (
+    Answer,
+    AnswerElement,
+    AssistJob,
+    AssistUse,
+    Project,
+    QuestionState,
+    Stage,
+    Suggestion,
+    SuggestionUse,
+)
 from annotation.models import SuggestionStatus as Status
 from pipeline.jobs.lifecycle import jobs_alive
 
@@ -40,7 +50,28 @@ def assist_backend_figures(*, project: Project) -> dict[str, Any]:
         "mean_latency_ms": round(agg["latency"]) if agg["latency"] is not None else None,
         "last_error": last or "",
         "job_running": jobs_alive(AssistJob.objects.filter(project=project)).exists(),
+        "crowd_agreement": model_crowd_agreement(project=project),
     }
+
+
+def model_crowd_agreement(*, project: Project) -> dict[str, Any]:
+    """How often the model's first-ranked element is among the elements of the crowd's kept answers
+    (questions with a suggestion and at least one kept answer with an element), by candidate."""
+    tops: dict[int, int] = {}
+    for question_id, result in Suggestion.objects.filter(
+        project=project, stage=Stage.ANSWERS, status=Status.OK
+    ).values_list("question_id", "result"):
+        elements = (result or {}).get("elements") or []
+        if question_id is not None and elements and elements[0].get("vh_index") is not None:
+            tops[question_id] = elements[0]["vh_index"]
+    chosen: dict[int, set[int]] = {}
+    rows = AnswerElement.objects.filter(
+        answer__question_id__in=list(tops), answer__kept=True, vh_index__isnull=False
+    ).values_list("answer__question_id", "vh_index")
+    for question_id, vh_index in rows:
+        chosen.setdefault(question_id, set()).add(vh_index)
+    agree = sum(1 for question_id, picked in chosen.items() if tops[question_id] in picked)
+    return {"questions": len(chosen), "agree": agree, "share": _share(agree, len(chosen))}
 
 
 def assist_annotator_figures(*, project: Project, user_id: int | None = None) -> list[dict[str, Any]]:

@@ -349,6 +349,8 @@ def test_the_manifest_counts_answers_accepted_unchanged_per_split(project):
     figures = release_assist_figures(project=project)["answers_by_suggestion_use"]
     assert figures["train"] == {"accepted": 1, "edited": 0, "none": 0}
     assert figures["test"] == {"accepted": 0, "edited": 0, "none": 0}
+    # the lead sees the model against the crowd: here the one answer took the suggestion
+    assert assist_backend_figures(project=project)["crowd_agreement"] == {"questions": 1, "agree": 1, "share": 1.0}
 
 
 def test_the_scripted_stamper_submits_the_suggestion_and_the_careful_annotator_ignores_it(project):
