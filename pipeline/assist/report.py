@@ -69,7 +69,8 @@ def model_crowd_agreement(*, project: Project) -> dict[str, Any]:
         answer__question_id__in=list(tops), answer__kept=True, vh_index__isnull=False
     ).values_list("answer__question_id", "vh_index")
     for question_id, vh_index in rows:
-        chosen.setdefault(question_id, set()).add(vh_index)
+        if vh_index is not None:
+            chosen.setdefault(question_id, set()).add(vh_index)
     agree = sum(1 for question_id, picked in chosen.items() if tops[question_id] in picked)
     return {"questions": len(chosen), "agree": agree, "share": _share(agree, len(chosen))}
 
