@@ -28,6 +28,8 @@ class ProjectAdmin(admin.ModelAdmin):
     fieldsets += [("Guidelines", {"fields": ["guidelines"], "classes": ["collapse"]})]
 
     def formfield_for_dbfield(self, db_field: Any, request: Any, **kwargs: Any) -> Any:
+        if db_field.name in SETTINGS.secrets:  # shown to nobody, not even here (docs/assist.md)
+            kwargs["widget"] = forms.PasswordInput(render_value=False)
         return super().formfield_for_dbfield(db_field, request, **{**kwargs, **SETTINGS.form_options(db_field.name)})
 
 
@@ -262,3 +264,23 @@ class QualityEventAdmin(admin.ModelAdmin):
     list_filter = ["project", "stage", "rule", "status_after"]
     search_fields = ["user__username", "actor__username", "note"]
     raw_id_fields = ["user", "actor"]
+
+
+@admin.register(models.Suggestion)
+class SuggestionAdmin(admin.ModelAdmin):
+    list_display = ["pk", "project", "stage", "question", "status", "calls", "failures", "model_version", "updated_at"]
+    list_filter = ["stage", "status"]
+    raw_id_fields = ["project", "screen", "question"]
+
+
+@admin.register(models.AssistJob)
+class AssistJobAdmin(admin.ModelAdmin):
+    list_display = ["pk", "project", "stage", "status", "processed", "total", "attempts", "heartbeat_at", "created_at"]
+    list_filter = ["status"]
+
+
+@admin.register(models.AssistUse)
+class AssistUseAdmin(admin.ModelAdmin):
+    list_display = ["assignment", "user", "project", "purpose", "use", "suggestion_wrong", "correct", "created_at"]
+    list_filter = ["use", "purpose", "suggestion_wrong"]
+    raw_id_fields = ["assignment", "project", "user"]

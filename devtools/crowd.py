@@ -121,6 +121,7 @@ class Profile:
     pair: float = 0.7
     rule_breaking: float = 0.0
     flagging: float = 1.0
+    accepts_suggestions: float = 0.0  # the share of shown suggestions submitted unchanged, unchecked
 
 
 # Calibrated for quality control with the project's defaults (docs/quality.md). Monitoring pauses
@@ -140,6 +141,16 @@ PROFILES = {
     ),
     "spammer": Profile(
         "spammer", noise=0.5, wrong_element=1.0, seconds=(0.5, 4.0), spam=True, rule_breaking=0.5, flagging=0.0
+    ),
+    # Careful without a suggestion; with one, submits it unchanged without looking (docs/assist.md).
+    "stamper": Profile(
+        "stamper",
+        noise=0.0012,
+        wrong_element=0.0005,
+        seconds=(1.0, 4.0),
+        invalid=0.001,
+        unanswerable=0.001,
+        accepts_suggestions=1.0,
     ),
 }
 # The lead making gold: the scripted truth, no slips.
@@ -181,6 +192,7 @@ class ScriptedAnnotator:
     pair: float = field(init=False)
     rule_breaking: float = field(init=False)
     flagging: float = field(init=False)
+    accepts_suggestions: float = field(init=False)
     rng: random.Random = field(init=False)
     rules_rng: random.Random = field(init=False)  # breaking and flagging writing rules, a stream apart
 
@@ -191,6 +203,7 @@ class ScriptedAnnotator:
         self.noise, self.wrong_element, self.spam = p.noise, p.wrong_element, p.spam
         self.invalid, self.unanswerable, self.extra, self.pair = p.invalid, p.unanswerable, p.extra, p.pair
         self.rule_breaking, self.flagging = p.rule_breaking, p.flagging
+        self.accepts_suggestions = p.accepts_suggestions
 
     @staticmethod
     def rule_broken(text: str) -> str | None:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from pipeline.apis import analytics, engine, export, imports, jobs, members, mine, postprocess, quality
+from pipeline.apis import analytics, assist, engine, export, imports, jobs, members, mine, postprocess, quality
 
 urlpatterns = [
     # imports (leads)
@@ -65,6 +65,9 @@ urlpatterns = [
     path("release-jobs/<int:job_id>/download/", export.ExportDownloadApi.as_view(), name="api-release-job-download"),
     # analysis (leads)
     path("projects/<slug:slug>/analysis/", analytics.AnalysisApi.as_view(), name="api-analysis"),
+    # model assistance (leads)
+    path("projects/<slug:slug>/assist/", assist.AssistReportApi.as_view(), name="api-assist"),
+    path("projects/<slug:slug>/assist/refill/", assist.AssistRefillApi.as_view(), name="api-assist-refill"),
     # quality control (leads)
     path("projects/<slug:slug>/quality/", quality.QualityReportApi.as_view(), name="api-quality"),
     path(

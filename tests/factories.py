@@ -205,7 +205,10 @@ def kept_question(
     return question
 
 
-JOB_KINDS = ("import", "postprocess", "short-answers", "export", "members")
+JOB_KINDS = ("import", "postprocess", "short-answers", "export", "members", "suggestions")
+# The kinds with their own status and re-run endpoints and pages (the suggestions job has none: the
+# quality page says whether one runs, and the next submission queues another: docs/assist.md).
+PAGE_JOB_KINDS = tuple(kind for kind in JOB_KINDS if kind != "suggestions")
 
 
 def job_of_kind(*, kind: str, project: models.Project, **fields: Any) -> models.Job:
@@ -217,5 +220,7 @@ def job_of_kind(*, kind: str, project: models.Project, **fields: Any) -> models.
         names = [[1, f"{project.slug}/crowd-1", ""], [2, f"{project.slug}/crowd-2", "c2@example.org"]]
         fields = {"request": {"names": names, "role": "annotator", "in_answer_pool": True}, **fields}
         return models.MemberJob.objects.create(project=project, **fields)
+    if kind == "suggestions":
+        return models.AssistJob.objects.create(project=project, **fields)
     fields = {"format": "screenqa" if kind == "export" else "", **fields}
     return models.ReleaseJob.objects.create(project=project, kind=kind, **fields)

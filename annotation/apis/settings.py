@@ -27,6 +27,7 @@ from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
 from annotation.models import Project
+from annotation.models.projects import SETTINGS
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from annotation.services.projects import PROJECT_SETTINGS, project_settings_update, setting_refusal
 
@@ -120,6 +121,8 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = list(PROJECT_SETTINGS)
+        # A credential is taken, never given back (docs/assist.md).
+        extra_kwargs = {name: {"write_only": True} for name in SETTINGS.secrets}
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, Mapping):

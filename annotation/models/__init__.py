@@ -1,4 +1,5 @@
 from .accounts import PROJECT_ACCOUNT_SEPARATOR, PendingCredential, ProjectAccount
+from .assist import AssistJob, AssistUse, Suggestion, SuggestionStatus
 from .jobs import ImportJob, Job, JobStatus, MemberJob, ReleaseJob
 from .projects import AgreementRule, App, Invitation, Membership, PausedWork, Project, ProvisionalWork, Role
 from .quality import (
@@ -25,6 +26,7 @@ from .work import (
     QuestionState,
     ReviewState,
     Stage,
+    SuggestionUse,
     Verdict,
 )
 
@@ -36,6 +38,8 @@ __all__ = [
     "App",
     "Assignment",
     "AssignmentStatus",
+    "AssistJob",
+    "AssistUse",
     "Candidate",
     "ControlOutcome",
     "ControlResult",
@@ -70,5 +74,8 @@ __all__ = [
     "Stage",
     "Standing",
     "StandingStatus",
+    "Suggestion",
+    "SuggestionStatus",
+    "SuggestionUse",
     "Verdict",
 ]

@@ -23,12 +23,24 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
 from django.db import models
 from django.db.models import Q
 from django.db.models.expressions import Combinable
 
-__all__ = ["Choice", "Flag", "Line", "Number", "Prose", "Setting", "Settings", "WholeNumber", "validate_finite"]
+__all__ = [
+    "Choice",
+    "Flag",
+    "Line",
+    "Number",
+    "Prose",
+    "Secret",
+    "Setting",
+    "Settings",
+    "Url",
+    "WholeNumber",
+    "validate_finite",
+]
 
 
 def validate_finite(value: Any) -> None:
@@ -186,6 +198,48 @@ class Prose(Setting):
         return "text"
 
 
+@dataclass(frozen=True, kw_only=True)
+class Url(Setting):
+    """An http(s) address, or empty (off)."""
+
+    max_length: int = 500
+
+    def field(self) -> models.CharField[str | int | Combinable, str]:
+        return models.CharField(
+            max_length=self.max_length, blank=True, default="", help_text=self.help, validators=[validate_http_url]
+        )
+
+    def default_text(self) -> str:
+        return "empty (off)"
+
+    def allowed_text(self) -> str:
+        return f"an http(s) address, up to {self.max_length} characters, or empty"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Secret(Setting):
+    """A credential (an API token): written by a lead, never shown again (the API and the page
+    take it but do not return it; an empty value on the page keeps the stored one)."""
+
+    max_length: int = 500
+
+    def field(self) -> models.CharField[str | int | Combinable, str]:
+        return models.CharField(max_length=self.max_length, blank=True, default="", help_text=self.help)
+
+    def default_text(self) -> str:
+        return "empty"
+
+    def allowed_text(self) -> str:
+        return f"text, up to {self.max_length} characters; write-only"
+
+
+def validate_http_url(value: Any) -> None:
+    """Empty, or an absolute http(s) address (the backends are called with it)."""
+    if value in ("", None):
+        return
+    URLValidator(schemes=["http", "https"])(value)
+
+
 S = TypeVar("S", bound=Setting)
 
 
@@ -251,3 +305,14 @@ class Settings:
 
     def prose(self, name: str) -> models.TextField[str | Combinable, str]:
         return self._of(Prose, name).field()
+
+    def url(self, name: str) -> models.CharField[str | int | Combinable, str]:
+        return self._of(Url, name).field()
+
+    def secret(self, name: str) -> models.CharField[str | int | Combinable, str]:
+        return self._of(Secret, name).field()
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The write-only settings (never rendered back to anyone)."""
+        return tuple(setting.name for setting in self.declared if isinstance(setting, Secret))

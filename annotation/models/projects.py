@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import BaseConstraint, F, Q
 
-from .declarations import Choice, Flag, Line, Number, Prose, Settings, WholeNumber
+from .declarations import Choice, Flag, Line, Number, Prose, Secret, Settings, Url, WholeNumber
 
 
 class AgreementRule(models.TextChoices):
@@ -45,6 +45,7 @@ STAGES = "Stages"
 AGREEMENT = "Agreement"
 QUALIFICATION = "Qualification"
 MONITORING = "Monitoring"
+ASSIST = "Model assistance"
 SETTINGS = Settings(
     "project",
     (
@@ -340,6 +341,58 @@ SETTINGS = Settings(
             high=1000,
             help="...with `evidence`: fewer control items passed than this in the stage is thin evidence",
         ),
+        # Model assistance (docs/assist.md): a backend's suggestions in the answers workspace.
+        Url(
+            name="assist_url",
+            group=ASSIST,
+            help="the suggestion backend's address (docs/assist.md, e.g. http://127.0.0.1:8765); empty: no suggestions",
+        ),
+        Secret(
+            name="assist_token",
+            group=ASSIST,
+            help="sent to the backend as a bearer token; write-only (leave empty on the page to keep the stored one)",
+        ),
+        Number(
+            name="assist_timeout_seconds",
+            group=ASSIST,
+            default=5.0,
+            low=0.1,
+            high=120,
+            help="how long one call to the backend may take before it counts as failed",
+        ),
+        WholeNumber(
+            name="assist_ahead",
+            group=ASSIST,
+            default=50,
+            low=1,
+            high=1000,
+            help="how many of the queue's next questions have their suggestions computed ahead",
+        ),
+        Number(
+            name="assist_hidden_share",
+            group=ASSIST,
+            default=0.0,
+            low=0,
+            high=1,
+            help="share of questions shown without suggestions (the same ones for everybody): the crowd measured "
+            "without the model",
+        ),
+        Number(
+            name="assist_wrong_accept_threshold",
+            group=ASSIST,
+            default=0.5,
+            low=0,
+            high=1,
+            help="pause an annotator who accepts more than this share of wrong suggestions on control items; 1: off",
+        ),
+        WholeNumber(
+            name="assist_wrong_accept_min",
+            group=ASSIST,
+            default=4,
+            low=1,
+            high=1000,
+            help="...once they met at least this many control items with a wrong suggestion",
+        ),
     ),
 )
 
@@ -406,6 +459,14 @@ class Project(models.Model):
     paused_work = SETTINGS.choice("paused_work")
     provisional_work = SETTINGS.choice("provisional_work")
     provisional_min_controls = SETTINGS.whole("provisional_min_controls")
+
+    assist_url = SETTINGS.url("assist_url")
+    assist_token = SETTINGS.secret("assist_token")
+    assist_timeout_seconds = SETTINGS.number("assist_timeout_seconds")
+    assist_ahead = SETTINGS.whole("assist_ahead")
+    assist_hidden_share = SETTINGS.number("assist_hidden_share")
+    assist_wrong_accept_threshold = SETTINGS.number("assist_wrong_accept_threshold")
+    assist_wrong_accept_min = SETTINGS.whole("assist_wrong_accept_min")
 
     # The annotators' guidelines (Markdown, docs/leads.md); blank: the papers' rules
     # (annotation/services/guidelines_default.md). Edited on their own page, not a setting.

@@ -260,6 +260,14 @@ class Verdict(models.TextChoices):
     NOT_ANSWERABLE = "not_answerable"
 
 
+class SuggestionUse(models.TextChoices):
+    """What became of the model's suggestion in an answer (docs/assist.md)."""
+
+    ACCEPTED = "accepted", "Accepted unchanged"
+    EDITED = "edited", "Shown, and changed"
+    NONE = "none", "None shown"
+
+
 class Answer(models.Model):
     assignment = models.OneToOneField(
         Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="answer"
@@ -272,6 +280,12 @@ class Answer(models.Model):
     question_text = models.TextField(help_text="the question as fixed by the answerer")
     full_answer = models.TextField(blank=True)
     kept = models.BooleanField(default=True)
+    suggestion_use = models.CharField(
+        max_length=8,
+        choices=SuggestionUse.choices,
+        default=SuggestionUse.NONE,
+        help_text="the model's suggestion: accepted unchanged, edited, or none shown (docs/assist.md)",
+    )
     drop_reason = models.CharField(max_length=255, blank=True)
     # The quality decision (a pause) that withdrew it, if one did.
     withdrawn_by = models.ForeignKey("QualityEvent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

@@ -69,6 +69,16 @@ class ProjectSettingsForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["description"].widget.attrs["rows"] = 2
+        for name in SETTINGS.secrets:  # write-only: never rendered; left empty, the stored one stays
+            self.fields[name].widget = forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"})
+            self.fields[name].required = False
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        for name in SETTINGS.secrets:
+            if not cleaned.get(name) and self.instance.pk is not None:
+                cleaned[name] = getattr(self.instance, name)
+        return cleaned
 
     def groups(self) -> list[tuple[str, list[forms.BoundField]]]:
         return [(title, [self[name] for name in names]) for title, names in PROJECT_SETTINGS_GROUPS]

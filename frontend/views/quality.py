@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.exceptions import ApplicationError, ConflictError
 from annotation.models import Project, Stage
 from annotation.permissions import project_get_for_lead
+from pipeline.assist.report import assist_annotator_figures, assist_backend_figures
 from pipeline.quality.gold import gold_promotable, gold_promote, gold_set_active
 from pipeline.quality.report import (
     SORT_KEYS,
@@ -106,6 +107,7 @@ def quality_page(request: HttpRequest, slug: str) -> HttpResponse:
         "stage_choices": _stage_choices(),
         "requalifiable": _requalifiable(),
         "next": request.get_full_path(),
+        "assist": assist_backend_figures(project=project) if project.assist_url else None,
     }
     return render(request, "frontend/quality/project.html", context)
 
@@ -232,6 +234,8 @@ def annotator_page(request: HttpRequest, slug: str, user_id: int) -> HttpRespons
         # figures as pairs: a dict key like "items" would shadow ``.items`` in the template
         "events": [{"event": e, "rule_label": rule_label(e.rule), "figures": list(e.figures.items())} for e in events],
         "next": request.get_full_path(),
+        # model assistance (docs/assist.md): what they do with suggestions
+        "assist": next(iter(assist_annotator_figures(project=project, user_id=user_id)), None),
     }
     return render(request, "frontend/quality/annotator.html", context)
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.exceptions import ApplicationError
-from annotation.models import ImportJob, Job, MemberJob, ReleaseJob
+from annotation.models import AssistJob, ImportJob, Job, MemberJob, ReleaseJob
+from pipeline.assist.service import suggestions_job_work
 from pipeline.ingest.jobs import import_job_work
 from pipeline.members import members_job_work
 from pipeline.release.export.jobs import export_job_work
@@ -45,6 +46,7 @@ KINDS: dict[str, JobKind] = {
             ReleaseJob.Kind.SHORT_ANSWERS, ReleaseJob, short_answers_job_work, {"kind": ReleaseJob.Kind.SHORT_ANSWERS}
         ),
         JobKind(ReleaseJob.Kind.EXPORT, ReleaseJob, export_job_work, {"kind": ReleaseJob.Kind.EXPORT}),
+        JobKind(AssistJob.kind, AssistJob, suggestions_job_work),
     )
 }
 

@@ -84,6 +84,7 @@ RULES = {
     "lead-requalify": "sent back to qualification by a lead",
     "no-gold": "no gold items left for the qualification",
     "provisional-held": "work after their last passed control item held back before post-processing",
+    "accepts-wrong-suggestions": "accepted too many wrong model suggestions unchanged on control items",
 }
 LEAD_ACTIONS = {"reinstate": "lead-reinstate", "pause": "lead-pause", "requalify": "lead-requalify"}
 # The decisions of a qualification by review (reopened when a review they counted is withdrawn).

@@ -40,6 +40,7 @@ from annotation.models import (
     Verdict,
 )
 from annotation.permissions import require_answer_pool
+from pipeline.assist.service import suggestion_for
 from pipeline.release.agreement import AnswerView, ElementView, answers_agree
 from pipeline.release.decide import (
     PREDECIDED_QUESTION_REASONS,
@@ -242,9 +243,24 @@ class AnswersSubmitSerializer(StrictSerializer):
         return cleaned
 
 
+class SuggestedElementSerializer(serializers.Serializer):
+    vh_index = serializers.IntegerField(allow_null=True, help_text="a candidate, or null for a box")
+    bounds = serializers.ListField(child=serializers.IntegerField(), help_text="[l, t, r, b] in screenshot pixels")
+    text = serializers.CharField()
+    score = serializers.FloatField()
+
+
+class SuggestionSerializer(serializers.Serializer):
+    model_version = serializers.CharField(allow_blank=True)
+    elements = SuggestedElementSerializer(many=True, help_text="ranked, best first: the first is the pre-annotation")
+
+
 class AnswersPayloadSerializer(AssignmentPayloadSerializer):
     stage = stage_name_field(Stage.ANSWERS)
     question = QuestionBriefSerializer(help_text="the question to answer")
+    suggestion = SuggestionSerializer(
+        allow_null=True, help_text="the model's suggestion (docs/assist.md); null: none. Never an answer by itself."
+    )
 
 
 class Answers(StageDefinition):
@@ -349,7 +365,9 @@ class Answers(StageDefinition):
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         assert assignment.question is not None
-        return {"question": question_brief(assignment.question)}
+        # Control items read their suggestion exactly as real work does (no tell).
+        suggestion = suggestion_for(project=assignment.project, question_id=assignment.question.pk)
+        return {"question": question_brief(assignment.question), "suggestion": suggestion}
 
     # --- quality control -------------------------------------------------------------------
 
@@ -408,6 +426,10 @@ class Answers(StageDefinition):
         return answers_restore(mine, requeued=requeued, now=now)
 
     # --- the page ----------------------------------------------------------------------------
+
+    def page_context(self, *, payload: dict[str, Any], state: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+        """The model's suggestion (docs/assist.md), shown the same way on control items."""
+        return {"suggestion": payload.get("suggestion")}
 
     def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
         """``action`` is ``answer`` (default), ``invalid`` or ``not_answerable``; the element list
@@ -490,8 +512,12 @@ class Answers(StageDefinition):
         and each answerer adds it ``pair`` of the time (default 70%); ``extra`` (10%) add a
         neighbour; ``AMBIGUOUS_SHARE`` (3%) of questions read two ways (either of two elements); ~20% of questions
         (the same for every answerer, ``EDIT_SHARE``) need an edit (``crowd_question_edit``), which
-        each answerer makes ``edit`` of the time (default 90%; a spammer never)."""
+        each answerer makes ``edit`` of the time (default 90%; a spammer never). A shown suggestion is
+        submitted unchanged ``accepts_suggestions`` of the time (default never; the ``stamper`` profile always)."""
         screen, question = payload["screen"], payload["question"]["text"]
+        suggestion = payload.get("suggestion")
+        if suggestion and actor.rng.random() < getattr(actor, "accepts_suggestions", 0.0):
+            return _suggestion_accepted(question=question, suggestion=suggestion)
         edits = actor.rng.random() < getattr(actor, "edit", 0.9)
         if getattr(actor, "spam", False):  # a spammer: any verdict, any element
             return _spam_answer(question=question, screen=screen, rng=actor.rng)
@@ -588,6 +614,16 @@ def _crowd_ambiguous(*, screen: dict[str, Any], question: str) -> bool:
     """``AMBIGUOUS_SHARE`` of questions (the same for every answerer) read two ways: careful answerers
     pick either of two elements, so three answers often do not all agree (the paper: ~2.1%)."""
     return crowd_share(f"ambiguous:{screen['rico_id']}:{question}") < AMBIGUOUS_SHARE
+
+
+def _suggestion_accepted(*, question: str, suggestion: dict[str, Any]) -> dict[str, Any]:
+    """A scripted annotator who submits the model's suggestion unchanged (docs/assist.md)."""
+    top = suggestion["elements"][0]
+    if top.get("vh_index") is not None:
+        element = {"vh_index": top["vh_index"], "text": top["text"]}
+    else:
+        element = {"bounds": list(top["bounds"]), "text": top["text"]}
+    return {"question": question, "verdict": "answered", "elements": [element], "full_answer": f"It is {top['text']}."}
 
 
 def _spam_answer(*, question: str, screen: dict[str, Any], rng: Any) -> dict[str, Any]:

@@ -58,6 +58,8 @@ from annotation.services.assignments import (
 from annotation.services.assignments import (
     assignment_skip as services_skip,
 )
+from pipeline.assist.service import assist_after_submit
+from pipeline.assist.use import assist_recorded
 from pipeline.quality import mine as quality_mine  # a module: it imports the stages package too
 from pipeline.quality.gold import gold_exposed, gold_pick
 from pipeline.quality.standing import (
@@ -441,6 +443,7 @@ def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) ->
                 # done and decides the set now (not on the next request, nor with an extra item).
                 submitted = assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
                 gold_submitted(stage=stage, assignment=submitted, cleaned=cleaned, now=now)
+                assist_recorded(stage=stage, assignment=submitted, cleaned=cleaned, now=now)
                 return submitted
             if assignment.status != AssignmentStatus.LEASED:
                 refusal = work_refusal(stage=stage, project=assignment.project, user=user)
@@ -455,9 +458,11 @@ def assignment_submit(*, assignment_id: int, user: Any, data: dict[str, Any]) ->
                 assignment_stale_expire(stage=stage.name, unit=stage.unit.of(unit), now=now)
                 assignment_renew(assignment=assignment, now=now)
             stage.apply(assignment=assignment, unit=unit, cleaned=cleaned, now=now)
+            assist_recorded(stage=stage, assignment=assignment, cleaned=cleaned, now=now)
             work_submitted(stage=stage, assignment=assignment, now=now)
             done = assignment_mark_submitted(assignment=assignment, submission=cleaned, now=now)
         stage.after_submit(assignment=done)
+        assist_after_submit(assignment=done)
         return done
     except ConflictError:
         assignment_keep_as_draft(assignment_id=assignment_id, data=data)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from annotation.models.declarations import Choice, Flag, Line, Number, Prose, Setting, WholeNumber
+from annotation.models.declarations import Choice, Flag, Line, Number, Prose, Secret, Setting, Url, WholeNumber
 from annotation.models.projects import SETTINGS
 
 SPLITS = ("split_train", "split_validation", "split_test")
@@ -45,6 +45,10 @@ def accepted(setting: Setting) -> list[dict[str, Any]]:
         return [{setting.name: "x"}, {setting.name: "x" * setting.max_length}]
     if isinstance(setting, Prose):
         return [{setting.name: ""}, {setting.name: "a note\non two lines"}]
+    if isinstance(setting, Url):
+        return [{setting.name: ""}, {setting.name: "http://127.0.0.1:8765"}]
+    if isinstance(setting, Secret):
+        return [{setting.name: "s3cret"}]
     raise AssertionError(f"no cases for {type(setting).__name__}: add them here")
 
 
@@ -57,8 +61,10 @@ def refused(setting: Setting) -> list[Any]:
         return ["bogus", ""]
     if isinstance(setting, Line):
         return ["x" * (setting.max_length + 1), ""]
-    if isinstance(setting, Flag | Prose):
+    if isinstance(setting, Flag | Prose | Secret):
         return []
+    if isinstance(setting, Url):
+        return ["ftp://example.org/", "not an address"]
     raise AssertionError(f"no cases for {type(setting).__name__}: add them here")
 
 

@@ -215,6 +215,9 @@ EXPECTED: dict[str, Route] = {
     "api-postprocess-decisions": Route({"GET": api_lead()}),
     "api-short-answers-start": Route({"POST": api_lead(202)}),
     "api-export-list": Route({"GET": api_lead(), "POST": api_lead(202)}),
+    # --- model assistance (leads); the world's project has no backend: refill is a 400 for leads ---
+    "api-assist": Route({"GET": api_lead()}),
+    "api-assist-refill": Route({"POST": api_lead(400)}),
     # --- analysis and quality (leads) ---
     "api-analysis": Route({"GET": api_lead()}),
     "api-quality": Route({"GET": api_lead()}),

@@ -16,7 +16,7 @@ from django.db.models import Q
 
 from annotation.apis.settings import ProjectSettingsSerializer
 from annotation.models import Project
-from annotation.models.declarations import Choice, Flag, Line, Number, Prose, Settings, WholeNumber
+from annotation.models.declarations import Choice, Flag, Line, Number, Prose, Secret, Settings, WholeNumber
 from annotation.models.projects import SETTINGS
 from annotation.services.projects import NOT_SETTINGS, PROJECT_SETTINGS, PROJECT_SETTINGS_GROUPS
 from frontend.views.manage import ProjectSettingsForm
@@ -64,9 +64,11 @@ def test_the_model_form_serializer_and_schema_read_the_declaration(setting, sche
     model_field = Project._meta.get_field(name)
     form_field = ProjectSettingsForm().fields[name]
     serializer_field = ProjectSettingsSerializer().fields[name]
-    documented = [
-        schema[component]["properties"][name] for component in ("ProjectSettings", "PatchedProjectSettingsRequest")
-    ]
+    components = ("ProjectSettings", "PatchedProjectSettingsRequest")
+    if isinstance(setting, Secret):  # write-only: in what a lead sends, never in what anybody reads
+        assert name not in schema["ProjectSettings"]["properties"]
+        components = ("PatchedProjectSettingsRequest",)
+    documented = [schema[component]["properties"][name] for component in components]
     assert model_field.help_text == form_field.help_text == serializer_field.help_text == setting.help
     assert all(prop["description"].startswith(setting.help) for prop in documented)
     if isinstance(setting, WholeNumber | Number):

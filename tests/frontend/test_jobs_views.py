@@ -9,7 +9,8 @@ import pytest
 from django.utils import timezone
 
 from tests.conftest import login
-from tests.factories import JOB_KINDS, UserFactory, job_of_kind
+from tests.factories import PAGE_JOB_KINDS as JOB_KINDS
+from tests.factories import UserFactory, job_of_kind
 
 pytestmark = pytest.mark.django_db
 

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db.models import Count
 
 from annotation.models import Answer, Project, Question, QuestionState
+from pipeline.assist.report import release_assist_figures
 from pipeline.quality.release import release_quality_figures
 
 from .atomic import atomic_writer
@@ -116,6 +117,8 @@ def manifest_build(*, project: Project, fmt: str, written: WrittenFiles) -> dict
         # Quality control: per stage, whose work is in the release and on what evidence, what quality
         # control withdrew and why; app-language drops apart; control accuracy; reviews.
         "quality": release_quality_figures(project=project),
+        # Model assistance: per split, answers accepted from a suggestion unchanged (docs/assist.md).
+        "assist": release_assist_figures(project=project),
         # Kept questions on screens without a split cannot be placed in any file: say so.
         "kept_without_split": Question.objects.filter(screen__project=project, state=QuestionState.KEPT)
         .exclude(screen__split__in=SPLITS)

@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
-from annotation.models import ImportJob, Job, MemberJob, ReleaseJob
+from annotation.models import AssistJob, ImportJob, Job, MemberJob, ReleaseJob
 from pipeline.jobs import kinds
 from pipeline.jobs.lifecycle import (
     JobLost,
@@ -222,6 +222,7 @@ def test_every_kind_has_a_work_function_and_its_table(db):
         "short-answers": (ReleaseJob, {"kind": "short-answers"}),
         "export": (ReleaseJob, {"kind": "export"}),
         "members": (MemberJob, {}),
+        "suggestions": (AssistJob, {}),
     }
 
 

@@ -2,10 +2,58 @@
 // or a verdict (invalid / not answerable).
 
 import { AnswerEditor } from "../answers.js";
+import { svgEl } from "../viewer.js";
+
+// The model's suggestion (docs/assist.md): its first-ranked element drawn dashed on the screenshot
+// as a pre-annotation; "g" (or the button) puts it in the answer as an element, to keep or edit like
+// any other. It never answers by itself: the annotator still submits, with their own full answer.
+class Suggestion {
+  constructor({ $, viewer, editor, suggestion }) {
+    Object.assign(this, { viewer, editor });
+    this.top = suggestion && suggestion.elements && suggestion.elements[0];
+    this.button = $("#accept-suggestion");
+    if (!this.top) return;
+    this.layer = svgEl("g", { class: "suggestion-layer" }, viewer.svg);
+    viewer.svg.addEventListener("viewer:layout", () => this.render());
+    this.button?.addEventListener("click", () => this.accept());
+    this.render();
+  }
+
+  get used() {
+    const t = this.top;
+    return this.editor.elements.some((e) => (t.vh_index !== null ? e.vh_index === t.vh_index : e.vh_index === null && e.bounds.join() === t.bounds.join()));
+  }
+
+  get available() { return Boolean(this.top) && !this.used; }
+
+  render() {
+    if (!this.layer) return;
+    this.layer.replaceChildren();
+    if (this.used) { if (this.button) this.button.disabled = true; return; }
+    const [l, t, r, b] = this.top.bounds;
+    svgEl("rect", { x: l, y: t, width: r - l, height: b - t, class: "suggested-rect", "data-testid": "suggested-box" }, this.layer);
+  }
+
+  accept() {
+    if (!this.available) return;
+    const t = this.top;
+    if (t.vh_index !== null && this.editor.byVh.has(t.vh_index)) {
+      this.editor.addCandidate({ ...this.editor.byVh.get(t.vh_index), text: t.text }, { focus: false });
+    } else {
+      this.editor.addBox(t.bounds.slice());
+      const added = this.editor.elements[this.editor.elements.length - 1];
+      added.text = t.text;
+      this.editor.render({ focus: false });
+      this.editor.changed();
+    }
+    this.render();
+  }
+}
 
 export function controller({ $, form, config, viewer, onChange }) {
   const m = config.messages;
   let editor = null;
+  let suggestion = null;
   return {
     get editor() { return editor; },
     get: () => ({ question: $("#question-text").value, full_answer: $("#full-answer").value, ...(editor ? editor.draftState() : {}) }),
@@ -22,8 +70,9 @@ export function controller({ $, form, config, viewer, onChange }) {
         empty: $("#element-empty"),
         status: $("#viewer-status"),
         state,
-        onChange,
+        onChange: () => { onChange(); suggestion?.render(); },
       });
+      suggestion = new Suggestion({ $, viewer, editor, suggestion: config.page && config.page.suggestion });
     },
     validate: (action) => {
       const errors = [];
@@ -58,6 +107,7 @@ export function controller({ $, form, config, viewer, onChange }) {
         const d = { ArrowLeft: [-10, 0], ArrowRight: [10, 0], ArrowUp: [0, -10], ArrowDown: [0, 10] }[e.key];
         editor.nudge(d[0], d[1], true);
       }, { ...g, when: drawnSelected });
+      keys.add(["g", "Alt+g"], "Use the suggested element", () => suggestion.accept(), { ...g, when: () => suggestion && suggestion.available });
       keys.add(["Alt+q"], "Edit the question", () => $("#question-text").focus(), g);
       keys.add(["Alt+w", "w"], "Write the full answer", () => $("#full-answer").focus(), g);
       keys.add(["Alt+i"], "Mark the question invalid", () => form.requestSubmit($("#invalid-btn")), g);

@@ -1,0 +1,151 @@
+"""The baseline suggestion backend (``devtools.assist_baseline``) on real ScreenQA questions.
+
+For every question of ``short_answers/{validation,test}.json`` whose screen is among the RICO screens
+of ``../shared/data/rico/screens`` (joined on ``image_id``), the screen's candidates are built as the
+importer builds them (``annotation.vh.vh_candidates``), and the **answer elements** are the
+candidates whose text matches one of the question's short answers (SQuAD-normalised: equal, or the
+answer contained in the candidate's text as whole words). Questions with no such candidate (the
+answer is a drawn box, a ``<no answer>``, or text the VH does not hold) are counted and left out.
+The ranker's **top-1** (the first-ranked candidate is an answer element) and **top-3** accuracy
+are measured on the rest.
+
+    python -m devtools.bench.bench_assist [--write docs/assist_benchmark.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from annotation.vh import VHError, parse_vh, vh_candidates
+from devtools.assist_baseline.ranker import rank
+from pipeline.metrics.squad import NO_ANSWER, normalize_answer
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT.parent / "shared" / "data"
+SCREENS = DATA / "rico" / "screens"
+SHORT_ANSWERS = DATA / "screen_qa" / "short_answers"
+SPLITS = ("validation", "test")
+OUTPUT = ROOT / "docs" / "assist_benchmark.json"
+DEVICE_WIDTH = 1440
+
+
+def _candidates(rico_id: str) -> tuple[list[dict[str, Any]], int, int] | None:
+    raw = (SCREENS / f"{rico_id}.json").read_bytes()
+    with Image.open(SCREENS / f"{rico_id}.jpg") as image:
+        width, height = image.size
+    try:
+        vh = parse_vh(raw, max_depth=200)
+        found = vh_candidates(vh, image_width=width, image_height=height, device_width=DEVICE_WIDTH)
+    except VHError:
+        return None
+    candidates = [
+        {"vh_index": c.vh_index, "bounds": [c.left, c.top, c.right, c.bottom], "text": c.text or c.content_desc}
+        for c in found
+    ]
+    return candidates, width, height
+
+
+def _matches(text: str, answers: list[str]) -> bool:
+    have = normalize_answer(text)
+    if not have:
+        return False
+    for answer in answers:
+        want = normalize_answer(answer)
+        if want and (have == want or re.search(rf"(^| ){re.escape(want)}( |$)", have)):
+            return True
+    return False
+
+
+def measure() -> dict[str, Any]:
+    if not SCREENS.is_dir() or not SHORT_ANSWERS.is_dir():
+        return {"skipped": f"no data at {DATA}"}
+    rico_ids = {path.stem for path in SCREENS.glob("*.json")}
+    screens: dict[str, Any] = {}
+    figures: dict[str, Any] = {"splits": {}, "examples": []}
+    total = {"questions": 0, "no_element": 0, "measured": 0, "top1": 0, "top3": 0}
+    for split in SPLITS:
+        rows = json.loads((SHORT_ANSWERS / f"{split}.json").read_text())
+        counts = {"questions": 0, "no_element": 0, "measured": 0, "top1": 0, "top3": 0}
+        for row in rows:
+            rico_id = str(row["image_id"])
+            if rico_id not in rico_ids:
+                continue
+            counts["questions"] += 1
+            answers = [a for a in row["ground_truth"] if a != NO_ANSWER]
+            if rico_id not in screens:
+                screens[rico_id] = _candidates(rico_id)
+            screen = screens[rico_id]
+            if screen is None or not answers:
+                counts["no_element"] += 1
+                continue
+            candidates, width, height = screen
+            right = {c["vh_index"] for c in candidates if _matches(c["text"], answers)}
+            if not right:
+                counts["no_element"] += 1
+                continue
+            ranked = [i for i, _ in rank(question=row["question"], candidates=candidates, width=width, height=height)]
+            counts["measured"] += 1
+            counts["top1"] += ranked[0] in right
+            counts["top3"] += bool(set(ranked[:3]) & right)
+            by_index = {c["vh_index"]: c["text"] for c in candidates}
+            figures["examples"].append(
+                {
+                    "split": split,
+                    "image_id": row["image_id"],
+                    "question": row["question"],
+                    "answers": answers[:3],
+                    "top3": [by_index[i] for i in ranked[:3]],
+                    "hit": "top1" if ranked[0] in right else "top3" if set(ranked[:3]) & right else "miss",
+                }
+            )
+        figures["splits"][split] = _rates(counts)
+        for key in total:
+            total[key] += counts[key]
+    figures["all"] = _rates(total)
+    figures["candidates_per_screen"] = round(
+        sum(len(s[0]) for s in screens.values() if s) / max(1, sum(1 for s in screens.values() if s)), 1
+    )
+    figures["method"] = (
+        "real ScreenQA validation/test questions whose RICO screen is in ../shared/data/rico/screens (join on "
+        "image_id); answer elements: candidates whose text matches a short answer (SQuAD-normalised, equal or "
+        "contained as whole words); questions with no such candidate are left out (no_element)"
+    )
+    return figures
+
+
+def _rates(counts: dict[str, int]) -> dict[str, Any]:
+    measured = counts["measured"] or 1
+    return {
+        **counts,
+        "top1_accuracy": round(counts["top1"] / measured, 3),
+        "top3_accuracy": round(counts["top3"] / measured, 3),
+    }
+
+
+def run(full: bool) -> dict[str, Any]:
+    figures = measure()
+    figures.pop("examples", None)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m devtools.bench.bench_assist")
+    parser.add_argument("--write", default="", help=f"write the figures as JSON here (e.g. {OUTPUT.relative_to(ROOT)})")
+    args = parser.parse_args(argv)
+    figures = measure()
+    text = json.dumps(figures, indent=2, ensure_ascii=False) + "\n"
+    if args.write:
+        Path(args.write).write_text(text)
+    print(json.dumps({k: v for k, v in figures.items() if k != "examples"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

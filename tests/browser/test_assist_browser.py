@@ -1,0 +1,59 @@
+"""Model assistance in the answers workspace (docs/assist.md), in headless Chromium: the suggestion is
+drawn dashed as a pre-annotation, one key puts it in the answer, and the answer records that it was
+accepted unchanged; a question without a suggestion shows none."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.models import Answer, Suggestion, SuggestionStatus, SuggestionUse
+from tests.browser.conftest import add_question, generated_screens, list_rows
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+NOTHING = "text=nothing for you right now"
+
+
+def _rows(page) -> list[str]:
+    return page.eval_on_selector_all("#element-list .el-text", "els => els.map(e => e.value)")
+
+
+def test_one_key_accepts_the_suggested_element_and_the_answer_says_so(demo, new_page):
+    project = demo["project"]
+    project.assist_url = "http://127.0.0.1:9"  # the suggestion is cached: nothing calls the backend
+    project.save()
+    (screen,) = generated_screens(project, start_id=931000, state="answering", split="train")
+    name, _time, preview = list_rows(screen)[0]
+    question = add_question(screen, author=demo["author"], text=f"What did {name.text} write?")
+    Suggestion.objects.create(
+        project=project,
+        stage="answers",
+        screen=screen,
+        question=question,
+        status=SuggestionStatus.OK,
+        calls=1,
+        model_version="test",
+        result={
+            "elements": [{"vh_index": preview.vh_index, "bounds": preview.bounds, "text": preview.text, "score": 0.8}]
+        },
+    )
+    page = new_page("annotator")
+    page.goto("/projects/demo/work/")
+    page.click('tr[data-stage="answers"] .button')
+    page.wait_for_selector("#ws[data-ready]")
+    # the suggestion is shown, dashed on the screenshot, and is not yet part of the answer
+    assert preview.text in page.inner_text("[data-testid=suggestion]")
+    assert page.locator("[data-testid=suggested-box]").count() == 1
+    assert _rows(page) == []
+    # one key puts it in the answer; the dashed box goes (it is an element now)
+    page.locator("#question-text").blur()
+    page.keyboard.press("g")
+    assert _rows(page) == [preview.text]
+    assert page.locator("[data-testid=suggested-box]").count() == 0
+    page.keyboard.press("Alt+w")
+    page.keyboard.type(f"{name.text} wrote {preview.text}.")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector(NOTHING)
+    answer = Answer.objects.get(question=question)
+    assert answer.suggestion_use == SuggestionUse.ACCEPTED
+    assert [(e.vh_index, e.text) for e in answer.elements.all()] == [(preview.vh_index, preview.text)]
