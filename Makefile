@@ -27,15 +27,23 @@ $(DEV): $(RUNTIME) requirements-dev.txt
 
 venv: $(DEV)
 
+# One process migrates and builds the demo (each manage.py start costs seconds on a busy machine);
+# it prints the URL of DEMO_BIND.
 demo-data: $(RUNTIME)
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py demo_setup
+	$(PY) manage.py demo_setup --migrate --url http://$(DEMO_BIND)/
+
+# collectstatic only when a static file changed since the last run (STATIC_ROOT keeps a stamp).
+STATIC_STAMP := staticfiles/.collected
+$(STATIC_STAMP): $(RUNTIME) $(shell find frontend/static -type f 2>/dev/null)
+	DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
+	touch $(STATIC_STAMP)
 
 # gunicorn as the production web role runs it (docker/entrypoint.sh): 2 x CPUs + 1 processes,
 # DEBUG off (DJANGO_DEBUG=true to ask for it), static files hashed and compressed by collectstatic.
-demo: demo-data
-	DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
-	$(PY) -m gunicorn annotation.wsgi:application --bind $(DEMO_BIND) --workers $(DEMO_WORKERS) \
+# --preload: the application is imported once, before the workers fork (they share it copy-on-write
+# instead of each importing Django and every view on a busy machine's two cores).
+demo: demo-data $(STATIC_STAMP)
+	$(PY) -m gunicorn annotation.wsgi:application --preload --bind $(DEMO_BIND) --workers $(DEMO_WORKERS) \
 	  --threads 1 --worker-class gthread --timeout 120 --access-logfile -
 
 dev: demo-data
