@@ -58,8 +58,17 @@ lint: $(DEV)
 typecheck: $(DEV)
 	$(VENV)/bin/mypy annotation pipeline devtools
 
+# Two groups (docs/operations.md, "Tests"): the tests that allow it on PYTEST_WORKERS parallel processes
+# (pytest-xdist, whole files per process, each process on its own test database), then the serial group
+# one at a time (marked by tests/conftest.py: Chromium, Docker, nginx, tests/ci, the Redis broker, live
+# servers). PYTEST_WORKERS=0 runs the first group in this process. A group with nothing selected
+# (PYTEST_ARGS naming one file, say) is not a failure (pytest's exit code 5).
+PYTEST_WORKERS ?= 2
 pytest: $(DEV)
-	$(PY) .ci/services.py -- $(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) .ci/services.py -- sh -c '\
+	  $(PY) -m pytest -m "not serial" -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS); rc=$$?; \
+	  [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc; \
+	  $(PY) -m pytest -m serial $(PYTEST_ARGS); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc'
 
 test: lint typecheck pytest
 
