@@ -129,12 +129,12 @@ def demo_gold_ensure(*, project: Project, screens_dir: Path) -> dict[str, int]:
     screens_dir.mkdir(parents=True, exist_ok=True)
     truth: dict[str, str | None] = {}
     for rico_id, kind, size in plan(count=DEMO_GOLD_SCREENS, start_id=DEMO_GOLD_START_ID, kinds=DEMO_GOLD_KINDS):
-        screen = render_screen(rico_id=rico_id, kind=kind, size=size, seed=DEMO_SEED)
-        truth[str(rico_id)] = _title_text(screen.vh)
+        drawn = render_screen(rico_id=rico_id, kind=kind, size=size, seed=DEMO_SEED)
+        truth[str(rico_id)] = _title_text(drawn.vh)
         jpg, js = screens_dir / f"{rico_id}.jpg", screens_dir / f"{rico_id}.json"
         if not (jpg.is_file() and js.is_file()):
-            jpg.write_bytes(screen.image)
-            js.write_bytes(screen.vh_bytes())
+            jpg.write_bytes(drawn.image)
+            js.write_bytes(drawn.vh_bytes())
     import_screens(project=project, source=screens_dir)
     screens = Screen.objects.filter(project=project, rico_id__in=truth)
     screens.update(state=ScreenState.NO_QUESTIONS)
