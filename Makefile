@@ -38,15 +38,24 @@ lock:
 
 venv: $(DEV)
 
+# One process migrates and builds the demo (each manage.py start costs seconds on a busy machine);
+# it prints the URL of DEMO_BIND.
 demo-data: $(RUNTIME)
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py demo_setup
+	$(PY) manage.py demo_setup --migrate --url http://$(DEMO_BIND)/
+
+# collectstatic only when a static file changed since the last run (STATIC_ROOT keeps a stamp).
+STATIC_STAMP := staticfiles/.collected
+$(STATIC_STAMP): $(RUNTIME) $(shell find frontend/static -type f 2>/dev/null)
+	DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
+	touch $(STATIC_STAMP)
 
 # gunicorn as the production web role runs it (docker/entrypoint.sh): 2 x CPUs + 1 processes,
 # DEBUG off (DJANGO_DEBUG=true to ask for it), static files hashed and compressed by collectstatic.
-demo: demo-data
-	DJANGO_STATIC_MANIFEST=true $(PY) manage.py collectstatic --noinput -v 0
-	$(PY) -m gunicorn annotation.wsgi:application --config docker/gunicorn.conf.py --bind $(DEMO_BIND) \
+# --preload: the application is imported once, before the workers fork (they share it copy-on-write
+# instead of each importing Django and every view on a busy machine's two cores). docker/gunicorn.conf.py:
+# multiprocess metrics and gunicorn's lines in the app's log format (the app logs each request itself).
+demo: demo-data $(STATIC_STAMP)
+	$(PY) -m gunicorn annotation.wsgi:application --config docker/gunicorn.conf.py --preload --bind $(DEMO_BIND) \
 	  --workers $(DEMO_WORKERS) --threads 1 --worker-class gthread --timeout 120
 
 dev: demo-data
@@ -61,8 +70,17 @@ lint: $(DEV)
 typecheck: $(DEV)
 	$(VENV)/bin/mypy annotation pipeline devtools
 
+# Two groups (docs/operations.md, "Tests"): the tests that allow it on PYTEST_WORKERS parallel processes
+# (pytest-xdist, whole files per process, each process on its own test database), then the serial group
+# one at a time (marked by tests/conftest.py: Chromium, Docker, nginx, tests/ci, the Redis broker, live
+# servers). PYTEST_WORKERS=0 runs the first group in this process. A group with nothing selected
+# (PYTEST_ARGS naming one file, say) is not a failure (pytest's exit code 5).
+PYTEST_WORKERS ?= 2
 pytest: $(DEV)
-	$(PY) .ci/services.py -- $(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) .ci/services.py -- sh -c '\
+	  $(PY) -m pytest -m "not serial" -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS); rc=$$?; \
+	  [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc; \
+	  $(PY) -m pytest -m serial $(PYTEST_ARGS); rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ] || exit $$rc'
 
 test: lint typecheck pytest
 

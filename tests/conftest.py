@@ -10,6 +10,27 @@ from rest_framework.test import APIClient
 from tests.factories import PASSWORD, MembershipFactory, ProjectFactory, UserFactory
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+TESTS = Path(__file__).resolve().parent
+# What makes a test ``serial`` (issue 22 §14; ``make pytest`` runs the rest on parallel workers, each
+# with its own test database): Chromium, Docker, nginx and the services tests (tests/ci/), and the
+# fixtures that use the one Redis broker and its queue (a worker of one xdist process would consume
+# another's tasks, on another test database) or start servers of their own.
+SERIAL_MARKS = {"browser", "image"}
+SERIAL_FIXTURES = {"celery_broker", "celery_worker", "redis_server", "live_server", "browser", "new_page"}
+SERIAL_FOLDERS = (TESTS / "ci",)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``serial`` the tests that must not run beside others (before ``-m`` selects)."""
+    for item in items:
+        path = Path(str(item.fspath)).resolve()
+        if (
+            SERIAL_MARKS.intersection(mark.name for mark in item.iter_markers())
+            or SERIAL_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            or any(folder in path.parents for folder in SERIAL_FOLDERS)
+        ):
+            item.add_marker(pytest.mark.serial)
 
 
 @pytest.fixture(autouse=True)

@@ -40,6 +40,9 @@ from pipeline.stages.registry import stages
 SCREENS_PER_PAGE = 50
 # Funnel chart geometry (SVG user units): label column, bar column, row height.
 BAR_WIDTH = 300
+# Where the funnel's bars start: the labels end 10 px before, right-aligned, and the longest one
+# ("With answered questions", ~165 px at 14 px) must fit (issue 22 §13: it was cut at 130 px).
+FUNNEL_BAR_X = 200
 BAR_STEP = 32
 
 
@@ -142,12 +145,15 @@ def _project_page(request: HttpRequest, *, project: Any, form: ImportForm, statu
                 "label": step.label,
                 "count": step.count,
                 "width": round(BAR_WIDTH * step.count / peak, 1),
-                "value_x": round(146 + BAR_WIDTH * step.count / peak, 1),
+                "value_x": round(FUNNEL_BAR_X + 6 + BAR_WIDTH * step.count / peak, 1),
                 "y": i * BAR_STEP,
             }
             for i, step in enumerate(steps)
         ],
         "chart_height": len(steps) * BAR_STEP,
+        "chart_width": FUNNEL_BAR_X + BAR_WIDTH + 60,
+        "label_x": FUNNEL_BAR_X - 10,
+        "bar_x": FUNNEL_BAR_X,
         "page": page,
         "state": state,
         "states": ScreenState.choices,

@@ -54,8 +54,14 @@ QUALITY_ANSWER_REASONS = {
 }
 # Pre-filtering judgments and reviews withdrawn by quality control (``withdrawn_reason``).
 QUALITY_JUDGMENT_REASONS = QUALITY_ANSWER_REASONS
+# A question made for a gold item only (the demo's gold set, devtools/demo): never real work.
+REASON_GOLD_ONLY = "gold-only"
 # Question reasons decided before post-processing, which never revisits them.
-PREDECIDED_QUESTION_REASONS = {**QUALITY_QUESTION_REASONS, REASON_NON_ENGLISH_APP: "its app is not in English"}
+PREDECIDED_QUESTION_REASONS = {
+    **QUALITY_QUESTION_REASONS,
+    REASON_NON_ENGLISH_APP: "its app is not in English",
+    REASON_GOLD_ONLY: "a gold item's question, asked only for quality control",
+}
 QUESTION_REASONS.update(PREDECIDED_QUESTION_REASONS)
 ANSWER_REASONS.update(QUALITY_ANSWER_REASONS)
 DECIDABLE_STATES = (QuestionState.ANSWERED, QuestionState.KEPT, QuestionState.DROPPED)

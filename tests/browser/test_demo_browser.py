@@ -3,7 +3,10 @@ browser alone, logged in as the demo users in turn with the passwords from the f
 
 Small on purpose (two screens): every stage a release needs, each by the users the demo made
 for it; the answers of validation and test questions need three pool members other than the
-author, which the demo's four-member pool provides.
+author, which the demo's four-member pool provides. The demo has a gold set (issue 22 §11): each
+annotator first qualifies on three gold items of pre-filtering and of answers, served like real
+work, and may meet control items among their real work; all are answered right here, so everybody
+qualifies and nothing is held back before post-processing.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Question, QuestionState
+from annotation.models import ControlResult, Purpose, Question, QuestionState, Standing, StandingStatus
+from devtools.demo.services import DEMO_QUALITY
 from tests.browser.conftest import watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -88,10 +92,12 @@ def _nothing(page: Any) -> None:
 
 
 def _answer(page: Any) -> None:
-    # click the screen's topmost candidate that has text, then write the full answer
+    # click the screen's topmost text element (the app bar title the generator drew, which is also the
+    # demo gold's answer; icons above it carry their label as text too), then write the full answer
     point = page.evaluate(
         """() => { const v = window.workspace.viewer; const r = v.svg.getBoundingClientRect();
-           const c = v.candidates.filter(c => (c.text || '').trim()).sort((a, b) => a.bounds[1] - b.bounds[1])[0];
+           const c = v.candidates.filter(c => c.type === 'text' && (c.text || '').trim())
+             .sort((a, b) => a.bounds[1] - b.bounds[1])[0];
            const [l, t, rt, b] = c.bounds;
            return [r.left + (l + rt) / 2 * r.width / v.W, r.top + (t + b) / 2 * r.height / v.H]; }"""
     )
@@ -118,19 +124,29 @@ def test_a_newcomer_goes_from_demo_setup_to_a_downloaded_release(browser, live_s
     assert set(passwords) == {"annotator", "annotator2", "annotator3", "annotator4", "lead", "admin"}
     who = Newcomer(browser, live_server.url, passwords)
     try:
-        # when the first annotator pre-filters both screens and writes a question on each
+        # when the first annotator pre-filters both screens (after the qualification set) and writes
+        # a question on each
+        qualification = DEMO_QUALITY["qualification_items"]
         first = who.login("annotator")
-        assert _work_through(first, "prefilter", _judge) == 2
+        judged = _work_through(first, "prefilter", _judge)
+        controls = ControlResult.objects.filter(user__username="annotator", stage="prefilter")
+        assert judged == 2 + controls.count()
+        assert controls.filter(purpose=Purpose.QUALIFICATION).count() == qualification
         assert _work_through(first, "questions-1", _write) == 2
         # and the second has nothing to add in pass 2
         second = who.login("annotator2")
         assert _work_through(second, "questions-2", _nothing) == 2
         # and every other member of the answer pool answers what waits for them
-        answered = sum(
-            _work_through(who.login(name), "answers", _answer) for name in ("annotator2", "annotator3", "annotator4")
-        )
-        assert answered >= 2
+        answerers = ("annotator2", "annotator3", "annotator4")
+        answered = sum(_work_through(who.login(name), "answers", _answer) for name in answerers)
+        controls = ControlResult.objects.filter(stage="answers")
+        assert answered >= 2 + controls.count()
+        assert controls.filter(purpose=Purpose.QUALIFICATION).count() == qualification * len(answerers)
         assert not Question.objects.filter(state=QuestionState.ANSWERING).exists()
+        # and every annotator passed every gold item: all of them are active in the gold stages
+        assert ControlResult.objects.count() == ControlResult.objects.filter(correct=True).count() > 0
+        standings = Standing.objects.filter(stage__in=["prefilter", "answers"])
+        assert set(standings.values_list("status", flat=True)) == {StandingStatus.ACTIVE}
 
         # and the lead decides the questions, generates the short answers and exports a release
         lead = who.login("lead")

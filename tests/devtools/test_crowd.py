@@ -14,6 +14,7 @@ from annotation.models import (
     AnswerElement,
     Membership,
     PrefilterJudgment,
+    Project,
     Question,
     QuestionSource,
     QuestionState,
@@ -155,6 +156,19 @@ def test_simulate_crowd_command(project):
     assert summary["progress"]["ready_for_postprocessing"] is True
     with pytest.raises(CommandError):
         call_command("simulate_crowd", "--project", "nope", "--annotators", "4")
+    assert not Project.objects.filter(slug="nope").exists()
+    with pytest.raises(CommandError, match="Invalid project slug"):
+        call_command("simulate_crowd", "--project", "Not A Slug", "--create", "--annotators", "4")
+
+
+def test_simulate_crowd_creates_its_project_when_asked(db):
+    # when the crowd is asked to work on a project that does not exist yet, with --create
+    out = StringIO()
+    call_command("simulate_crowd", "--project", "crowd", "--create", "--annotators", "4", "--screens", "4", "--json",
+                 stdout=out)  # fmt: skip
+    # then the project is made and worked through
+    assert json.loads(out.getvalue())["progress"]["ready_for_postprocessing"] is True
+    assert Project.objects.get(slug="crowd").screens.count() == 4
 
 
 def test_create_annotators_prints_working_credentials(project, client):

@@ -131,7 +131,7 @@ class TestProjectPage:
         }
         # the reasons read as words, not codes
         assert "non-English app 1" in page and "VH out of sync 1" in page and "non_english" not in page
-        widths = [float(w) for w in re.findall(r'<rect x="140" y="4" width="([\d.]+)"', page)]
+        widths = [float(w) for w in re.findall(r'<rect x="200" y="4" width="([\d.]+)"', page)]
         assert widths == [300.0, 30.0, 30.0, 150.0, 60.0, 0.0]  # proportional to 10, 1, 1, 5, 2, 0
         # the annotator does not get the lead's import form
         assert "Import screens" not in page and "/projects/demo/imports/" not in page

@@ -1,10 +1,14 @@
-"""python manage.py simulate_crowd --project SLUG --annotators N [--seed S] [--screens M] [--http URL] [--json]
-    [--profiles careful=0.7,careless=0.1,spammer=0.2] [--qc]
+"""python manage.py simulate_crowd --project SLUG [--create] --annotators N [--seed S] [--screens M] [--http URL]
+    [--json] [--profiles careful=0.7,careless=0.1,spammer=0.2] [--qc]
 
 Scripted annotators drive the project through every stage (pre-filtering, both question
 passes, the not-answerable sample, answers) until it is ready for post-processing. By
 default through the services; ``--http URL`` goes through the REST API of a running server.
-``--screens M`` first adds M synthetic screens (for a demo from nothing). ``--profiles``: the
+``--screens M`` first adds M synthetic screens (for a demo from nothing; ``--create`` makes the
+project first when it does not exist). The scripted crowd has its own world (which apps are not in
+English, which screens are out of sync, questions quoting a text): give it a project of its own,
+not one with gold made elsewhere (the demo's gold is the generator's truth, which that world does not
+share, so the crowd would not qualify there). ``--profiles``: the
 shares of annotator profiles (default all careful); ``--qc``: the lead makes gold before each
 stage with gold items, so the crowd qualifies and meets control items (docs/quality.md).
 """
@@ -18,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Project
+from annotation.services.screens import project_get_or_create
 from devtools.crowd import crowd_simulate
 
 
@@ -38,6 +43,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--create", action="store_true", help="create the project if it does not exist")
         parser.add_argument("--annotators", type=int, default=8, help="crowd size (default 8; 4+ for 3 answers)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--screens", type=int, default=0, help="first add this many synthetic screens")
@@ -48,6 +54,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         project = Project.objects.filter(slug=options["project"]).first()
+        if project is None and options["create"]:
+            try:
+                project = project_get_or_create(slug=options["project"])
+            except ApplicationError as exc:
+                raise CommandError(exc.message, returncode=2) from exc
         if project is None:
             raise CommandError(f"No project {options['project']!r}.", returncode=2)
         if options["screens"] < 0:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from django.core.files import File
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import Project, ReleaseJob
@@ -80,10 +82,12 @@ def export_job_work(*, job: ReleaseJob, progress: Progress) -> Outcome:
 
 
 def release_export_jobs(*, project: Project, limit: int = 50) -> list[ReleaseJob]:
-    """Past exports of ``project``, newest first."""
+    """Past exports of ``project``, newest first, each with its ``number`` in the project (the
+    first export is #1; the job's primary key counts every project's jobs of every kind)."""
     return list(
         ReleaseJob.objects.filter(project=project, kind=ReleaseJob.Kind.EXPORT)
         .select_related("project", "created_by")
+        .annotate(number=Window(RowNumber(), order_by=F("pk").asc()))
         .order_by("-created_at", "-pk")[:limit]
     )
 
@@ -93,6 +97,9 @@ def release_export_job_get_for_lead(*, user: Any, job_id: int, slug: str | None 
     job = job_get_for_lead(model=ReleaseJob, user=user, job_id=job_id)
     if job.kind != ReleaseJob.Kind.EXPORT or (slug is not None and job.project.slug != slug):
         raise NotFoundError("Export not found.")
+    job.number = ReleaseJob.objects.filter(  # type: ignore[attr-defined]
+        project_id=job.project_id, kind=ReleaseJob.Kind.EXPORT, pk__lte=job.pk
+    ).count()
     return job
 
 

@@ -11,8 +11,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from annotation.models import Candidate, Membership, Project, Screen
-from devtools.demo.services import DEMO_QUALITY
+from annotation.models import Candidate, GoldItem, Membership, Project, Question, Screen, ScreenState
+from devtools.demo.services import DEMO_GOLD_SCREENS, DEMO_GOLD_START_ID, DEMO_QUALITY
+from pipeline.release.decide import PREDECIDED_QUESTION_REASONS
 
 
 def _run(**kwargs) -> str:
@@ -35,8 +36,11 @@ def test_demo_setup_twice_one_project_same_screens_same_users_and_passwords(sett
     second = _run(screens=10)
     # then there is one project with the ten generated screens, imported once, with candidates
     assert Project.objects.filter(slug="demo").count() == 1
-    assert Screen.objects.count() == 10
-    assert set(Screen.objects.values_list("rico_id", flat=True)) == ids == {str(900000 + i) for i in range(10)}
+    work = Screen.objects.exclude(state=ScreenState.NO_QUESTIONS)
+    assert work.count() == 10
+    assert set(work.values_list("rico_id", flat=True)) == {str(900000 + i) for i in range(10)}
+    assert Screen.objects.count() == 10 + DEMO_GOLD_SCREENS
+    assert set(Screen.objects.values_list("rico_id", flat=True)) == ids
     assert Candidate.objects.filter(screen__rico_id="900000").count() > 20
     assert len(list((tmp_path / "data" / "demo" / "screens").glob("*.json"))) == 10
     assert "10 screens imported" in first and "10 already present" in second
@@ -65,6 +69,17 @@ def test_demo_setup_twice_one_project_same_screens_same_users_and_passwords(sett
     # and the demo project's quality control lets a newcomer finish
     project = Project.objects.get(slug="demo")
     assert {name: getattr(project, name) for name in DEMO_QUALITY} == DEMO_QUALITY
+    # and a gold set, made once: every gold screen is pre-filtering gold and answers gold, on screens
+    # that are never real work, with questions that never reach post-processing
+    gold_ids = {str(DEMO_GOLD_START_ID + i) for i in range(DEMO_GOLD_SCREENS)}
+    assert set(Screen.objects.filter(state=ScreenState.NO_QUESTIONS).values_list("rico_id", flat=True)) == gold_ids
+    for stage in ("prefilter", "answers"):
+        items = GoldItem.objects.filter(project=project, stage=stage, active=True)
+        assert {g.screen.rico_id for g in items} == gold_ids
+        assert items.count() > DEMO_QUALITY["qualification_items"]  # control items remain after qualifying
+    assert "6 pre-filtering, 6 answers" in first and "6 pre-filtering, 6 answers" in second
+    for question in Question.objects.all():
+        assert question.state == "dropped" and question.drop_reason in PREDECIDED_QUESTION_REASONS
 
 
 @pytest.mark.django_db(transaction=True)
@@ -81,6 +96,25 @@ def test_demo_setup_gives_a_new_password_to_a_user_missing_from_the_file(setting
     assert {k for k in first if first[k] != second[k]} == {"lead"}
     assert get_user_model().objects.get(username="lead").check_password(second["lead"])
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_setup_prints_the_url_it_is_given_and_migrates(settings, tmp_path):
+    # given the URL `make demo` passes for DEMO_BIND=0.0.0.0:8123
+    settings.DATA_DIR = tmp_path
+    output = _run(screens=1, url="http://0.0.0.0:8123", migrate=True)
+    # then that URL is printed and written to the passwords file, not port 8000's
+    assert "Open http://0.0.0.0:8123/ and log in" in output
+    assert "8000" not in output
+    assert "http://0.0.0.0:8123/" in (tmp_path / "demo-passwords.txt").read_text()
+
+
+@pytest.mark.django_db
+def test_demo_setup_refuses_a_bad_url(settings, tmp_path):
+    settings.DATA_DIR = tmp_path
+    with pytest.raises(CommandError, match="http"):
+        _run(screens=1, url="0.0.0.0:8000")
+    assert not Project.objects.exists()
 
 
 @pytest.mark.django_db
