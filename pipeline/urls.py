@@ -67,6 +67,7 @@ urlpatterns = [
     path("projects/<slug:slug>/analysis/", analytics.AnalysisApi.as_view(), name="api-analysis"),
     # quality control (leads)
     path("projects/<slug:slug>/quality/", quality.QualityReportApi.as_view(), name="api-quality"),
+    path("projects/<slug:slug>/quality/refresh/", quality.QualityRefreshApi.as_view(), name="api-quality-refresh"),
     path(
         "projects/<slug:slug>/quality/annotators/<int:user_id>/",
         quality.AnnotatorReportApi.as_view(),

@@ -2,6 +2,7 @@ from .accounts import PROJECT_ACCOUNT_SEPARATOR, PendingCredential, ProjectAccou
 from .jobs import ImportJob, Job, JobStatus, MemberJob, ReleaseJob
 from .projects import AgreementRule, App, Invitation, Membership, PausedWork, Project, ProvisionalWork, Role
 from .quality import (
+    AnnotatorFigures,
     ControlOutcome,
     ControlResult,
     GoldItem,
@@ -31,6 +32,7 @@ from .work import (
 __all__ = [
     "PROJECT_ACCOUNT_SEPARATOR",
     "AgreementRule",
+    "AnnotatorFigures",
     "Answer",
     "AnswerElement",
     "App",

@@ -20,6 +20,7 @@ from annotation.exceptions import ApplicationError
 from annotation.models import ImportJob, Job, MemberJob, ReleaseJob
 from pipeline.ingest.jobs import import_job_work
 from pipeline.members import members_job_work
+from pipeline.quality.figures import quality_figures_job_work
 from pipeline.release.export.jobs import export_job_work
 from pipeline.release.postprocess import postprocess_job_work
 from pipeline.release.short_answers.service import short_answers_job_work
@@ -45,6 +46,12 @@ KINDS: dict[str, JobKind] = {
             ReleaseJob.Kind.SHORT_ANSWERS, ReleaseJob, short_answers_job_work, {"kind": ReleaseJob.Kind.SHORT_ANSWERS}
         ),
         JobKind(ReleaseJob.Kind.EXPORT, ReleaseJob, export_job_work, {"kind": ReleaseJob.Kind.EXPORT}),
+        JobKind(
+            ReleaseJob.Kind.QUALITY_FIGURES,
+            ReleaseJob,
+            quality_figures_job_work,
+            {"kind": ReleaseJob.Kind.QUALITY_FIGURES},
+        ),
     )
 }
 
