@@ -324,9 +324,10 @@ def agreement_by_user(*, project: Project, user_id: int | None = None) -> dict[i
             continue
         majority = majority_of([a.view for a in answers], settings=settings)
         for i, answer in enumerate(answers):
-            if user_id is None or answer.annotator_id == user_id:
-                found[answer.annotator_id][0] += i in majority
-                found[answer.annotator_id][1] += 1
+            who = answer.annotator_id
+            if who is not None and (user_id is None or who == user_id):
+                found[who][0] += i in majority
+                found[who][1] += 1
     return {member: (agreed, n) for member, (agreed, n) in found.items()}
 
 
