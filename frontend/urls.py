@@ -95,6 +95,7 @@ urlpatterns = [
     path("projects/<slug:slug>/analysis/", analytics.project_analysis, name="analysis"),
     # quality control (leads)
     path("projects/<slug:slug>/quality/", quality.quality_page, name="quality"),
+    path("projects/<slug:slug>/quality/refresh/", quality.quality_refresh, name="quality-refresh"),
     path("projects/<slug:slug>/quality/gold/", quality.gold_page, name="quality-gold"),
     path("projects/<slug:slug>/quality/gold/promote/", quality.gold_promote_view, name="quality-gold-promote"),
     path("projects/<slug:slug>/quality/gold/<int:gold_id>/active/", quality.gold_active, name="quality-gold-active"),

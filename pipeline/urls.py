@@ -70,6 +70,7 @@ urlpatterns = [
     path("projects/<slug:slug>/assist/refill/", assist.AssistRefillApi.as_view(), name="api-assist-refill"),
     # quality control (leads)
     path("projects/<slug:slug>/quality/", quality.QualityReportApi.as_view(), name="api-quality"),
+    path("projects/<slug:slug>/quality/refresh/", quality.QualityRefreshApi.as_view(), name="api-quality-refresh"),
     path(
         "projects/<slug:slug>/quality/annotators/<int:user_id>/",
         quality.AnnotatorReportApi.as_view(),

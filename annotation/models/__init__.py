@@ -3,6 +3,7 @@ from .assist import AssistJob, AssistUse, Suggestion, SuggestionStatus
 from .jobs import ImportJob, Job, JobStatus, MemberJob, ReleaseJob
 from .projects import AgreementRule, App, Invitation, Membership, PausedWork, Project, ProvisionalWork, Role
 from .quality import (
+    AnnotatorFigures,
     ControlOutcome,
     ControlResult,
     GoldItem,
@@ -33,6 +34,7 @@ from .work import (
 __all__ = [
     "PROJECT_ACCOUNT_SEPARATOR",
     "AgreementRule",
+    "AnnotatorFigures",
     "Answer",
     "AnswerElement",
     "App",

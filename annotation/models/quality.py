@@ -210,3 +210,50 @@ class QualityEvent(models.Model):
     class Meta:
         ordering = ["-created_at", "-pk"]
         indexes = [models.Index(fields=["project", "user", "stage"], name="quality_event_who")]
+
+
+class AnnotatorFigures(models.Model):
+    """The lead's quality figures of one member in one stage (``stage`` blank: over every stage), as
+    ``pipeline.quality.report.quality_report`` computed them at ``computed_at``: the quality page and
+    its API read, sort, search and paginate these rows instead of recomputing every member's figures
+    (medians over every assignment, agreement over every validation/test question) on each view.
+    Refreshed by the ``quality-figures`` job (``pipeline.quality.figures``); standings are read live."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    stage = models.CharField(max_length=16, blank=True, help_text="blank: over every stage")
+    username = models.CharField(max_length=150)
+    role = models.CharField(max_length=16)
+    status = models.CharField(max_length=16, blank=True, help_text="the worst stage standing when computed")
+    status_rank = models.PositiveSmallIntegerField(default=4, help_text="paused 0 … active 3, none 4 (sorting)")
+    qualification_score = models.FloatField(null=True)
+    control_correct = models.PositiveIntegerField(default=0)
+    control_items = models.PositiveIntegerField(default=0)
+    control_accuracy = models.FloatField(null=True)
+    agreement_agreed = models.PositiveIntegerField(default=0)
+    agreement_answers = models.PositiveIntegerField(default=0)
+    agreement = models.FloatField(null=True)
+    review_agreement_agreed = models.PositiveIntegerField(default=0)
+    review_agreement_compared = models.PositiveIntegerField(default=0)
+    review_agreement = models.FloatField(null=True)
+    reviews_accepted = models.PositiveIntegerField(default=0)
+    reviews_rejected = models.PositiveIntegerField(default=0)
+    questions_written = models.PositiveIntegerField(default=0)
+    questions_flagged = models.PositiveIntegerField(default=0)
+    questions_flagged_pass2 = models.PositiveIntegerField(default=0)
+    questions_faulted = models.PositiveIntegerField(default=0)
+    invalid_rate = models.FloatField(null=True)
+    submitted = models.PositiveIntegerField(default=0)
+    skips = models.PositiveIntegerField(default=0)
+    median_seconds = models.FloatField(null=True)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "stage", "user"], name="annotator_figures_unique"),
+        ]
+        # when they were computed, read on every view of the quality page: an index scan, not every row
+        indexes = [models.Index(fields=["project", "computed_at"], name="annotator_figures_computed")]
+
+    def __str__(self) -> str:
+        return f"{self.username} in {self.project_id}/{self.stage or 'all'} at {self.computed_at}"

@@ -48,8 +48,16 @@ def project_list_for_user(*, user: Any) -> list[Project]:
 
 
 def project_screen_list(*, project: Project, state: str | None = None) -> QuerySet[Screen]:
-    """Screens of ``project`` (optionally in one state), by RICO id, with their app and question count."""
+    """Screens of ``project`` (optionally in one state), by RICO id, with their app and question count:
+    a queryset the caller paginates. The question count is a correlated subquery, so only the screens of
+    a page are counted (a join grouped by screen counted every screen of the project, and grouped by
+    every column, the view hierarchy included); the view hierarchy is not loaded."""
     qs = Screen.objects.filter(project=project).select_related("app")
     if state:
         qs = qs.filter(state=state)
-    return qs.annotate(question_count=Count("questions")).order_by("rico_id")
+    questions = Question.objects.filter(screen=OuterRef("pk"))
+    return (
+        qs.only("pk", "rico_id", "state", "split", "exclusion_reason", "app__package")
+        .annotate(question_count=_count_subquery(questions, group_by="screen"))
+        .order_by("rico_id")
+    )

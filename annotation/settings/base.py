@@ -328,6 +328,9 @@ SCREENQA_JOB_STALE_SECONDS = env_int("SCREENQA_JOB_STALE_SECONDS", 90)
 SCREENQA_JOB_SOFT_TIME_LIMIT = env_int("SCREENQA_JOB_SOFT_TIME_LIMIT", 3600)
 SCREENQA_JOB_TIME_LIMIT = env_int("SCREENQA_JOB_TIME_LIMIT", SCREENQA_JOB_SOFT_TIME_LIMIT + 120)
 CELERY_TASK_SOFT_TIME_LIMIT = SCREENQA_JOB_SOFT_TIME_LIMIT
+# The quality page's stored figures (pipeline.quality.figures): a view that finds them older than this many
+# seconds queues the job that refreshes them (and shows them, with the time they were computed, meanwhile).
+SCREENQA_QUALITY_FIGURES_MAX_AGE = env_int("SCREENQA_QUALITY_FIGURES_MAX_AGE", 300)
 CELERY_TASK_TIME_LIMIT = SCREENQA_JOB_TIME_LIMIT
 
 # Upload and import limits (see docs/operations.md). A request body (JSON, a form) over

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.conf import settings
@@ -38,6 +39,7 @@ from pipeline.stages.progress import project_progress
 from pipeline.stages.registry import stages
 
 SCREENS_PER_PAGE = 50
+PEOPLE_PER_PAGE = 50  # the per-annotator drill-down, busiest first
 # Funnel chart geometry (SVG user units): label column, bar column, row height.
 BAR_WIDTH = 300
 # Where the funnel's bars start: the labels end 10 px before, right-aligned, and the longest one
@@ -128,6 +130,7 @@ def _project_page(request: HttpRequest, *, project: Any, form: ImportForm, statu
     is_lead = request.user.is_superuser or (membership is not None and membership.role == Role.LEAD)
     people = assignment_counts_by_annotator(project=project) if is_lead else []
     held = _held_from(people) if is_lead else progress.held
+    people_page = Paginator(people, PEOPLE_PER_PAGE).get_page(request.GET.get("people"))
     answers_by_split = progress.answers_by_split
     stage_labels = {name: stage.label for name, stage in stages().items()}
     steps = progress.steps()
@@ -164,8 +167,11 @@ def _project_page(request: HttpRequest, *, project: Any, form: ImportForm, statu
         "held": [(stage_labels.get(name, name), n) for name, n in held.items() if n],
         "stage_columns": list(stage_labels.items()),
         "people": [
-            {**person, "counts": [person["submitted"].get(name, 0) for name in stage_labels]} for person in people
+            {**person, "counts": [person["submitted"].get(name, 0) for name in stage_labels]}
+            for person in people_page.object_list
         ],
+        "people_page": people_page,
+        "people_query": urlencode({k: v for k, v in (("state", state), ("page", request.GET.get("page", ""))) if v}),
         "guidelines_once": _guidelines_once(project, membership) if request.method == "GET" else "",
         "form": form if is_lead else None,
         "jobs": import_job_list(project=project) if is_lead else [],

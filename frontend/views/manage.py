@@ -12,6 +12,7 @@ Who may use each page:
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
@@ -25,7 +26,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.exceptions import ApplicationError, NotFoundError
-from annotation.models import Membership, Project
+from annotation.models import App, Membership, Project
 from annotation.models.projects import SETTINGS
 from annotation.permissions import member_get, project_get_for_lead, project_get_for_member, user_is_lead
 from annotation.selectors.assignments import assignment_skipped_list, prefilter_note_list
@@ -44,7 +45,7 @@ from annotation.services.projects import (
 )
 from frontend.views.core import domain_errors_as_http
 from pipeline.stages import app_language_list, app_mark_non_english, not_answerable_start
-from pipeline.stages.leases import LEASES_SHOWN, lease_free, lease_list, lease_reassign
+from pipeline.stages.leases import lease_free, lease_list, lease_reassign
 from pipeline.stages.not_answerable import SAMPLE_MAX, not_answerable_default_size
 
 ROWS_PER_PAGE = 50
@@ -189,11 +190,20 @@ def guidelines_edit(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _actions_page(request: HttpRequest, project: Project, *, status: int = 200, **extra: Any) -> HttpResponse:
+    """The actions page; the apps a page at a time (``?page=``), searched by package (``?q=``)."""
+    search = request.GET.get("q", "").strip()[:255]
+    apps = App.objects.filter(project=project).order_by("package")
+    if search:
+        apps = apps.filter(package__icontains=search)
+    page = Paginator(apps.values_list("pk", flat=True), ROWS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "project": project,
         "na": not_answerable_default_size(project=project),
         "sample_max": SAMPLE_MAX,
-        "apps": app_language_list(project=project),
+        "apps": app_language_list(project=project, app_ids=list(page.object_list)),
+        "page": page,
+        "search": search,
+        "page_query": urlencode({"q": search} if search else {}),
         **extra,
     }
     return render(request, "frontend/manage/actions.html", context, status=status)
@@ -254,22 +264,35 @@ def skips_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _leases_page(request: HttpRequest, project: Project, *, status: int = 200, error: str = "") -> HttpResponse:
-    members = Membership.objects.filter(project=project).select_related("user").order_by("user__username")
-    context = {
-        "project": project,
-        "leases": lease_list(project=project),
-        "members": members,
-        "error": error,
-        "shown_max": LEASES_SHOWN,
-    }
+    """The held leases a page at a time; the members to hand one to are listed once for the whole page
+    (one ``<datalist>`` every row's reassign field offers), not once per lease."""
+    names = (
+        Membership.objects.filter(project=project).order_by("user__username").values_list("user__username", flat=True)
+    )
+    page = Paginator(lease_list(project=project), ROWS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"project": project, "page": page, "leases": page.object_list, "members": names, "error": error}
     return render(request, "frontend/manage/leases.html", context, status=status)
+
+
+def _reassign_to(project: Project, request: HttpRequest) -> int | None:
+    """The member a lease is handed to: ``user`` (an id) or ``username`` (a member's name, as the page's
+    field sends it); ``None`` when neither names anybody."""
+    user_id = (request.POST.get("user") or "").strip()
+    if user_id.isdigit():
+        return int(user_id)
+    username = (request.POST.get("username") or "").strip()
+    if not username:
+        return None
+    found = Membership.objects.filter(project=project, user__username=username).values_list("user_id", flat=True)
+    return found.first() or 0  # 0: nobody; the service refuses it as "not a member"
 
 
 @require_GET
 @login_required
 @domain_errors_as_http
 def leases_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """Leases held now, with free and reassign. Leads and site admins."""
+    """Leases held now, oldest first, a page at a time (``?page=``), with free and reassign. Leads and
+    site admins."""
     return _leases_page(request, project_get_for_lead(user=request.user, slug=slug))
 
 
@@ -285,10 +308,10 @@ def lease_action_view(request: HttpRequest, slug: str, assignment_id: int) -> Ht
             lease_free(project=project, assignment_id=assignment_id)
             messages.success(request, "Lease freed: the item is back in the queue.")
         elif action == "reassign":
-            user_id = request.POST.get("user") or ""
-            if not user_id.isdigit():
+            user_id = _reassign_to(project, request)
+            if user_id is None:
                 return _leases_page(request, project, status=400, error="Choose the member to hand it to.")
-            assignment = lease_reassign(project=project, assignment_id=assignment_id, user_id=int(user_id))
+            assignment = lease_reassign(project=project, assignment_id=assignment_id, user_id=user_id)
             messages.success(request, f"Handed to {assignment.annotator.username}.")
         else:
             return _leases_page(request, project, status=400, error="Choose free or reassign.")

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -24,12 +25,19 @@ from annotation.exceptions import ApplicationError, ConflictError
 from annotation.models import Project, Stage
 from annotation.permissions import project_get_for_lead
 from pipeline.assist.report import assist_annotator_figures, assist_backend_figures
+from pipeline.quality.figures import (
+    figures_with_standings,
+    quality_figures_current,
+    quality_figures_rows,
+    quality_figures_start,
+)
 from pipeline.quality.gold import gold_promotable, gold_promote, gold_set_active
 from pipeline.quality.report import (
     SORT_KEYS,
     AccuracyPoint,
     control_timeline,
-    gold_stats,
+    gold_stat_rows,
+    gold_stats_of,
     member_get_for_report,
     quality_events,
     quality_report,
@@ -48,6 +56,8 @@ CHART_LEFT = 40
 CHART_TOP = 10
 CHART_BOTTOM = 30
 EVENTS_SHOWN = 200
+QUALITY_ROWS_PER_PAGE = 50
+GOLD_ROWS_PER_PAGE = 50
 # The quality page's columns, each sortable (``pipeline.quality.report.SORT_KEYS``).
 COLUMNS = (
     ("username", "Annotator"),
@@ -80,20 +90,30 @@ def _error(request: HttpRequest, project: Project, message: str) -> HttpResponse
 @require_GET
 @lead_page
 def quality_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """Every member with their quality figures, sortable (``?sort=``, ``-`` for descending),
-    optionally in one stage (``?stage=``), with pause / reinstate / requalify per stage. Leads only."""
+    """Every member with their quality figures, as the ``quality-figures`` job last computed them (the
+    time shown; refreshed when old, ``pipeline.quality.figures``), sortable (``?sort=``, ``-`` for
+    descending), searchable by name (``?q=``), paginated (``?page=``), optionally in one stage
+    (``?stage=``), with pause / reinstate / requalify per stage (standings read live). Leads only."""
     project = project_get_for_lead(user=request.user, slug=slug)
     stage = request.GET.get("stage", "")
     sort = request.GET.get("sort") or "username"
+    search = request.GET.get("q", "").strip()[:150]
     try:
-        rows = quality_report(project=project, stage=stage, sort=sort)
+        found = quality_figures_rows(project=project, stage=stage, sort=sort, search=search)
     except ApplicationError as exc:
         return _error(request, project, exc.message)
+    state = quality_figures_current(project=project, user=request.user)
+    page = Paginator(found, QUALITY_ROWS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = figures_with_standings(project=project, rows=list(page.object_list), stage=stage)
+
+    def query(**changed: str) -> str:
+        return urlencode({k: v for k, v in {"stage": stage, "q": search, "sort": sort, **changed}.items() if v})
+
     heads = [
         {
             "key": key,
             "label": label,
-            "query": urlencode({k: v for k, v in (("stage", stage), ("sort", "-" + key if sort == key else key)) if v}),
+            "query": query(sort="-" + key if sort == key else key),
             "sorted": "asc" if sort == key else "desc" if sort == "-" + key else "",
         }
         for key, label in COLUMNS
@@ -101,15 +121,33 @@ def quality_page(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "project": project,
         "rows": rows,
+        "page": page,
+        "page_query": query(),
         "heads": heads,
         "stage": stage,
         "sort": sort,
+        "search": search,
+        "computed_at": state["computed_at"],
+        "refreshing": state["refreshing"],
         "stage_choices": _stage_choices(),
         "requalifiable": _requalifiable(),
         "next": request.get_full_path(),
         "assist": assist_backend_figures(project=project) if project.assist_url else None,
     }
     return render(request, "frontend/quality/project.html", context)
+
+
+@require_POST
+@lead_page
+def quality_refresh(request: HttpRequest, slug: str) -> HttpResponse:
+    """Compute the quality figures again, in the background (the ``quality-figures`` job). Leads only."""
+    project = project_get_for_lead(user=request.user, slug=slug)
+    quality_figures_start(project=project, user=request.user)
+    messages.success(request, "The figures are being computed again; reload the page in a moment.")
+    next_url = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()}):
+        next_url = reverse("frontend:quality", kwargs={"slug": project.slug})
+    return HttpResponseRedirect(next_url)
 
 
 @require_POST
@@ -243,19 +281,23 @@ def annotator_page(request: HttpRequest, slug: str, user_id: int) -> HttpRespons
 @require_GET
 @lead_page
 def gold_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """The project's gold items (``?stage=``) with how often each was served (``exposures``, and
-    retired past ``gold_exposures_max``) and answered right, activate/deactivate, and the newest
-    accepted submissions to promote to gold with one click (or any by its id). Leads only."""
+    """The project's gold items (``?stage=``), a page at a time (``?page=``), with how often each was
+    served (``exposures``, and retired past ``gold_exposures_max``) and answered right,
+    activate/deactivate, and the newest accepted submissions to promote to gold with one click (or any
+    by its id). Leads only."""
     project = project_get_for_lead(user=request.user, slug=slug)
     stage = request.GET.get("stage", "")
     try:
-        items = gold_stats(project=project, stage=stage)
+        found = gold_stat_rows(project=project, stage=stage)
         promotable = gold_promotable(project=project, stage=stage or None)
     except ApplicationError as exc:
         return _error(request, project, exc.message)
+    page = Paginator(found, GOLD_ROWS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "project": project,
-        "items": items,
+        "items": gold_stats_of(page.object_list),
+        "page": page,
+        "page_query": urlencode({"stage": stage} if stage else {}),
         "promotable": promotable,
         "exposures_max": project.gold_exposures_max,
         "stage": stage,

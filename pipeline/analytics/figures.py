@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from django.db import connection
 from django.db.models import (
     CharField,
     Count,
-    IntegerField,
-    OuterRef,
     Q,
-    Subquery,
+    QuerySet,
     Value,
 )
 from django.db.models.functions import Coalesce, NullIf, Trim, TruncDate
@@ -102,25 +101,33 @@ def _histogram(counts: dict[int, int], *, first: int, last: int, open_last: bool
     return Histogram(bins=bins, total=total)
 
 
-def _count_of(qs: Any, *, outer: str) -> Coalesce:
-    """A correlated ``COUNT(*)`` of ``qs`` rows whose ``outer`` points at the outer row."""
-    counted = qs.filter(**{outer: OuterRef("pk")}).order_by().values(outer).annotate(n=Count("pk")).values("n")
-    return Coalesce(Subquery(counted, output_field=IntegerField()), 0)
+def _grouped_counts(per_row: QuerySet[Any], columns: list[str]) -> list[tuple[Any, ...]]:
+    """``(*columns, n)``: how many rows of ``per_row`` (a grouped ``values().annotate()``, one row per
+    screen or answer) have each combination of ``columns``. One query: the per-row counts are grouped
+    again in the database (``SELECT columns, COUNT(*) FROM (per_row) GROUP BY columns``), so neither a
+    correlated count per outer row nor a row per answer in Python."""
+    sql, params = per_row.query.sql_with_params()
+    names = ", ".join(connection.ops.quote_name(c) for c in columns)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {names}, COUNT(*) FROM ({sql}) per_row GROUP BY {names}", params)  # noqa: S608
+        return [tuple(row) for row in cursor.fetchall()]
 
 
 def analytics_questions_per_screen(*, project: Project) -> Histogram:
     """Composed questions (passes 1 and 2) per screen, over screens past the question passes
-    (questions final or closed without questions); bins ``0..cap1+cap2`` (paper: 0..8). One query."""
+    (questions final or closed without questions); bins ``0..cap1+cap2`` (paper: 0..8). One query:
+    the questions counted per screen (a join, not a correlated count per screen), then grouped by
+    that count in the database."""
     cap = project.questions_pass1_cap + project.questions_pass2_cap
-    written = Question.objects.filter(source__in=[QuestionSource.PASS_1, QuestionSource.PASS_2])
-    rows = (
+    written = Q(questions__source__in=[QuestionSource.PASS_1, QuestionSource.PASS_2])
+    per_screen = (
         Screen.objects.filter(project=project, state__in=[ScreenState.ANSWERING, ScreenState.NO_QUESTIONS])
-        .annotate(n=_count_of(written, outer="screen"))
         .order_by()
-        .values("n")
-        .annotate(screens=Count("pk"))
+        .values("pk")
+        .annotate(n=Count("questions", filter=written))
     )
-    return _histogram({r["n"]: r["screens"] for r in rows}, first=0, last=cap, open_last=False)
+    counts: dict[int, int] = dict(_grouped_counts(per_screen, ["n"]))  # type: ignore[arg-type]
+    return _histogram(counts, first=0, last=cap, open_last=False)
 
 
 # --- 3. and 4. answer elements ----------------------------------------------------------------
@@ -146,29 +153,26 @@ class AnswerElementsAnalytics:
 
 def analytics_answer_elements(*, project: Project) -> AnswerElementsAnalytics:
     """Boxes per ``answered`` answer (1..10+) and the VH-only / drawn-only / mixed shares, from one
-    grouped query over (VH leaves, drawn boxes) per answer. Answers dropped by post-processing are
-    left out; answers not yet post-processed count (``kept`` defaults to true)."""
-    elements = AnswerElement.objects.all()
-    rows = (
-        Answer.objects.filter(question__screen__project=project, verdict=Verdict.ANSWERED, kept=True)
-        .annotate(
-            vh=_count_of(elements.filter(vh_index__isnull=False), outer="answer"),
-            drawn=_count_of(elements.filter(vh_index__isnull=True), outer="answer"),
+    query: (VH leaves, drawn boxes) counted per answer, then grouped again in the database. Answers
+    dropped by post-processing are left out; answers not yet post-processed count (``kept`` defaults to true)."""
+    per_answer = (
+        AnswerElement.objects.filter(
+            answer__question__screen__project=project, answer__verdict=Verdict.ANSWERED, answer__kept=True
         )
         .order_by()
-        .values("vh", "drawn")
-        .annotate(answers=Count("pk"))
+        .values("answer_id")
+        .annotate(vh=Count("pk", filter=Q(vh_index__isnull=False)), drawn=Count("pk", filter=Q(vh_index__isnull=True)))
     )
     per_size: dict[int, int] = defaultdict(int)
     vh_only = drawn_only = mixed = 0
-    for r in rows:
-        per_size[r["vh"] + r["drawn"]] += r["answers"]
-        if r["vh"] and r["drawn"]:
-            mixed += r["answers"]
-        elif r["vh"]:
-            vh_only += r["answers"]
-        elif r["drawn"]:
-            drawn_only += r["answers"]
+    for vh, drawn, answers in _grouped_counts(per_answer, ["vh", "drawn"]):
+        per_size[vh + drawn] += answers
+        if vh and drawn:
+            mixed += answers
+        elif vh:
+            vh_only += answers
+        elif drawn:
+            drawn_only += answers
     total = vh_only + drawn_only + mixed
     return AnswerElementsAnalytics(
         boxes_per_answer=_histogram(per_size, first=1, last=BOXES_MAX_BIN, open_last=True),

@@ -21,13 +21,20 @@ from annotation.apis.errors import ErrorSerializer
 from annotation.apis.params import PageParams, Pagination, QueryParams, choice_param, id_param, query_params
 from annotation.models import Project, Stage
 from annotation.permissions import IsAuthenticated, project_get_for_lead
+from pipeline.quality.figures import (
+    figures_with_standings,
+    quality_figures_current,
+    quality_figures_rows,
+    quality_figures_start,
+)
 from pipeline.quality.gold import gold_promotable, gold_promote, gold_set_active, gold_unit_create
 from pipeline.quality.report import (
     SORT_KEYS,
     GoldStat,
     control_timeline,
     gold_stat,
-    gold_stats,
+    gold_stat_rows,
+    gold_stats_of,
     member_get_for_report,
     quality_events,
     quality_report,
@@ -189,34 +196,86 @@ class GoldItemSerializer(serializers.Serializer):
         return bool(limit) and stat.gold.exposures >= limit
 
 
+class GoldItemPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = GoldItemSerializer(many=True)
+
+
 def _gold_out(gold: Any, project: Project) -> dict[str, Any]:
     """A fresh gold item with its (empty) results, shaped like the list's rows."""
     return GoldItemSerializer(GoldStat(gold, 0, 0), context={"exposures_max": project.gold_exposures_max}).data
 
 
+class QualityReportPageSerializer(serializers.Serializer):
+    """One page of members' figures, with when they were computed."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    computed_at = serializers.DateTimeField(allow_null=True, help_text="when the figures were computed")
+    refreshing = serializers.BooleanField(help_text="a job is computing them again (they were old)")
+    results = AnnotatorFiguresSerializer(many=True)
+
+
 class QualityReportApi(APIView):
-    """``GET /api/projects/<slug>/quality/``: every member with their standings and figures.
-    ``?stage=`` restricts to a stage, ``?sort=`` sorts (``-`` descending). Leads only."""
+    """``GET /api/projects/<slug>/quality/``: the members with their standings and figures, a page at a
+    time. The figures are those the ``quality-figures`` job last computed (``computed_at``; a job is
+    queued when they are old, ``refreshing``); standings are read live. ``?stage=`` restricts to a
+    stage, ``?sort=`` sorts (``-`` descending), ``?q=`` keeps the members whose name contains it. Leads
+    only."""
 
     permission_classes = [IsAuthenticated]
 
-    class ReportParams(StageParams):
+    class ReportParams(PageParams, StageParams):
         sort = choice_param(
             [*SORT_KEYS, *(f"-{k}" for k in SORT_KEYS)], default="username", help_text="a column; `-`: descending"
         )
+        q = serializers.CharField(required=False, allow_blank=True, max_length=150, help_text="name contains")
 
     @extend_schema(
         operation_id="quality_report",
-        summary="Every member's standings and quality figures",
+        summary="The members' standings and quality figures, a page at a time",
         parameters=[ReportParams],
-        responses={200: AnnotatorFiguresSerializer(many=True), **ERRORS},
+        responses={200: QualityReportPageSerializer, **ERRORS},
         tags=["quality"],
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
         params = query_params(self.ReportParams, request)
-        rows = quality_report(project=project, stage=params.get("stage"), sort=params["sort"])
-        return Response(AnnotatorFiguresSerializer(rows, many=True).data)
+        stage = params.get("stage")
+        found = quality_figures_rows(project=project, stage=stage, sort=params["sort"], search=params.get("q", ""))
+        state = quality_figures_current(project=project, user=request.user)
+        paginator = Pagination()
+        page = paginator.paginate_queryset(found, request, view=self)
+        rows = figures_with_standings(project=project, rows=list(page or []), stage=stage)
+        response = paginator.get_paginated_response(AnnotatorFiguresSerializer(rows, many=True).data)
+        response.data = {**response.data, "computed_at": state["computed_at"], "refreshing": state["refreshing"]}
+        return response
+
+
+class QualityRefreshApi(APIView):
+    """``POST /api/projects/<slug>/quality/refresh/``: compute the quality figures again in the background
+    (the ``quality-figures`` job; the one alive already if there is one). Leads only."""
+
+    permission_classes = [IsAuthenticated]
+
+    class QualityRefreshOutputSerializer(serializers.Serializer):
+        job_id = serializers.IntegerField()
+        status = serializers.CharField()
+
+    @extend_schema(
+        operation_id="quality_refresh",
+        summary="Compute the quality figures again",
+        request=None,
+        responses={202: QualityRefreshOutputSerializer, **ERRORS},
+        tags=["quality"],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        job = quality_figures_start(project=project, user=request.user)
+        return Response({"job_id": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
 
 
 class AnnotatorReportApi(APIView):
@@ -331,19 +390,26 @@ class GoldListCreateApi(APIView):
                 raise serializers.ValidationError("A JSON object: the stage's submit body.")
             return value
 
+    class GoldListParams(PageParams, StageParams):
+        pass
+
     @extend_schema(
         operation_id="quality_gold_list",
-        summary="Gold items with their results",
-        parameters=[StageParams],
-        responses={200: GoldItemSerializer(many=True), **ERRORS},
+        summary="Gold items with their results, a page at a time",
+        parameters=[GoldListParams],
+        responses={200: GoldItemPageSerializer, **ERRORS},
         tags=["quality"],
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        stage = query_params(StageParams, request).get("stage")
-        rows = gold_stats(project=project, stage=stage)
-        context = {"exposures_max": project.gold_exposures_max}
-        return Response(GoldItemSerializer(rows, many=True, context=context).data)
+        stage = query_params(self.GoldListParams, request).get("stage")
+        paginator = Pagination()
+        page = paginator.paginate_queryset(gold_stat_rows(project=project, stage=stage), request, view=self)
+        return paginator.get_paginated_response(
+            GoldItemSerializer(
+                gold_stats_of(page or []), many=True, context={"exposures_max": project.gold_exposures_max}
+            ).data
+        )
 
     @extend_schema(
         operation_id="quality_gold_create",

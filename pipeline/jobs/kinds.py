@@ -21,6 +21,7 @@ from annotation.models import AssistJob, ImportJob, Job, MemberJob, ReleaseJob
 from pipeline.assist.service import suggestions_job_work
 from pipeline.ingest.jobs import import_job_work
 from pipeline.members import members_job_work
+from pipeline.quality.figures import quality_figures_job_work
 from pipeline.release.export.jobs import export_job_work
 from pipeline.release.postprocess import postprocess_job_work
 from pipeline.release.short_answers.service import short_answers_job_work
@@ -47,6 +48,12 @@ KINDS: dict[str, JobKind] = {
         ),
         JobKind(ReleaseJob.Kind.EXPORT, ReleaseJob, export_job_work, {"kind": ReleaseJob.Kind.EXPORT}),
         JobKind(AssistJob.kind, AssistJob, suggestions_job_work),
+        JobKind(
+            ReleaseJob.Kind.QUALITY_FIGURES,
+            ReleaseJob,
+            quality_figures_job_work,
+            {"kind": ReleaseJob.Kind.QUALITY_FIGURES},
+        ),
     )
 }
 

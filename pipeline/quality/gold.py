@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import (
@@ -21,6 +22,7 @@ from annotation.models import (
     AnswerElement,
     Assignment,
     AssignmentStatus,
+    ControlResult,
     GoldItem,
     GoldSource,
     Project,
@@ -294,9 +296,16 @@ def gold_items_with_results(*, project: Project, stage: str | None = None) -> Qu
     items = GoldItem.objects.filter(project=project)
     if stage:
         items = items.filter(stage=stage)
+    # Correlated counts, not a join grouped over every result: a page of items counts only its own.
+    results = ControlResult.objects.filter(gold=OuterRef("pk")).order_by().values("gold")
+    served = results.annotate(n=Count("pk")).values("n")
+    correct = results.filter(correct=True).annotate(n=Count("pk")).values("n")
     return (
         items.select_related("screen", "question")
-        .annotate(served=Count("results"), correct=Count("results", filter=Q(results__correct=True)))
+        .annotate(
+            served=Coalesce(Subquery(served, output_field=IntegerField()), 0),
+            correct=Coalesce(Subquery(correct, output_field=IntegerField()), 0),
+        )
         .order_by("stage", "pk")
     )
 

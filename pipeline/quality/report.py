@@ -7,8 +7,12 @@ fared on it.
 project has (the tests count them): memberships, standings, control results, reviews, assignment
 durations and skips, the questions they wrote, and the answers of decided validation/test
 questions (agreement is computed in Python with ``pipeline.release.agreement``, as
-post-processing does). The median duration is taken in Python over the durations one query
-brings (``statistics.median``, as ``percentile_cont(0.5)`` would give), so it works on SQLite too.
+post-processing does). On PostgreSQL the median duration is ``percentile_cont(0.5)`` in the same
+grouped query as the counts; elsewhere (SQLite) it is taken in Python over the durations one query
+brings (``statistics.median``, the same figure).
+
+The quality page and its API do not call ``quality_report`` for every member on each view: they
+read the figures the ``quality-figures`` job stored (``pipeline.quality.figures``).
 """
 
 from __future__ import annotations
@@ -20,8 +24,13 @@ from datetime import date
 from statistics import median
 from typing import Any
 
+from django.db import connection
 from django.db.models import (
+    Aggregate,
     Count,
+    F,
+    FloatField,
+    Func,
     Q,
     QuerySet,
 )
@@ -164,10 +173,17 @@ def report_sort(rows: list[AnnotatorFigures], sort: str) -> list[AnnotatorFigure
 
 
 def quality_report(
-    *, project: Project, stage: str | None = None, user_id: int | None = None, sort: str = "username"
+    *,
+    project: Project,
+    stage: str | None = None,
+    user_id: int | None = None,
+    sort: str = "username",
+    agreement: dict[int, tuple[int, int]] | None = None,
 ) -> list[AnnotatorFigures]:
     """Every member of ``project`` (or only ``user_id``) with their quality figures, in ``stage``
-    or over every stage, sorted by ``sort``. Ten queries, whatever the size of the project."""
+    or over every stage, sorted by ``sort``. Ten queries, whatever the size of the project.
+    ``agreement``: ``agreement_by_user`` already computed (the figures job computes it once for
+    the two reports that show it)."""
     stage = stage_filter(stage)
     members = Membership.objects.filter(project=project).select_related("user").order_by("user__username")
     if user_id is not None:
@@ -186,7 +202,10 @@ def quality_report(
     _add_work(rows, work)
     _add_questions(rows, project=project, stage=stage)
     if stage in (None, Stage.ANSWERS):
-        _add_agreement(rows, project=project, user_id=user_id)
+        found = agreement if agreement is not None else agreement_by_user(project=project, user_id=user_id)
+        for member_id, (agreed, answers) in found.items():
+            if member_id in rows:
+                rows[member_id].agreement_agreed, rows[member_id].agreement_answers = agreed, answers
     if stage in (None, Stage.REVIEW):
         for reviewer_id, (agreed, compared) in reviewer_agreement(project=project, user_ids=list(rows)).items():
             rows[reviewer_id].review_agreement_agreed, rows[reviewer_id].review_agreement_compared = agreed, compared
@@ -223,29 +242,68 @@ def _add_control(rows: dict[int, AnnotatorFigures], results: QuerySet[Any]) -> N
         rows[user_id].control_correct, rows[user_id].control_items = correct, items
 
 
+class _Median(Aggregate):
+    """PostgreSQL's ``percentile_cont(0.5)``: the median, the mean of the middle two for an even
+    count (as ``statistics.median``)."""
+
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
 def _add_work(rows: dict[int, AnnotatorFigures], work: QuerySet[Any]) -> None:
-    """Counts and the median duration of their real work, from one query of its rows (submitted,
-    skipped or reviewed): the median is taken in Python, so it is the same on every database."""
-    seconds: dict[int, list[float]] = defaultdict(list)
-    for user_id, status, review_state, created_at, submitted_at in (
-        work.filter(
-            Q(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED])
-            | Q(review_state__in=[ReviewState.ACCEPTED, ReviewState.REJECTED])
+    """Counts and the median duration of their real work (submitted, skipped or reviewed). On
+    PostgreSQL one grouped query computes both (``percentile_cont``): no row of work comes into
+    Python. Elsewhere (SQLite) the durations come in one query and the median is taken in Python."""
+    done = work.filter(
+        Q(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED])
+        | Q(review_state__in=[ReviewState.ACCEPTED, ReviewState.REJECTED])
+    )
+    if connection.vendor == "postgresql":
+        seconds = Func(
+            F("submitted_at"),
+            F("created_at"),
+            template="EXTRACT(EPOCH FROM (%(expressions)s))",
+            arg_joiner=" - ",
+            output_field=FloatField(),
         )
-        .values_list("annotator_id", "status", "review_state", "created_at", "submitted_at")
-        .iterator(chunk_size=5000)
-    ):
+        submitted = Q(status=AssignmentStatus.SUBMITTED)
+        for user_id, n_submitted, n_skipped, accepted, rejected, middle in (
+            done.order_by()
+            .values("annotator_id")
+            .annotate(
+                s=Count("pk", filter=submitted),
+                k=Count("pk", filter=Q(status=AssignmentStatus.SKIPPED)),
+                a=Count("pk", filter=Q(review_state=ReviewState.ACCEPTED)),
+                r=Count("pk", filter=Q(review_state=ReviewState.REJECTED)),
+                m=_Median(seconds, filter=submitted & Q(submitted_at__isnull=False)),
+            )
+            .values_list("annotator_id", "s", "k", "a", "r", "m")
+        ):
+            row = rows[user_id]
+            row.submitted, row.skips, row.reviews_accepted, row.reviews_rejected = (
+                n_submitted,
+                n_skipped,
+                accepted,
+                rejected,
+            )
+            row.median_seconds = round(middle, 1) if middle is not None else None
+        return
+    durations: dict[int, list[float]] = defaultdict(list)
+    for user_id, status, review_state, created_at, submitted_at in done.values_list(
+        "annotator_id", "status", "review_state", "created_at", "submitted_at"
+    ).iterator(chunk_size=5000):
         row = rows[user_id]
         if status == AssignmentStatus.SUBMITTED:
             row.submitted += 1
             if submitted_at is not None:
-                seconds[user_id].append((submitted_at - created_at).total_seconds())
+                durations[user_id].append((submitted_at - created_at).total_seconds())
         elif status == AssignmentStatus.SKIPPED:
             row.skips += 1
         row.reviews_accepted += review_state == ReviewState.ACCEPTED
         row.reviews_rejected += review_state == ReviewState.REJECTED
-    for user_id, durations in seconds.items():
-        rows[user_id].median_seconds = round(median(durations), 1)
+    for user_id, found in durations.items():
+        rows[user_id].median_seconds = round(median(found), 1)
 
 
 def _add_questions(rows: dict[int, AnnotatorFigures], *, project: Project, stage: str | None) -> None:
@@ -255,28 +313,34 @@ def _add_questions(rows: dict[int, AnnotatorFigures], *, project: Project, stage
         row.questions_flagged_pass2, row.questions_faulted = found.flagged_pass2, found.faulted
 
 
-def _add_agreement(rows: dict[int, AnnotatorFigures], *, project: Project, user_id: int | None) -> None:
-    """An annotator's answer to a validation/test question whose answers are all in agrees with
-    the majority when it is in the largest group of pairwise-agreeing answers and that group is
-    more than half of the answers (``pipeline.release.agreement``; a tie: none agrees)."""
+def agreement_by_user(*, project: Project, user_id: int | None = None) -> dict[int, tuple[int, int]]:
+    """Per annotator, ``(agreed, answers)``: their answers to validation/test questions whose answers
+    are all in, and how many of them agree with the majority: in the largest group of
+    pairwise-agreeing answers, that group more than half of the answers
+    (``pipeline.release.agreement``; a tie: none agrees). ``user_id``: only the questions they
+    answered (and only their figures)."""
     questions = Question.objects.filter(
         screen__project=project, screen__split__in=[Split.VALIDATION, Split.TEST], state__in=DECIDABLE_STATES
     )
     if user_id is not None:  # one annotator: only the questions they answered
         questions = questions.filter(answers__annotator_id=user_id)
     question_ids = list(questions.values_list("pk", flat=True))
+    found: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     if not question_ids:
-        return
+        return {}
     settings = agreement_settings_for(project)
     for answers in answer_records(question_ids).values():
-        if len(answers) < 2 or not any(a.annotator_id in rows for a in answers):
+        if len(answers) < 2:
+            continue
+        if user_id is not None and not any(a.annotator_id == user_id for a in answers):
             continue
         majority = majority_of([a.view for a in answers], settings=settings)
         for i, answer in enumerate(answers):
-            if answer.annotator_id in rows:
-                row = rows[answer.annotator_id]
-                row.agreement_answers += 1
-                row.agreement_agreed += i in majority
+            who = answer.annotator_id
+            if who is not None and (user_id is None or who == user_id):
+                found[who][0] += i in majority
+                found[who][1] += 1
+    return {member: (agreed, n) for member, (agreed, n) in found.items()}
 
 
 # --- one annotator ---------------------------------------------------------------------------------
@@ -361,10 +425,19 @@ class GoldStat:
         return self.served >= GOLD_SUSPECT_MIN_SERVED and self.correct / self.served < GOLD_SUSPECT_SHARE
 
 
+def gold_stat_rows(*, project: Project, stage: str | None = None) -> QuerySet[Any]:
+    """Each gold item (of ``stage``), by stage then id, with ``served`` and ``correct``: a queryset the
+    caller paginates (the counts are correlated subqueries, so only a page's items are counted)."""
+    return gold_items_with_results(project=project, stage=stage_filter(stage))
+
+
+def gold_stats_of(items: Iterable[Any]) -> list[GoldStat]:
+    return [GoldStat(g, g.served, g.correct) for g in items]
+
+
 def gold_stats(*, project: Project, stage: str | None = None) -> list[GoldStat]:
     """Each gold item (of ``stage``) with how often it was served and answered right. One query."""
-    items: Iterable[Any] = gold_items_with_results(project=project, stage=stage_filter(stage))
-    return [GoldStat(g, g.served, g.correct) for g in items]
+    return gold_stats_of(gold_stat_rows(project=project, stage=stage))
 
 
 def gold_stat(*, project: Project, gold_id: int) -> GoldStat:

@@ -21,17 +21,25 @@ from pipeline.quality.standing import qualification_mode, trusted
 from .base import live_q
 from .registry import stage_get
 
-LEASES_SHOWN = 500
-
 
 def lease_list(*, project: Project) -> QuerySet[Assignment]:
-    """The project's live leases (time left), the oldest first, with who holds them (at most
-    ``LEASES_SHOWN``)."""
+    """The project's live leases (time left), the oldest first, with who holds them: a queryset the
+    caller paginates."""
     return (
         Assignment.objects.filter(live_q(timezone.now()), project=project)
         .select_related("annotator", "screen", "question")
-        .defer("draft", "submission", "screen__vh")
-        .order_by("created_at", "pk")[:LEASES_SHOWN]
+        .only(
+            "pk",
+            "stage",
+            "purpose",
+            "created_at",
+            "lease_expires_at",
+            "annotator_id",
+            "annotator__username",
+            "screen__rico_id",
+            "question__text",
+        )
+        .order_by("created_at", "pk")
     )
 
 

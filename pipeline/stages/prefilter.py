@@ -750,12 +750,17 @@ class AppLanguage:
         return "English" if self.language_set_by == "lead" else "undecided"
 
 
-def app_language_list(*, project: Project) -> list[AppLanguage]:
-    """Every app of the project by package, with its ``app_language_votes`` (two queries)."""
-    tally = _language_tally(_counting().filter(screen__project=project), needed=project.prefilter_judgments)
+def app_language_list(*, project: Project, app_ids: list[int] | None = None) -> list[AppLanguage]:
+    """Every app of the project (or those of ``app_ids``, a page of them) by package, with its
+    ``app_language_votes`` (two queries; with ``app_ids`` only those apps' judgments are counted)."""
+    judgments = _counting().filter(screen__project=project)
+    apps = App.objects.filter(project=project)
+    if app_ids is not None:
+        judgments, apps = judgments.filter(screen__app_id__in=app_ids), apps.filter(pk__in=app_ids)
+    tally = _language_tally(judgments, needed=project.prefilter_judgments) if app_ids != [] else {}
     return [
         AppLanguage(package, non_english, set_by, *tally.get(pk, (0, 0)))
-        for pk, package, non_english, set_by in App.objects.filter(project=project)
-        .order_by("package")
-        .values_list("pk", "package", "non_english", "language_set_by")
+        for pk, package, non_english, set_by in apps.order_by("package").values_list(
+            "pk", "package", "non_english", "language_set_by"
+        )
     ]

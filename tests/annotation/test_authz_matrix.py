@@ -72,6 +72,8 @@ WRITING_READS: dict[str, str] = {
     "api-screen-overlay": "renders the overlay once and caches its file name on the screen",
     "frontend:project": "remembers that the member has seen the guidelines (shown once)",
     "frontend:guidelines": "remembers that the member has seen the guidelines",
+    "frontend:quality": "computes the stored quality figures on a project's first view (or queues their refresh)",
+    "api-quality": "computes the stored quality figures on a project's first view (or queues their refresh)",
 }
 
 # Routes not in the matrix, and why.
@@ -224,6 +226,7 @@ EXPECTED: dict[str, Route] = {
     "api-quality-annotator": Route({"GET": api_lead()}, kwargs={"user_id": "owner_id"}),
     "api-quality-standing": Route({"POST": api_lead(400)}, kwargs={"user_id": "owner_id"}),
     "api-quality-events": Route({"GET": api_lead()}),
+    "api-quality-refresh": Route({"POST": api_lead(202)}),
     "api-quality-gold": Route({"GET": api_lead(), "POST": api_lead(400)}),
     "api-quality-gold-promotable": Route({"GET": api_lead()}),
     "api-quality-gold-promote": Route({"POST": api_lead(400)}),
@@ -307,6 +310,7 @@ EXPECTED: dict[str, Route] = {
     "frontend:analysis": Route({"GET": page_lead()}),
     "frontend:quality": Route({"GET": page_lead()}),
     "frontend:quality-gold": Route({"GET": page_lead()}),
+    "frontend:quality-refresh": Route({"POST": page_lead(302)}),
     "frontend:quality-gold-promote": Route({"POST": page_lead(400)}),
     "frontend:quality-gold-active": Route({"POST": page_lead(400)}),
     "frontend:quality-annotator": Route({"GET": page_lead()}, kwargs={"user_id": "owner_id"}),

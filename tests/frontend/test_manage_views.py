@@ -266,6 +266,20 @@ class TestActions:
             response = client.post("/projects/demo/actions/not-answerable/", {"sample_size": bad})
             assert response.status_code == 400 and 'role="alert"' in html(response), bad
 
+    def test_apps_a_page_at_a_time_and_found_by_package(self, client, lead, project, monkeypatch):
+        from frontend.views import manage
+
+        monkeypatch.setattr(manage, "ROWS_PER_PAGE", 2)
+        for name in ("com.a", "com.b", "org.c"):
+            AppFactory(project=project, package=name)
+        login(client, lead)
+        first = html(client.get("/projects/demo/actions/"))
+        assert first.count("<tr data-app=") == 2 and 'data-app="com.a"' in first and "Page 1 of" in first
+        second = html(client.get("/projects/demo/actions/?page=2"))
+        assert 'data-app="org.c"' in second or 'data-app="com.b"' in second
+        found = html(client.get("/projects/demo/actions/?q=org"))
+        assert found.count("<tr data-app=") == 1 and 'data-app="org.c"' in found
+
     def test_mark_app_non_english(self, client, lead, project):
         app = AppFactory(project=project, package="com.hola")
         ScreenFactory(project=project, app=app)
@@ -373,6 +387,19 @@ class TestLeases:
         ]:
             response = client.post(f"/projects/demo/leases/{leased.pk}/", data)
             assert response.status_code == 400 and message in html(response), message
+
+    def test_reassign_by_name_from_one_list_of_members(self, client, lead, project, leased):
+        bea = UserFactory(username="bea")
+        MembershipFactory(project=project, user=bea)
+        login(client, lead)
+        page = html(client.get("/projects/demo/leases/"))
+        # the members are listed once for the page, not once per lease
+        assert page.count('<datalist id="lease-members">') == 1 and "<select" not in page
+        assert '<option value="bea"></option>' in page
+        response = client.post(f"/projects/demo/leases/{leased.pk}/", {"action": "reassign", "username": "zed"})
+        assert response.status_code == 400 and "Choose a member" in html(response)
+        response = client.post(f"/projects/demo/leases/{leased.pk}/", {"action": "reassign", "username": "bea"})
+        assert response.status_code == 302 and Assignment.objects.get(pk=leased.pk).annotator == bea
 
     def test_a_lease_of_another_project_is_404(self, client, other_lead, leased):
         login(client, other_lead)

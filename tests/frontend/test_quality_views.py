@@ -11,7 +11,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Answer, GoldItem, GoldSource, QualityEvent, Question, Standing
+from annotation.models import Answer, GoldItem, GoldSource, QualityEvent, Question, ReleaseJob, Standing
+from pipeline.quality.figures import quality_figures_refresh
 from pipeline.stages import assignment_next, assignment_submit
 from tests.conftest import login
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
@@ -257,6 +258,7 @@ def test_pages_run_a_fixed_number_of_queries(project, data, lead, client):
         return len(ctx.captured_queries)
 
     pages_ = [url(project), url(project, "quality-annotator", user_id=data["bob"].pk), url(project, "quality-gold")]
+    quality_figures_refresh(project=project)  # the stored figures: the quality page reads them
     before = [counted(p) for p in pages_]
     for i in range(4):
         user = UserFactory(username=f"more{i}")
@@ -265,6 +267,7 @@ def test_pages_run_a_fixed_number_of_queries(project, data, lead, client):
         for right in (True, False):
             control(project, user, correct=right)
         control(project, data["bob"], correct=False)
+    quality_figures_refresh(project=project)
     assert [counted(p) for p in pages_] == before
 
 
@@ -304,3 +307,64 @@ def test_a_reinstate_says_what_came_back(project, lead, client):
     # then the page says the withdrawn answer came back, and it did
     assert "ann reinstated in Answers. 1 withdrawn item(s) came back." in response.content.decode()
     assert Answer.objects.get(annotator=ann).kept
+
+
+def test_the_page_reads_stored_figures_and_says_when_they_were_computed(
+    project, data, lead, client, settings, django_capture_on_commit_callbacks
+):
+    login(client, lead)
+    html = client.get(url(project)).content.decode()  # the first view computes them
+    assert 'id="computed"' in html and "Figures computed at" in html
+    control(project, data["annie"], correct=False)  # new work: not in the stored figures yet
+    annie = re.search(r'<tr data-annotator="annie">.*?</tr>', client.get(url(project)).content.decode(), re.S)
+    assert "(3/4)" in annie.group(0)
+    # old figures: the view queues the job that computes them again, and shows the old ones meanwhile
+    settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 0
+    with django_capture_on_commit_callbacks(execute=True):
+        html = client.get(url(project)).content.decode()
+    assert "being computed again now" in html
+    job = ReleaseJob.objects.get(project=project, kind="quality-figures")
+    assert job.status == "done" and job.result["members"] == 3
+    annie = re.search(r'<tr data-annotator="annie">.*?</tr>', client.get(url(project)).content.decode(), re.S)
+    assert "(3/5)" in annie.group(0)
+
+
+def test_a_lead_asks_for_fresh_figures(project, data, lead, client, django_capture_on_commit_callbacks):
+    login(client, lead)
+    client.get(url(project))
+    control(project, data["bob"], correct=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url(project, "quality-refresh"), {"next": url(project) + "?sort=-control"})
+    assert response.status_code == 302 and response["Location"] == url(project) + "?sort=-control"
+    bob = re.search(r'<tr data-annotator="bob">.*?</tr>', client.get(url(project)).content.decode(), re.S)
+    assert "(2/4)" in bob.group(0)
+    login(client, data["annie"])
+    assert client.post(url(project, "quality-refresh")).status_code == 403
+
+
+def test_search_and_pages(project, data, lead, client, monkeypatch):
+    from frontend.views import quality as views
+
+    monkeypatch.setattr(views, "QUALITY_ROWS_PER_PAGE", 2)
+    login(client, lead)
+    first = client.get(url(project) + "?sort=-control").content.decode()
+    assert first.count("<tr data-annotator=") == 2 and "Page 1 of 2 (3)" in first
+    assert 'href="?q=&amp;' not in first and "sort=-control&amp;page=2" in first
+    second = client.get(url(project) + "?sort=-control&page=2").content.decode()
+    # blank figures last, whatever the direction: the lead has no control items
+    assert second.count("<tr data-annotator=") == 1 and f'data-annotator="{lead.username}"' in second
+    found = client.get(url(project) + "?q=BO").content.decode()
+    assert found.count("<tr data-annotator=") == 1 and 'data-annotator="bob"' in found
+    assert "contains “zz”" in client.get(url(project) + "?q=zz").content.decode()
+
+
+def test_gold_page_is_paginated(project, data, lead, client, monkeypatch):
+    from frontend.views import quality as views
+
+    monkeypatch.setattr(views, "GOLD_ROWS_PER_PAGE", 4)
+    gold(project)
+    n = GoldItem.objects.filter(project=project).count()  # 7 under control results, and this one
+    login(client, lead)
+    html = client.get(url(project, "quality-gold")).content.decode()
+    assert html.count("<tr data-gold=") == 4 and f"Page 1 of 2 ({n})" in html
+    assert client.get(url(project, "quality-gold") + "?page=2").content.decode().count("<tr data-gold=") == n - 4

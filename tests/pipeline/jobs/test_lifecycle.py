@@ -221,6 +221,7 @@ def test_every_kind_has_a_work_function_and_its_table(db):
         "postprocess": (ReleaseJob, {"kind": "postprocess"}),
         "short-answers": (ReleaseJob, {"kind": "short-answers"}),
         "export": (ReleaseJob, {"kind": "export"}),
+        "quality-figures": (ReleaseJob, {"kind": "quality-figures"}),
         "members": (MemberJob, {}),
         "suggestions": (AssistJob, {}),
     }

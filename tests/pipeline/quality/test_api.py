@@ -32,7 +32,9 @@ def test_report_lists_members_with_figures(data, lead, api_client, annotator):
     login(api_client, lead)
     response = api_client.get(base(data), {"sort": "-control"})
     assert response.status_code == 200
-    rows = {r["username"]: r for r in response.json()}
+    body = response.json()
+    assert body["count"] == len(body["results"]) and body["computed_at"] and body["refreshing"] is False
+    rows = {r["username"]: r for r in body["results"]}
     annie = rows["annie"]
     assert (annie["control_correct"], annie["control_items"], annie["control_accuracy"]) == (1, 3, 0.3333)
     assert annie["status"] == "paused" and annie["standings"][0]["reason"] == "too many wrong"
@@ -120,7 +122,7 @@ def test_standing_action_records_the_lead(data, lead, api_client, annotator):
 
 def test_gold_items_list_create_promote_and_deactivate(data, lead, api_client, annotator):
     login(api_client, lead)
-    listed = api_client.get(f"{base(data)}gold/", {"stage": "prefilter"}).json()
+    listed = api_client.get(f"{base(data)}gold/", {"stage": "prefilter"}).json()["results"]
     assert len(listed) == 3 and {(g["served"], g["suspect"]) for g in listed} == {(1, False)}
     screen = ScreenFactory(project=data)
     gold_url = f"{base(data)}gold/"
@@ -200,7 +202,12 @@ def test_the_schema_documents_the_quality_endpoints(api_client):
     assert "post" in paths[b + "gold/review/"]
     assert "get" in paths[b + "events/"] and "get" in paths[b + "annotators/{user_id}/"]
     ok = paths[b]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
-    assert ok["items"]["$ref"] == "#/components/schemas/AnnotatorFigures"
+    assert ok["$ref"] == "#/components/schemas/QualityReportPage"
+    page = schema["components"]["schemas"]["QualityReportPage"]["properties"]
+    assert page["results"]["items"]["$ref"] == "#/components/schemas/AnnotatorFigures"
+    assert {"count", "computed_at", "refreshing"} <= set(page)
+    assert {"page", "page_size", "q", "sort"} <= {p["name"] for p in paths[b]["get"]["parameters"]}
+    assert "post" in paths[b + "refresh/"]
     report = schema["components"]["schemas"]["AnnotatorReport"]["properties"]["faulted_questions"]
     assert report["items"]["$ref"] == "#/components/schemas/FaultedQuestion"
     faulted = schema["components"]["schemas"]["FaultedQuestion"]["properties"]

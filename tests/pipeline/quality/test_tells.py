@@ -216,7 +216,7 @@ def test_a_gold_item_is_retired_after_its_exposures_and_the_lead_sees_them(proje
     assert GoldItem.objects.get(pk=gold.pk).exposures == 2
     # and the lead reads the exposures on the API and the gold page
     login(api_client, lead)
-    [row] = api_client.get(f"/api/projects/{project.slug}/quality/gold/").json()
+    [row] = api_client.get(f"/api/projects/{project.slug}/quality/gold/").json()["results"]
     assert (row["exposures"], row["retired"]) == (2, True)
     login(client, lead)
     html = client.get(f"/projects/{project.slug}/quality/gold/").content.decode()
