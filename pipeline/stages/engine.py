@@ -7,7 +7,8 @@ stage's definition (``pipeline.stages.registry``) and its unit (``pipeline.stage
 Concurrency, in short:
 
 * leasing takes the caller's user row lock (one request of one annotator at a time),
-  then the first free unit with ``SELECT ... FOR UPDATE SKIP LOCKED`` (oldest first),
+  then the first free unit with ``SELECT ... FOR UPDATE SKIP LOCKED`` (from a random
+  pivot in a shuffled queue, see ``_claim``),
   re-checks the unit with a fresh statement under that lock and writes the lease;
 * a submit locks the unit (screen, or question for ``answers``), then the assignment,
   and applies the stage transition in the same transaction;
@@ -17,6 +18,7 @@ Concurrency, in short:
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,6 +31,7 @@ from annotation.db import compiled
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
 from annotation.lock_objects import assignment_lock, queue_claim, standing_lock, user_lock
 from annotation.models import (
+    QUEUE_KEY_SPAN,
     Assignment,
     AssignmentStatus,
     ControlOutcome,
@@ -197,8 +200,18 @@ def _claim_build(stage: StageDefinition, with_candidates: bool) -> compiled.Buil
     return build
 
 
+def _pivot() -> int:
+    """Where a claim starts in a shuffled queue: a random key, never predictable from the code."""
+    return secrets.randbelow(QUEUE_KEY_SPAN)
+
+
 def _claim(*, stage: StageDefinition, project: Project, user: Any, now: datetime, tried: list[int]) -> Claimed | None:
     """Lock the next unit of the queue (skip-locked) and load it for the payload, or ``None``.
+
+    A shuffled queue (``Unit.shuffled``: screens and questions) is claimed from a random pivot:
+    the first free unit whose ``queue_key`` is at or after it, else (wrapping around) the first
+    free unit of the queue. Both are index range scans of the project's waiting units (the
+    partial ``*_queue_*`` indexes), so the order work is served in says nothing about it.
 
     Whether the unit has leases whose time ran out is read with the claim: a lease created
     or renewed after this statement's snapshot expires after ``now``, so this cannot miss
@@ -206,17 +219,34 @@ def _claim(*, stage: StageDefinition, project: Project, user: Any, now: datetime
     """
     with_candidates = candidates_aggregated()
     build = _claim_build(stage, with_candidates)
-    values = {"project": project, "user": user, "now": now}
-    if not tried:
-        row = queue_claim(key=stage.name, build=build, values=values, inputs={"project": stage.queue_inputs})
-    else:  # a retry under contention: rare, through the ORM
-        found = build(values).exclude(pk__in=tried).select_for_update(skip_locked=True, of=("self",)).first()
-        row = tuple(found) if found is not None else None
+    values: dict[str, Any] = {"project": project, "user": user, "now": now}
+    inputs = {"project": stage.queue_inputs}
+    row: tuple[Any, ...] | None = None
+    if stage.unit.shuffled:
+        from_pivot = {**values, "pivot": _pivot()}
+
+        def build_from(v: dict[str, Any]) -> QuerySet[Any]:
+            return build(v).filter(queue_key__gte=v["pivot"])
+
+        if not tried:
+            row = queue_claim(key=(stage.name, "from"), build=build_from, values=from_pivot, inputs=inputs)
+        else:  # a retry under contention: rare, through the ORM
+            row = _claim_retry(build_from(from_pivot), tried)
+    if row is None:  # not shuffled, or nothing free after the pivot: from the start
+        if not tried:
+            row = queue_claim(key=stage.name, build=build, values=values, inputs=inputs)
+        else:
+            row = _claim_retry(build(values), tried)
     if row is None:
         return None
     if not with_candidates:
         return stage.unit.claimed(row[1:], stale=bool(row[0]), candidates=None)
     return stage.unit.claimed(row[2:], stale=bool(row[0]), candidates=row[1] or [])
+
+
+def _claim_retry(queue: QuerySet[Any], tried: list[int]) -> tuple[Any, ...] | None:
+    found = queue.exclude(pk__in=tried).select_for_update(skip_locked=True, of=("self",)).first()
+    return tuple(found) if found is not None else None
 
 
 def _still_open(*, stage: StageDefinition, project: Project, user: Any, now: datetime, unit: Any) -> bool:
