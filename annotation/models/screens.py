@@ -37,12 +37,6 @@ def queue_key_new() -> int:
     return secrets.randbelow(QUEUE_KEY_SPAN)
 
 
-def _queue_index(name: str, condition: Q) -> models.Index:
-    # A partial index per waiting state: a claim walks only its project's waiting units,
-    # in ``queue_key`` order, whatever other projects or finished units the table holds.
-    return models.Index(fields=["project", "queue_key", "id"], condition=condition, name=name)
-
-
 class Screen(models.Model):
     """One RICO screen. ``rico_id`` is RICO's id (``image_id`` in the release);
     trace screens get ``<app>:trace_<n>:<k>``."""
@@ -89,15 +83,18 @@ class Screen(models.Model):
             ),
             models.CheckConstraint(condition=~Q(state="answering") | ~Q(split=""), name="screen_answering_has_split"),
         ]
-        # ``screen_queue`` serves counts by state; the claims walk the partial indexes of
-        # the waiting states from a random key and stop at the first free screen (an index
-        # range scan of the project's waiting screens only, not a sort).
+        # The claims walk a project's screens of one state from a random key and stop at the
+        # first free one: an index range scan over that project's waiting screens only (other
+        # projects and other states are elsewhere in the index), not a sort. Not partial
+        # indexes: the claims are prepared statements whose state is a parameter, and a generic
+        # plan cannot prove a partial index's predicate (tests/pipeline/stages/test_claim_plan.py).
+        # The same index serves the counts by state.
         indexes = [
-            models.Index(fields=["project", "state", "id"], name="screen_queue"),
-            _queue_index("screen_queue_prefilter", Q(state="prefilter")),
-            _queue_index("screen_queue_questions_1", Q(state="questions-1")),
-            _queue_index("screen_queue_questions_2", Q(state="questions-2")),
-            _queue_index("screen_queue_not_answerable", Q(state="answering", not_answerable_sampled=True)),
+            models.Index(fields=["project", "state", "queue_key", "id"], name="screen_queue"),
+            models.Index(
+                fields=["project", "not_answerable_sampled", "state", "queue_key", "id"],
+                name="screen_queue_not_answerable",
+            ),
         ]
 
     def __str__(self) -> str:

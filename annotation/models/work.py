@@ -244,13 +244,10 @@ class Question(models.Model):
             ),
         ]
         # The answers queue walks the answering questions from a random key (an index range scan
-        # of the answering questions only: finished ones are not in the index). A question has
-        # no project column: other projects' answering questions share the index (the claim
+        # of the answering questions only: finished ones are elsewhere in the index). A question
+        # has no project column: other projects' answering questions share the range (the claim
         # joins the screen to keep its project's).
-        indexes = [
-            models.Index(fields=["state", "id"], name="question_queue"),
-            models.Index(fields=["queue_key", "id"], condition=Q(state="answering"), name="question_queue_answering"),
-        ]
+        indexes = [models.Index(fields=["state", "queue_key", "id"], name="question_queue")]
 
     def __str__(self) -> str:
         return self.text

@@ -176,12 +176,13 @@ def _resume_own(*, stage: StageDefinition, current: Assignment, now: datetime) -
     return assignment_renew(assignment=current, now=now)
 
 
-def _claim_build(stage: StageDefinition, with_candidates: bool) -> compiled.Build:
+def _claim_build(stage: StageDefinition, with_candidates: bool, from_pivot: bool = False) -> compiled.Build:
     """The stage's queue as the claim reads it: empty if the caller holds an open assignment of
     the stage (checked in the claim's own statement, after the user lock: see ``_next``),
     with whether the unit has run-out leases, the screen's candidates (``with_candidates``:
-    where the database aggregates them) and the unit, its screen and app. Called only to
-    compile the claim (the statement is kept)."""
+    where the database aggregates them) and the unit, its screen and app; ``from_pivot``: only
+    the units whose ``queue_key`` is at or after ``values["pivot"]``. Called only to compile
+    the claim (the statement is kept)."""
     paths = [path for load in stage.unit.loads for path in load.paths]
 
     def build(values: dict[str, Any]) -> QuerySet[Any]:
@@ -190,6 +191,8 @@ def _claim_build(stage: StageDefinition, with_candidates: bool) -> compiled.Buil
             project=project, annotator=user, stage=stage.name, status=AssignmentStatus.LEASED
         )
         queue = stage.queue(project=project, user=user, now=values["now"]).filter(~Exists(mine))
+        if from_pivot:
+            queue = queue.filter(queue_key__gte=values["pivot"])
         # Annotation names that no model of a unit uses for a field or a relation.
         queue = queue.annotate(claim_stale=stage.unit.has(stage.name, stale_q(values["now"])))
         if not with_candidates:
@@ -224,10 +227,7 @@ def _claim(*, stage: StageDefinition, project: Project, user: Any, now: datetime
     row: tuple[Any, ...] | None = None
     if stage.unit.shuffled:
         from_pivot = {**values, "pivot": _pivot()}
-
-        def build_from(v: dict[str, Any]) -> QuerySet[Any]:
-            return build(v).filter(queue_key__gte=v["pivot"])
-
+        build_from = _claim_build(stage, with_candidates, from_pivot=True)
         if not tried:
             row = queue_claim(key=(stage.name, "from"), build=build_from, values=from_pivot, inputs=inputs)
         else:  # a retry under contention: rare, through the ORM
