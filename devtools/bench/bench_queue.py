@@ -233,9 +233,10 @@ def _free_port() -> int:
 class Server:
     """gunicorn on loopback with the given environment; stopped on exit."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], cwd: Path = ROOT) -> None:
         self.port = _free_port()
         self.env = env
+        self.cwd = cwd  # the tree whose code it serves (bench_hotpath: a baseline's too)
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Server:
@@ -243,7 +244,7 @@ class Server:
             sys.executable, "-m", "gunicorn", "annotation.wsgi", *GUNICORN_ARGS,
             "-b", f"127.0.0.1:{self.port}", "--log-level", "warning",
         ]  # fmt: skip
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(cmd, cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
