@@ -18,7 +18,10 @@ baseline's tree, so both are set up by the same code).
 Figures per database, side and level: loops per second (``submit`` count over the wall time),
 ``next`` and ``submit`` p50/p95/p99, errors, the 1-minute load average at the start, and the
 double-lease check (must be 0); ``after_over_before`` per level for loops/s and ``next`` p50.
-``BENCH_HOTPATH_DATABASES`` chooses the databases (default ``postgresql,sqlite``).
+``BENCH_HOTPATH_DATABASES`` chooses the databases (default ``postgresql,sqlite``). Before the
+measurement each database gets ``BENCH_HOTPATH_OTHER_SCREENS`` screens (default 10,000; 50,000
+with ``--full``) in each of two other projects, waiting in the stage or finished: the claim must
+not pay for them.
 """
 
 from __future__ import annotations
@@ -66,11 +69,49 @@ def populate(slug: str, screens: int, annotators: int) -> dict[str, Any]:
     return made
 
 
+def others(screens: int) -> dict[str, Any]:
+    """Another project's ``screens`` screens, half waiting in the measured stage and half finished,
+    and as many finished ones in a third: what a claim must not walk (issue 21: a database of many
+    projects must serve ``next`` as fast as an empty one)."""
+    from annotation.models import App, Project, Screen, ScreenState
+
+    made = 0
+    for n, states in enumerate(((STAGE, ScreenState.NO_QUESTIONS), (ScreenState.EXCLUDED, ScreenState.NO_QUESTIONS))):
+        project = Project.objects.create(slug=f"hp-others-{n}", name=f"others {n}")
+        app = App.objects.create(project=project, package=f"com.bench.others{n}")
+        Screen.objects.bulk_create(
+            [
+                Screen(
+                    project=project,
+                    app=app,
+                    rico_id=str(i),
+                    image=f"screens/others-{i}.png",
+                    width=1080,
+                    height=1920,
+                    vh={"activity": {"root": {}}},
+                    content_sha256=f"{i:064d}",
+                    state=states[i % 2],
+                    exclusion_reason="bench" if states[i % 2] == ScreenState.EXCLUDED else "",
+                )
+                for i in range(screens)
+            ],
+            batch_size=5000,
+        )
+        made += screens
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(f'ANALYZE "{Screen._meta.db_table}"')
+    return {"screens": made}
+
+
 def _child_main(argv: list[str]) -> None:
     import django
 
     django.setup()
-    if argv[0] == "populate":
+    if argv[0] == "others":
+        result = others(int(argv[1]))
+    elif argv[0] == "populate":
         result = populate(argv[1], int(argv[2]), int(argv[3]))
     elif argv[0] == "check":
         from devtools.bench.bench_queue import check
@@ -155,11 +196,16 @@ def _env_for(tree: Path, database: str, side: str, scratch: Path) -> dict[str, s
 # --- the measurement ---------------------------------------------------------------------------
 
 
-def _measure(database: str, trees: dict[str, Path], scratch: Path, per_client: dict[int, int]) -> dict[str, Any]:
+def _measure(
+    database: str, trees: dict[str, Path], scratch: Path, per_client: dict[int, int], other_screens: int
+) -> dict[str, Any]:
     from devtools.bench.bench_queue import SATURATED, Server, _drive
 
     envs = {side: _env_for(tree, database, side, scratch) for side, tree in trees.items()}
     results: dict[str, Any] = {side: {} for side in trees}
+    for side in trees:
+        crowd = _child(trees[side], envs[side], "others", str(other_screens))
+        results[side]["other_projects_screens"] = crowd["screens"]
     stamp = int(time.time())
     servers = {side: Server(envs[side], cwd=trees[side]) for side in trees}
     for server in servers.values():
@@ -209,6 +255,8 @@ def _ratio(after: float | None, before: dict[str, Any], key: str = "") -> float 
 
 def run(full: bool) -> dict[str, Any]:
     per_client = {1: 300, 8: 60, 32: 25} if full else {1: 60, 8: 15, 32: 6}
+    # Screens of other projects, waiting or finished, in each database before the measurement.
+    other_screens = int(os.environ.get("BENCH_HOTPATH_OTHER_SCREENS", 50_000 if full else 10_000))
     ref = baseline_ref()
     before, after = _commit(ref), _commit("HEAD")
     results: dict[str, Any] = {
@@ -218,6 +266,7 @@ def run(full: bool) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "load_average_at_start": [round(v, 2) for v in os.getloadavg()],
         "per_client": per_client,
+        "other_projects_screens": 2 * other_screens,
     }
     with tempfile.TemporaryDirectory(prefix="bench-hotpath-") as tmp:
         scratch = Path(tmp)
@@ -228,7 +277,7 @@ def run(full: bool) -> dict[str, Any]:
         else:
             results["note"] = "the baseline is HEAD: only 'after' is measured (set BENCH_HOTPATH_BASELINE)"
         for database in DATABASES:
-            results[database] = _measure(database, trees, scratch, per_client)
+            results[database] = _measure(database, trees, scratch, per_client, other_screens)
     results["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
     return results
 
