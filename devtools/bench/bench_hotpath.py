@@ -278,6 +278,7 @@ def run(full: bool) -> dict[str, Any]:
             results["note"] = "the baseline is HEAD: only 'after' is measured (set BENCH_HOTPATH_BASELINE)"
         for database in DATABASES:
             results[database] = _measure(database, trees, scratch, per_client, other_screens)
+            print(f"[bench] hotpath {database}: {json.dumps(results[database])}", file=sys.stderr)
     results["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
     return results
 
