@@ -225,14 +225,17 @@ def _claim(*, stage: StageDefinition, project: Project, user: Any, now: datetime
     values: dict[str, Any] = {"project": project, "user": user, "now": now}
     inputs = {"project": stage.queue_inputs}
     row: tuple[Any, ...] | None = None
-    if stage.unit.shuffled:
-        from_pivot = {**values, "pivot": _pivot()}
+    pivot = _pivot() if stage.unit.shuffled else None
+    if pivot is not None:
+        from_pivot = {**values, "pivot": pivot}
         build_from = _claim_build(stage, with_candidates, from_pivot=True)
         if not tried:
             row = queue_claim(key=(stage.name, "from"), build=build_from, values=from_pivot, inputs=inputs)
         else:  # a retry under contention: rare, through the ORM
             row = _claim_retry(build_from(from_pivot), tried)
-    if row is None:  # not shuffled, or nothing free after the pivot: from the start
+    # Not shuffled, or nothing free at or after the pivot: from the start (a pivot of 0 already
+    # was the start: keys are never negative).
+    if row is None and pivot != 0:
         if not tried:
             row = queue_claim(key=stage.name, build=build, values=values, inputs=inputs)
         else:
