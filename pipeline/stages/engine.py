@@ -193,8 +193,13 @@ def _claim_build(stage: StageDefinition, with_candidates: bool, from_pivot: bool
         queue = stage.queue(project=project, user=user, now=values["now"]).filter(~Exists(mine))
         if from_pivot:
             queue = queue.filter(queue_key__gte=values["pivot"])
-        # Annotation names that no model of a unit uses for a field or a relation.
-        queue = queue.annotate(claim_stale=stage.unit.has(stage.name, stale_q(values["now"])))
+        # Annotation names that no model of a unit uses for a field or a relation. The run-out
+        # lease check is a LIMIT 1 scalar sub-query, not an EXISTS: a generic plan hashed the
+        # EXISTS over a sequential scan of every assignment; this one probes the claimed unit's.
+        stale = Assignment.objects.filter(
+            stale_q(values["now"]), **{stage.unit.field: OuterRef("pk")}, stage=stage.name
+        ).order_by()
+        queue = queue.annotate(claim_stale=Subquery(stale.values("pk")[:1]))
         if not with_candidates:
             return queue.values_list("claim_stale", *paths)
         candidates = candidates_json(stage.unit.screen_ref)
