@@ -45,6 +45,34 @@ def _throttle_counts_reset():
 
 
 @pytest.fixture(autouse=True)
+def _steady_queue(request, monkeypatch):
+    """The queues serve work in a random order (``queue_key``, claimed from a random pivot:
+    ``pipeline.stages.engine._claim``). Tests that follow units through a queue get them oldest
+    first: keys count up as units are created and every claim starts at the queue's head. A test
+    of the shuffled order itself is marked ``shuffled_queue`` and gets the real thing."""
+    if request.node.get_closest_marker("shuffled_queue"):
+        yield
+        return
+    import itertools
+
+    from annotation.models import Question, Screen
+
+    counter = itertools.count(1)
+    fields = [model._meta.get_field("queue_key") for model in (Screen, Question)]
+    originals = [field.default for field in fields]
+    for field in fields:
+        field.default = lambda: next(counter)
+        field.__dict__.pop("_get_default", None)  # Django caches the default's callable
+    monkeypatch.setattr("pipeline.stages.engine._pivot", lambda: 0)
+    try:
+        yield
+    finally:
+        for field, original in zip(fields, originals, strict=True):
+            field.default = original
+            field.__dict__.pop("_get_default", None)
+
+
+@pytest.fixture(autouse=True)
 def _media_in_tmp(settings, tmp_path):
     """Every test writes its files under its own temporary folder."""
     settings.MEDIA_ROOT = tmp_path / "media"

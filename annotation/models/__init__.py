@@ -14,7 +14,7 @@ from .quality import (
     Standing,
     StandingStatus,
 )
-from .screens import Candidate, ElementType, Screen, ScreenState, Split
+from .screens import QUEUE_KEY_SPAN, Candidate, ElementType, Screen, ScreenState, Split
 from .work import (
     Answer,
     AnswerElement,
@@ -33,6 +33,7 @@ from .work import (
 
 __all__ = [
     "PROJECT_ACCOUNT_SEPARATOR",
+    "QUEUE_KEY_SPAN",
     "AgreementRule",
     "AnnotatorFigures",
     "Answer",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 from django.db import models
 from django.db.models import F, Q
 
@@ -21,6 +23,18 @@ class Split(models.TextChoices):
     TRAIN = "train", "train"
     VALIDATION = "validation", "validation"
     TEST = "test", "test"
+
+
+# Every queued unit (a screen, a question) gets a random ``queue_key`` when it is created. A
+# queue is served from a random pivot (``pipeline.stages.engine``: the first free unit at or
+# after a random key, wrapping around), so the order an annotator receives work in tells them
+# nothing: a control item cannot be picked out by breaking a steady order (issue 20, 2b).
+QUEUE_KEY_SPAN = 2**31
+
+
+def queue_key_new() -> int:
+    """A unit's random place in its queue, in ``[0, QUEUE_KEY_SPAN)`` (fits a 32-bit column)."""
+    return secrets.randbelow(QUEUE_KEY_SPAN)
 
 
 class Screen(models.Model):
@@ -52,6 +66,7 @@ class Screen(models.Model):
     # Chosen by a lead for the not-answerable stage (pipeline.stages.not_answerable).
     not_answerable_sampled = models.BooleanField(default=False)
     imported_at = models.DateTimeField(auto_now_add=True)
+    queue_key = models.IntegerField(default=queue_key_new, help_text="random place in its queue")
 
     class Meta:
         ordering = ["project", "rico_id"]
@@ -68,9 +83,19 @@ class Screen(models.Model):
             ),
             models.CheckConstraint(condition=~Q(state="answering") | ~Q(split=""), name="screen_answering_has_split"),
         ]
-        # The stage queues walk a state's screens oldest first and stop at the first free
-        # one: with ``id`` in the index that is an ordered scan, not a sort of the state.
-        indexes = [models.Index(fields=["project", "state", "id"], name="screen_queue")]
+        # The claims walk a project's screens of one state from a random key and stop at the
+        # first free one: an index range scan over that project's waiting screens only (other
+        # projects and other states are elsewhere in the index), not a sort. Not partial
+        # indexes: the claims are prepared statements whose state is a parameter, and a generic
+        # plan cannot prove a partial index's predicate (tests/pipeline/stages/test_claim_plan.py).
+        # The same index serves the counts by state.
+        indexes = [
+            models.Index(fields=["project", "state", "queue_key", "id"], name="screen_queue"),
+            models.Index(
+                fields=["project", "not_answerable_sampled", "state", "queue_key", "id"],
+                name="screen_queue_not_answerable",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.project.slug}/{self.rico_id}"

@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from .projects import Project
-from .screens import Screen
+from .screens import Screen, queue_key_new
 
 SCREEN_WRITING_STAGES = ("questions-1", "questions-2", "not-answerable")
 
@@ -236,6 +236,7 @@ class Question(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    queue_key = models.IntegerField(default=queue_key_new, help_text="random place in its queue")
 
     class Meta:
         ordering = ["screen", "position"]
@@ -247,8 +248,11 @@ class Question(models.Model):
                 condition=~Q(state="dropped") | ~Q(drop_reason=""), name="question_dropped_has_reason"
             ),
         ]
-        # The answers queue walks the answering questions oldest first (ordered scan).
-        indexes = [models.Index(fields=["state", "id"], name="question_queue")]
+        # The answers queue walks the answering questions from a random key (an index range scan
+        # of the answering questions only: finished ones are elsewhere in the index). A question
+        # has no project column: other projects' answering questions share the range (the claim
+        # joins the screen to keep its project's).
+        indexes = [models.Index(fields=["state", "queue_key", "id"], name="question_queue")]
 
     def __str__(self) -> str:
         return self.text

@@ -309,7 +309,7 @@ class Answers(StageDefinition):
             .exclude(self.unit.has(self.name, taken_by_user_q(user)))
             .alias(live=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)))
             .filter(answers_done__lt=F("answers_needed") - F("live"))
-            .order_by("pk")
+            .order_by("queue_key", "pk")
         )
 
     def open_to(self, *, unit: Any, user: Any, now: datetime, own: Assignment | None = None) -> bool:

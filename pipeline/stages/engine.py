@@ -7,7 +7,8 @@ stage's definition (``pipeline.stages.registry``) and its unit (``pipeline.stage
 Concurrency, in short:
 
 * leasing takes the caller's user row lock (one request of one annotator at a time),
-  then the first free unit with ``SELECT ... FOR UPDATE SKIP LOCKED`` (oldest first),
+  then the first free unit with ``SELECT ... FOR UPDATE SKIP LOCKED`` (from a random
+  pivot in a shuffled queue, see ``_claim``),
   re-checks the unit with a fresh statement under that lock and writes the lease;
 * a submit locks the unit (screen, or question for ``answers``), then the assignment,
   and applies the stage transition in the same transaction;
@@ -17,6 +18,7 @@ Concurrency, in short:
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,6 +31,7 @@ from annotation.db import compiled
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
 from annotation.lock_objects import assignment_lock, queue_claim, standing_lock, user_lock
 from annotation.models import (
+    QUEUE_KEY_SPAN,
     Assignment,
     AssignmentStatus,
     ControlOutcome,
@@ -175,12 +178,13 @@ def _resume_own(*, stage: StageDefinition, current: Assignment, now: datetime) -
     return assignment_renew(assignment=current, now=now)
 
 
-def _claim_build(stage: StageDefinition, with_candidates: bool) -> compiled.Build:
+def _claim_build(stage: StageDefinition, with_candidates: bool, from_pivot: bool = False) -> compiled.Build:
     """The stage's queue as the claim reads it: empty if the caller holds an open assignment of
     the stage (checked in the claim's own statement, after the user lock: see ``_next``),
     with whether the unit has run-out leases, the screen's candidates (``with_candidates``:
-    where the database aggregates them) and the unit, its screen and app. Called only to
-    compile the claim (the statement is kept)."""
+    where the database aggregates them) and the unit, its screen and app; ``from_pivot``: only
+    the units whose ``queue_key`` is at or after ``values["pivot"]``. Called only to compile
+    the claim (the statement is kept)."""
     paths = [path for load in stage.unit.loads for path in load.paths]
 
     def build(values: dict[str, Any]) -> QuerySet[Any]:
@@ -189,8 +193,15 @@ def _claim_build(stage: StageDefinition, with_candidates: bool) -> compiled.Buil
             project=project, annotator=user, stage=stage.name, status=AssignmentStatus.LEASED
         )
         queue = stage.queue(project=project, user=user, now=values["now"]).filter(~Exists(mine))
-        # Annotation names that no model of a unit uses for a field or a relation.
-        queue = queue.annotate(claim_stale=stage.unit.has(stage.name, stale_q(values["now"])))
+        if from_pivot:
+            queue = queue.filter(queue_key__gte=values["pivot"])
+        # Annotation names that no model of a unit uses for a field or a relation. The run-out
+        # lease check is a LIMIT 1 scalar sub-query, not an EXISTS: a generic plan hashed the
+        # EXISTS over a sequential scan of every assignment; this one probes the claimed unit's.
+        stale = Assignment.objects.filter(
+            stale_q(values["now"]), **{stage.unit.field: OuterRef("pk")}, stage=stage.name
+        ).order_by()
+        queue = queue.annotate(claim_stale=Subquery(stale.values("pk")[:1]))
         if not with_candidates:
             return queue.values_list("claim_stale", *paths)
         candidates = candidates_json(stage.unit.screen_ref)
@@ -199,8 +210,18 @@ def _claim_build(stage: StageDefinition, with_candidates: bool) -> compiled.Buil
     return build
 
 
+def _pivot() -> int:
+    """Where a claim starts in a shuffled queue: a random key, never predictable from the code."""
+    return secrets.randbelow(QUEUE_KEY_SPAN)
+
+
 def _claim(*, stage: StageDefinition, project: Project, user: Any, now: datetime, tried: list[int]) -> Claimed | None:
     """Lock the next unit of the queue (skip-locked) and load it for the payload, or ``None``.
+
+    A shuffled queue (``Unit.shuffled``: screens and questions) is claimed from a random pivot:
+    the first free unit whose ``queue_key`` is at or after it, else (wrapping around) the first
+    free unit of the queue. Both are index range scans of the project's waiting units (the
+    partial ``*_queue_*`` indexes), so the order work is served in says nothing about it.
 
     Whether the unit has leases whose time ran out is read with the claim: a lease created
     or renewed after this statement's snapshot expires after ``now``, so this cannot miss
@@ -208,17 +229,34 @@ def _claim(*, stage: StageDefinition, project: Project, user: Any, now: datetime
     """
     with_candidates = candidates_aggregated()
     build = _claim_build(stage, with_candidates)
-    values = {"project": project, "user": user, "now": now}
-    if not tried:
-        row = queue_claim(key=stage.name, build=build, values=values, inputs={"project": stage.queue_inputs})
-    else:  # a retry under contention: rare, through the ORM
-        found = build(values).exclude(pk__in=tried).select_for_update(skip_locked=True, of=("self",)).first()
-        row = tuple(found) if found is not None else None
+    values: dict[str, Any] = {"project": project, "user": user, "now": now}
+    inputs = {"project": stage.queue_inputs}
+    row: tuple[Any, ...] | None = None
+    pivot = _pivot() if stage.unit.shuffled else None
+    if pivot is not None:
+        from_pivot = {**values, "pivot": pivot}
+        build_from = _claim_build(stage, with_candidates, from_pivot=True)
+        if not tried:
+            row = queue_claim(key=(stage.name, "from"), build=build_from, values=from_pivot, inputs=inputs)
+        else:  # a retry under contention: rare, through the ORM
+            row = _claim_retry(build_from(from_pivot), tried)
+    # Not shuffled, or nothing free at or after the pivot: from the start (a pivot of 0 already
+    # was the start: keys are never negative).
+    if row is None and pivot != 0:
+        if not tried:
+            row = queue_claim(key=stage.name, build=build, values=values, inputs=inputs)
+        else:
+            row = _claim_retry(build(values), tried)
     if row is None:
         return None
     if not with_candidates:
         return stage.unit.claimed(row[1:], stale=bool(row[0]), candidates=None)
     return stage.unit.claimed(row[2:], stale=bool(row[0]), candidates=row[1] or [])
+
+
+def _claim_retry(queue: QuerySet[Any], tried: list[int]) -> tuple[Any, ...] | None:
+    found = queue.exclude(pk__in=tried).select_for_update(skip_locked=True, of=("self",)).first()
+    return tuple(found) if found is not None else None
 
 
 def _still_open(*, stage: StageDefinition, project: Project, user: Any, now: datetime, unit: Any) -> bool:

@@ -97,7 +97,7 @@ class NotAnswerable(StageDefinition):
             .exclude(self.unit.has(self.name, live_q(now)))
             .exclude(self.unit.has(self.name, taken_by_user_q(user)))
             .exclude(self.unit.has(self.name, _submitted()))
-            .order_by("pk")
+            .order_by("queue_key", "pk")
         )
 
     def open_to(self, *, unit: Any, user: Any, now: datetime, own: Assignment | None = None) -> bool:

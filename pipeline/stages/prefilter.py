@@ -216,7 +216,7 @@ class Prefilter(StageDefinition):
                 .values("screen_id")
             )
             qs = qs.exclude(pk__in=taken)
-        return qs.order_by("pk")
+        return qs.order_by("queue_key", "pk")
 
     def open_to(self, *, unit: Any, user: Any, now: datetime, own: Assignment | None = None) -> bool:
         screen: Screen = unit

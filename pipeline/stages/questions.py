@@ -254,7 +254,7 @@ class QuestionsPass1(StageDefinition):
             Screen.objects.filter(project=project, state=self.screen_state)
             .exclude(self.unit.has(self.name, live_q(now)))
             .exclude(self.unit.has(self.name, taken_by_user_q(user)))
-            .order_by("pk")
+            .order_by("queue_key", "pk")
         )
 
     def open_to(self, *, unit: Any, user: Any, now: datetime, own: Assignment | None = None) -> bool:

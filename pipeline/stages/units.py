@@ -41,6 +41,9 @@ class Unit:
     loads: ClassVar[tuple[Load, ...]]
     # The outer reference to the unit's screen id inside a queue query (for its candidates).
     screen_ref: ClassVar[str]
+    # Whether the unit's model has a random ``queue_key`` (``annotation.models.screens``): its
+    # queues are ordered by it and claimed from a random pivot (``pipeline.stages.engine``).
+    shuffled: ClassVar[bool] = True
 
     def lock(self, *, assignment: Assignment) -> Any:
         """Row-lock the assignment's unit (``annotation.lock_objects``), loaded for the stage's rules."""
@@ -124,6 +127,7 @@ class SubmissionUnit(Unit):
 
     name = "submission"
     field = "reviewed"
+    shuffled = False  # the review stage serves submissions oldest first
     model = Assignment
     loads = (Load(Assignment), Load(Screen, "screen__", plain=True), Load(App, "screen__app__", plain=True))
     screen_ref = "screen_id"

@@ -224,6 +224,35 @@ def test_hot_paths_query_counts(project, django_assert_num_queries, django_asser
     assert Question.objects.count() == 3
 
 
+@pytest.mark.shuffled_queue
+def test_a_lease_from_a_random_pivot_costs_one_more_query_only_when_it_wraps(project, monkeypatch):
+    # given a writer past their first contact, in the real shuffled queue
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from pipeline.stages import engine
+
+    a = member(project, "a")
+    screens(project, 6, state=ScreenState.QUESTIONS_1, candidates=40)
+    client = client_for(a)
+    first = client.post(next_url("questions-1")).json()
+    client.post(f"/api/assignments/{first['id']}/submit/", {"questions": ["x?"]}, format="json")
+    # when the pivot falls before a free screen: as many statements as the steady queue's lease
+    # (9 on PostgreSQL, as test_hot_paths_query_counts counts them)
+    monkeypatch.setattr(engine, "_pivot", lambda: 1)
+    with CaptureQueriesContext(connection) as steady:
+        lease = client.post(next_url("questions-1")).json()
+    client.post(f"/api/assignments/{lease['id']}/submit/", {"questions": ["y?"]}, format="json")
+    # and when it falls after every free screen: one more, the claim from the queue's start
+    monkeypatch.setattr(engine, "_pivot", lambda: 2**31 - 1)
+    with CaptureQueriesContext(connection) as wrapped:
+        again = client.post(next_url("questions-1")).json()
+    assert again["id"] not in (first["id"], lease["id"])
+    assert len(wrapped) == len(steady) + 1
+    if connection.vendor == "postgresql":
+        assert len(steady) == 9
+
+
 def test_schema_documents_the_wire_format(project, lead):
     client = APIClient()
     login(client, lead)

@@ -180,7 +180,7 @@ def test_compiled_claim_is_checked_against_the_orm_and_gives_the_queue_head(proj
     # given a compiled-claim cache that is empty, and three screens
     from annotation.db import compiled
 
-    claim_key = ("first", ("claim", "questions-1"))
+    claim_key = ("first", ("claim", ("questions-1", "from")))  # the claim from the pivot
     compiled.forget(claim_key)
     a, b = member(project, "a"), member(project, "b")
     made = screens(project, 3, state=ScreenState.QUESTIONS_1)
