@@ -1,4 +1,4 @@
-"""Migration 0018: existing screens and questions each get their own random queue key."""
+"""Migration 0022: existing screens and questions each get their own random queue key."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from tests.pipeline.stages.helpers import answering_question
 
 pytestmark = pytest.mark.django_db
 
-migration = importlib.import_module("annotation.migrations.0018_queue_key")
+migration = importlib.import_module("annotation.migrations.0022_queue_key")
 
 
 class _Editor:

@@ -19,7 +19,7 @@ def queue_keys_fill(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0017_provisional_work'),
+        ('annotation', '0021_lead_figures'),
     ]
 
     operations = [
