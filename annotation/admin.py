@@ -284,3 +284,13 @@ class AssistUseAdmin(admin.ModelAdmin):
     list_display = ["assignment", "user", "project", "purpose", "use", "suggestion_wrong", "correct", "created_at"]
     list_filter = ["use", "purpose", "suggestion_wrong"]
     raw_id_fields = ["assignment", "project", "user"]
+
+
+@admin.register(models.AnnotatorFigures)
+class AnnotatorFiguresAdmin(admin.ModelAdmin):
+    """The quality page's stored figures (``pipeline.quality.figures``): read here, written by its job."""
+
+    list_display = ["username", "project", "stage", "status", "control_accuracy", "agreement", "computed_at"]
+    list_filter = ["project", "stage", "status"]
+    search_fields = ["username"]
+    raw_id_fields = ["project", "user"]

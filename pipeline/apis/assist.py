@@ -27,7 +27,7 @@ ERRORS: dict[int, Any] = {
 }
 
 
-class AgreementSerializer(serializers.Serializer):
+class ModelAgreementSerializer(serializers.Serializer):
     questions = serializers.IntegerField(help_text="questions with a suggestion and a kept answer with a candidate")
     agree = serializers.IntegerField(help_text="...whose first-ranked suggestion is among the crowd's elements")
     share = serializers.FloatField(allow_null=True)
@@ -44,7 +44,7 @@ class BackendFiguresSerializer(serializers.Serializer):
     mean_latency_ms = serializers.IntegerField(allow_null=True)
     last_error = serializers.CharField(allow_blank=True)
     job_running = serializers.BooleanField()
-    crowd_agreement = AgreementSerializer(help_text="the model against the crowd's kept answers")
+    crowd_agreement = ModelAgreementSerializer(help_text="the model against the crowd's kept answers")
 
 
 class AnnotatorAssistSerializer(serializers.Serializer):
