@@ -85,6 +85,7 @@ WRITING = ("careful", "spam-writer")  # the question stages
 GOLD_STAGES = ("prefilter", "answers")
 STAGE_ORDER = ("prefilter", "questions-1", "questions-2", "not-answerable", "answers", "review")
 SLIP = 0.03
+WRITTEN = ("questions-1", "questions-2", "not-answerable")  # stages whose questions a writer wrote (their source)
 HIT_ITEMS = (10, 15)
 JUNK = ("blorp", "zibber", "quonk", "fnarg", "wibble", "snorf", "grelt", "plimb")
 SECONDS = {"careful": (6.0, 30.0), "lead": (20.0, 40.0)}  # everyone else: 3-8 s
@@ -104,7 +105,7 @@ class Size:
 
 
 SIZES = {
-    "tiny": Size(screens=36, careful=4, soak_careful=0, soak_items=0),
+    "tiny": Size(screens=40, careful=2, soak_careful=0, soak_items=0),
     "ci": Size(screens=60, careful=5, soak_careful=6, soak_items=60),
     "full": Size(screens=160, careful=8, soak_careful=20, soak_items=200),
 }
@@ -499,15 +500,6 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     standings = {(s.user_id, s.stage): s.status for s in Standing.objects.filter(project=project)}
     spam_ids = {w.name: {st: list(log.spam) for st, log in w.logs.items()} for w in crowd.workers}
     all_spam = [i for per in spam_ids.values() for ids in per.values() for i in ids]
-    writer_ids = [
-        a
-        for w in crowd.workers
-        if w.kind == "spam-writer"
-        for a in Assignment.objects.filter(project=project, annotator=w.user)
-        .exclude(stage__in=GOLD_STAGES)
-        .values_list("pk", flat=True)
-    ]
-
     # careful workers
     careful = [w for w in crowd.workers if w.kind == "careful"]
     careful_rows = []
@@ -584,11 +576,10 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     spam_answers = Answer.objects.filter(
         assignment_id__in=all_spam, kept=True, question__state=QuestionState.KEPT
     ).count()
-    spam_questions = Question.objects.filter(origin_id__in=writer_ids, state=QuestionState.KEPT).count()
-    spam_questions += Question.objects.filter(
+    spam_questions = Question.objects.filter(
         author__in=[w.user for w in crowd.workers if w.kind == "spam-writer"], state=QuestionState.KEPT
-    ).exclude(origin_id__in=writer_ids).count()
-    release = {
+    ).count()
+    release: dict[str, Any] = {
         "prefilter_judgments_counting": len(counting),
         "screens_excluded_on_spam": len({s for s, state, _, _ in counting if state == ScreenState.EXCLUDED}),
         "screens_released_on_spam": len(
@@ -598,6 +589,22 @@ def figures(crowd: Crowd) -> dict[str, Any]:
         "questions_from_spam_writer": spam_questions,
         "answers": spam_answers,
     }
+    by_worker: dict[str, dict[str, int]] = {}
+    for w in crowd.workers:
+        mine = [i for ids in spam_ids[w.name].values() for i in ids]
+        if w.kind == "spam-writer":
+            kept = Question.objects.filter(author=w.user, state=QuestionState.KEPT)
+            row = {stage: kept.filter(source=stage).count() for stage in WRITTEN}
+        elif w.kind in SPAMMERS:
+            row = {
+                "prefilter_judgments": PrefilterJudgment.objects.filter(assignment_id__in=mine, withdrawn_reason="").count(),
+                "answers": Answer.objects.filter(assignment_id__in=mine, kept=True, question__state=QuestionState.KEPT).count(),
+            }
+        else:
+            continue
+        if any(row.values()):
+            by_worker[w.name] = row
+    release["by_worker"] = by_worker
     release["total"] = (
         release["prefilter_judgments_counting"] + release["questions_from_spam_writer"] + release["answers"]
     )
@@ -630,17 +637,26 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     }
 
 
-def adversarial_run(*, base_url: str, slug: str, size: Size, seed: int = 0) -> dict[str, Any]:
+def adversarial_run(
+    *,
+    base_url: str,
+    slug: str,
+    size: Size,
+    seed: int = 0,
+    kinds: tuple[str, ...] = KINDS,
+    stages: tuple[str, ...] = STAGE_ORDER,
+) -> dict[str, Any]:
     """The whole run on a live server at ``base_url`` (sharing this process's database): the main
-    project through every stage to post-processing, then the careful soak. Returns ``figures``."""
+    project through ``stages`` (default every stage) to post-processing with one worker of each of
+    ``kinds`` besides the careful ones, then the careful soak. Returns ``figures``."""
     started = time.perf_counter()
     project = Project.objects.create(slug=slug, name=f"Adversarial crowd ({slug})")
     crowd_screens_create(project=project, count=size.screens, seed=seed)
-    crowd = crowd_create(project=project, base_url=base_url, careful=size.careful, seed=seed)
+    crowd = crowd_create(project=project, base_url=base_url, careful=size.careful, seed=seed, kinds=kinds)
     gold: dict[str, int] = {}
     try:
-        crowd_work(crowd, stages=STAGE_ORDER, seed=seed, gold=gold)
-        post = postprocess(crowd, stages=STAGE_ORDER, seed=seed, gold=gold)
+        crowd_work(crowd, stages=stages, seed=seed, gold=gold)
+        post = postprocess(crowd, stages=stages, seed=seed, gold=gold)
         out = figures(crowd)
     finally:
         for w in crowd.workers:
