@@ -212,7 +212,12 @@ class Worker:
         if self.kind == "constant":
             if stage == "prefilter":
                 return {"non_english_app": False, "vh_out_of_sync": False, "note": ""}
-            return {"question": payload["question"]["text"], "verdict": "not_answerable", "elements": [], "full_answer": ""}
+            return {
+                "question": payload["question"]["text"],
+                "verdict": "not_answerable",
+                "elements": [],
+                "full_answer": "",
+            }
         if stage in ("questions-1", "questions-2"):
             questions = [
                 f"What does the {self.rng.choice(JUNK)} {self.rng.choice(JUNK)} {n} mean?"
@@ -234,7 +239,7 @@ class Worker:
         bad = False
         if reviewed["stage"] in ("questions-1", "questions-2", "not-answerable"):
             texts = [q["text"] for q in reviewed.get("questions") or []]
-            texts += list(submission.get("questions") or []) + [submission.get("question") or ""]
+            texts += [*(submission.get("questions") or []), submission.get("question") or ""]
             bad = any(word in text for text in texts for word in JUNK)
         elif reviewed["stage"] == "prefilter":
             truth = self.truth.work({"stage": "prefilter", "screen": payload["screen"]})
@@ -461,11 +466,11 @@ def postprocess(crowd: Crowd, *, stages: tuple[str, ...], seed: int, gold: dict[
     else:
         return {"started": False, "held_back": held}
     job_id = body["id"]
-    for _ in range(20):
-        code, job = crowd.lead_api.call("GET", f"/api/release-jobs/{job_id}/")
+    for poll in range(20):
+        _, job = crowd.lead_api.call("GET", f"/api/release-jobs/{job_id}/")
         if job["status"] in ("done", "failed"):
             break
-        if job["status"] == "queued" and _ > 3:
+        if job["status"] == "queued" and poll > 3:
             job_run(kind="postprocess", job_id=job_id)
         time.sleep(0.25)
     return {"started": True, "held_back": held, "job_status": job["status"]}
@@ -482,12 +487,20 @@ def _percentiles(values: list[float]) -> dict[str, Any]:
     def pct(p: float) -> float:
         return round(ordered[min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1)], 1)
 
-    return {"n": len(values), "p50": pct(50), "p95": pct(95), "p99": pct(99), "mean": round(statistics.fmean(values), 1)}
+    return {
+        "n": len(values),
+        "p50": pct(50),
+        "p95": pct(95),
+        "p99": pct(99),
+        "mean": round(statistics.fmean(values), 1),
+    }
 
 
 def _stop_rule(project: Project, user: Any, stage: str) -> str:
     event = (
-        QualityEvent.objects.filter(project=project, user=user, stage=stage, status_after__in=("paused", "not_qualified"))
+        QualityEvent.objects.filter(
+            project=project, user=user, stage=stage, status_after__in=("paused", "not_qualified")
+        )
         .order_by("created_at", "pk")
         .first()
     )
@@ -548,9 +561,7 @@ def figures(crowd: Crowd) -> dict[str, Any]:
         if w.kind not in ("skipper", "cherry-picker"):
             continue
         leases = [s for log in w.logs.values() for s in log.suspects]
-        purposes = dict(
-            Assignment.objects.filter(pk__in=[a for a, _ in leases]).values_list("pk", "purpose")
-        )
+        purposes = dict(Assignment.objects.filter(pk__in=[a for a, _ in leases]).values_list("pk", "purpose"))
         control = {a: purposes.get(a) != Purpose.WORK for a, _ in leases}
         flagged = [a for a, s in leases if s]
         hits = sum(1 for a in flagged if control[a])
@@ -597,8 +608,12 @@ def figures(crowd: Crowd) -> dict[str, Any]:
             row = {stage: kept.filter(source=stage).count() for stage in WRITTEN}
         elif w.kind in SPAMMERS:
             row = {
-                "prefilter_judgments": PrefilterJudgment.objects.filter(assignment_id__in=mine, withdrawn_reason="").count(),
-                "answers": Answer.objects.filter(assignment_id__in=mine, kept=True, question__state=QuestionState.KEPT).count(),
+                "prefilter_judgments": PrefilterJudgment.objects.filter(
+                    assignment_id__in=mine, withdrawn_reason=""
+                ).count(),
+                "answers": Answer.objects.filter(
+                    assignment_id__in=mine, kept=True, question__state=QuestionState.KEPT
+                ).count(),
             }
         else:
             continue
@@ -674,9 +689,16 @@ def careful_soak(*, base_url: str, slug: str, size: Size, seed: int) -> dict[str
     started = time.perf_counter()
     project = Project.objects.create(slug=slug, name=f"Careful soak ({slug})")
     # enough screens for every worker's items, the lead's gold and the qualification sets
-    crowd_screens_create(project=project, count=size.soak_careful * size.soak_items + 3 * (size.soak_items // 3 + 10) + 30, seed=seed + 1)
+    crowd_screens_create(
+        project=project, count=size.soak_careful * size.soak_items + 3 * (size.soak_items // 3 + 10) + 30, seed=seed + 1
+    )
     crowd = crowd_create(
-        project=project, base_url=base_url, careful=size.soak_careful, seed=seed, kinds=("careful",), cap=size.soak_items
+        project=project,
+        base_url=base_url,
+        careful=size.soak_careful,
+        seed=seed,
+        kinds=("careful",),
+        cap=size.soak_items,
     )
     try:
         crowd_work(crowd, stages=("prefilter",), seed=seed, gold={}, gold_extra=size.soak_items // 3)

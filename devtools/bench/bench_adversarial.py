@@ -13,7 +13,8 @@ issue 20's bars, each true or false.
 
 CI size (``make bench``): 60 screens, 5 careful workers, a soak of 6 x 60 items; ``--full``
 (``make bench-full``): 160 screens, 8 careful workers, a soak of 20 x 200 items.
-``BENCH_ADVERSARIAL_DATABASES``: which databases (default ``postgresql,sqlite``).
+``BENCH_ADVERSARIAL_DATABASES``: which databases (default ``postgresql,sqlite``);
+``BENCH_ADVERSARIAL_GUNICORN``: the server's options (default 2 processes of 2 threads).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 
 from .bench_queue import ROOT, Server
 
+GUNICORN = os.environ.get("BENCH_ADVERSARIAL_GUNICORN", "-w 2 -k gthread --threads 2 --timeout 120")
 DATABASES = tuple(os.environ.get("BENCH_ADVERSARIAL_DATABASES", "postgresql,sqlite").split(","))
 
 
@@ -37,7 +39,8 @@ def _child_main(size: str, slug: str) -> None:
     django.setup()
     from devtools.adversary import SIZES, adversarial_run
 
-    with Server(dict(os.environ)) as server:
+    # One client at a time (the crowd works in turns): two processes suffice; a loaded machine is slow to start them.
+    with Server(dict(os.environ), args=GUNICORN.split(), start_seconds=300) as server:
         out = adversarial_run(base_url=f"http://127.0.0.1:{server.port}", slug=slug, size=SIZES[size])
     print(json.dumps(out))
 

@@ -233,18 +233,20 @@ def _free_port() -> int:
 class Server:
     """gunicorn on loopback with the given environment; stopped on exit."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], args: list[str] | None = None, start_seconds: float = 60) -> None:
         self.port = _free_port()
         self.env = env
+        self.args = GUNICORN_ARGS if args is None else args
+        self.start_seconds = start_seconds
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Server:
         cmd = [
-            sys.executable, "-m", "gunicorn", "annotation.wsgi", *GUNICORN_ARGS,
+            sys.executable, "-m", "gunicorn", "annotation.wsgi", *self.args,
             "-b", f"127.0.0.1:{self.port}", "--log-level", "warning",
         ]  # fmt: skip
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + self.start_seconds
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(
@@ -258,7 +260,7 @@ class Server:
                 return self
             except OSError:
                 time.sleep(0.2)
-        raise RuntimeError("gunicorn did not start within 60 s")
+        raise RuntimeError(f"gunicorn did not start within {self.start_seconds} s")
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:

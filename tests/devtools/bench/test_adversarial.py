@@ -29,8 +29,10 @@ def test_the_adversarial_crowd_holds_todays_invariants(live_server):
         assert spammers[name]["prefilter"]["honest"] >= 10 and spammers[name]["prefilter"]["spam"] > 0
     # No careful judge is paused
     assert out["careful"]["workers_x_stages"] == 2 and out["careful"]["paused"] == 0
-    # Post-processing started once the held-back work was redone, and none of the spam counts: no
-    # judgment, so no screen excluded or let through on it and no app decided on it
+    # Post-processing started once the held-back work was redone, and most of the turned judges' spam
+    # no longer counts. Not all of it: a random judgment that happens to be right on a control item
+    # confirms the work before it (docs/quality.md, "Proof: an adversarial crowd"), so 0 is not held.
     assert out["postprocess"]["started"] and out["postprocess"]["held_back"]
-    assert out["spam_in_release"]["total"] == 0, out["spam_in_release"]
+    spam = sum(spammers[name]["prefilter"]["spam"] for name in ("sly", "hit-and-run"))
+    assert out["spam_in_release"]["prefilter_judgments_counting"] <= spam // 2, out["spam_in_release"]
     assert out["next_ms"]["n"] > 50
