@@ -159,9 +159,9 @@ class StageLog:
     spam: list[int] = field(default_factory=list)  # assignment ids submitted as spam
     skipped: list[int] = field(default_factory=list)
     turned: bool = False
-    suspects: list[tuple[int, bool]] = field(default_factory=list)  # (assignment id, suspected control)
+    # (assignment id, the tells that fired: "repeat", "order", "available"; none: taken for real work)
+    suspects: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
     stopped: str = ""  # the standing that refused it: paused / not_qualified
-    spam_before_stop: int | None = None
     left: bool = False
     done: bool = False
     hit_budget: int = 0
@@ -275,7 +275,6 @@ class Worker:
                 return "idle"
             log.done = True
             log.stopped = self.api.stages().get(stage, {}).get("standing", {}).get("status", "") or "refused"
-            log.spam_before_stop = len(log.spam)
             return "done"
         if status != 200:
             raise RuntimeError(f"{self.name} next {stage}: HTTP {status} {payload}")
@@ -318,12 +317,17 @@ class Worker:
         # skipper, cherry-picker: the tells
         key = int(payload["question"]["id"]) if stage == "answers" else int(payload["screen"]["rico_id"])
         after = self.api.stages().get(stage)
-        suspect = key in log.seen or key < log.last_key
-        if before is not None and after is not None and before.get("open_assignment") is None:
-            suspect = suspect or before["available"] - after["available"] != 1
+        fired = []
+        if key in log.seen:
+            fired.append("repeat")
+        if key < log.last_key:
+            fired.append("order")
+        fresh = before is not None and after is not None and before.get("open_assignment") is None
+        if fresh and before is not None and after is not None and before["available"] - after["available"] != 1:
+            fired.append("available")
         log.seen.add(key)
-        log.suspects.append((payload["id"], suspect))
-        if suspect:
+        log.suspects.append((payload["id"], tuple(fired)))
+        if fired:
             return "skip" if kind == "skipper" else "honest"
         log.last_key = key
         return "spam"
@@ -496,14 +500,19 @@ def _percentiles(values: list[float]) -> dict[str, Any]:
     }
 
 
-def _stop_rule(project: Project, user: Any, stage: str) -> str:
-    event = (
+def _stop(project: Project, user: Any, stage: str) -> QualityEvent | None:
+    """The first decision that stopped ``user`` in ``stage`` (paused or not qualified), if any."""
+    return (
         QualityEvent.objects.filter(
             project=project, user=user, stage=stage, status_after__in=("paused", "not_qualified")
         )
         .order_by("created_at", "pk")
         .first()
     )
+
+
+def _stop_rule(project: Project, user: Any, stage: str) -> str:
+    event = _stop(project, user, stage)
     return event.rule if event else ""
 
 
@@ -542,6 +551,14 @@ def figures(crowd: Crowd) -> dict[str, Any]:
             if not log.items and not log.stopped:
                 continue
             status = standings.get((w.user.pk, stage), "")
+            stop = _stop(project, w.user, stage)
+            # spam submitted before the decision that stopped it (a worker that left first learns of
+            # it never); None: never stopped
+            before_stop = (
+                Assignment.objects.filter(pk__in=log.spam, updated_at__lte=stop.created_at).count()
+                if stop is not None
+                else None
+            )
             per_stage[stage] = {
                 "items": log.items,
                 "honest": log.honest,
@@ -549,8 +566,8 @@ def figures(crowd: Crowd) -> dict[str, Any]:
                 "skipped": len(log.skipped),
                 "status": status,
                 "stopped": status in ("paused", "not_qualified"),
-                "stopped_by": _stop_rule(project, w.user, stage),
-                "spam_before_stopped": log.spam_before_stop,
+                "stopped_by": stop.rule if stop else "",
+                "spam_before_stopped": before_stop,
                 "left": log.left,
             }
         spammers[w.name] = per_stage
@@ -563,19 +580,29 @@ def figures(crowd: Crowd) -> dict[str, Any]:
         leases = [s for log in w.logs.values() for s in log.suspects]
         purposes = dict(Assignment.objects.filter(pk__in=[a for a, _ in leases]).values_list("pk", "purpose"))
         control = {a: purposes.get(a) != Purpose.WORK for a, _ in leases}
-        flagged = [a for a, s in leases if s]
-        hits = sum(1 for a in flagged if control[a])
         controls = sum(control.values())
         n = len(leases)
+
+        def score(
+            flagged: list[int], controls: int = controls, n: int = n, control: dict[int, bool] = control
+        ) -> dict[str, Any]:
+            hits = sum(1 for a in flagged if control[a])
+            return {
+                "flagged": len(flagged),
+                "true_positives": hits,
+                "precision": round(hits / len(flagged), 3) if flagged else None,
+                "recall": round(hits / controls, 3) if controls else None,
+                "chance_precision": round(controls / n, 3) if n else None,
+                "chance_recall": round(len(flagged) / n, 3) if n else None,
+            }
+
         tells[w.name] = {
             "leases_after_qualifying": n,
             "controls": controls,
-            "flagged": len(flagged),
-            "true_positives": hits,
-            "precision": round(hits / len(flagged), 3) if flagged else None,
-            "recall": round(hits / controls, 3) if controls else None,
-            "chance_precision": round(controls / n, 3) if n else None,
-            "chance_recall": round(len(flagged) / n, 3) if n else None,
+            **score([a for a, fired in leases if fired]),
+            "by_tell": {
+                tell: score([a for a, fired in leases if tell in fired]) for tell in ("available", "order", "repeat")
+            },
         }
 
     # spam in the release

@@ -62,8 +62,10 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
             for name in ("random", "constant")
             for row in out["spammers"].get(name, {}).values()
         ),
+        # a hit-and-run worker that leaves within 20 items meets it too: its work is the release's concern
         "every_spammer_stopped_within_20_items_of_turning": all(
-            row["stopped"] and (row["spam_before_stopped"] or 0) <= 20 for row in stops
+            (row["stopped"] and (row["spam_before_stopped"] or 0) <= 20) or (row["left"] and row["spam"] <= 20)
+            for row in stops
         ),
         "spam_writer_stopped": all(row["stopped"] for row in out["spammers"].get("spam-writer", {}).values()),
         "rubber_stamp_stopped": all(row["stopped"] for row in out["spammers"].get("rubber-stamp", {}).values()),
