@@ -524,7 +524,7 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     all_spam = [i for per in spam_ids.values() for ids in per.values() for i in ids]
     # careful workers
     careful = [w for w in crowd.workers if w.kind == "careful"]
-    careful_rows = []
+    careful_rows: list[dict[str, Any]] = []
     for w in careful:
         for stage in GOLD_STAGES:
             log = w.logs.get(stage)
@@ -659,7 +659,7 @@ def figures(crowd: Crowd) -> dict[str, Any]:
             "workers_x_stages": len(careful_rows),
             "paused": len(careful_paused),
             "share_paused": round(len(careful_paused) / len(careful_rows), 3) if careful_rows else None,
-            "items_median": statistics.median([r["items"] for r in careful_rows]) if careful_rows else 0,
+            "items_median": statistics.median([int(r["items"]) for r in careful_rows]) if careful_rows else 0,
             "paused_rows": careful_paused,
         },
         "spammers": spammers,
@@ -729,7 +729,7 @@ def careful_soak(*, base_url: str, slug: str, size: Size, seed: int) -> dict[str
     )
     try:
         crowd_work(crowd, stages=("prefilter",), seed=seed, gold={}, gold_extra=size.soak_items // 3)
-        rows = []
+        rows: list[dict[str, Any]] = []
         for w in crowd.workers:
             log = w.log("prefilter")
             rows.append(
@@ -751,8 +751,8 @@ def careful_soak(*, base_url: str, slug: str, size: Size, seed: int) -> dict[str
     return {
         "workers": len(rows),
         "items_each": size.soak_items,
-        "items_median": statistics.median(r["items"] for r in rows) if rows else 0,
-        "gold_items_median": statistics.median(r["control_items"] for r in rows) if rows else 0,
+        "items_median": statistics.median(int(r["items"]) for r in rows) if rows else 0,
+        "gold_items_median": statistics.median(int(r["control_items"]) for r in rows) if rows else 0,
         "paused": paused,
         "share_paused": round(paused / len(rows), 3) if rows else None,
         "next_ms": _percentiles(crowd.latencies),
