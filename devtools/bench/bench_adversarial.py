@@ -69,7 +69,7 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
         ),
         "spam_writer_stopped": all(row["stopped"] for row in out["spammers"].get("spam-writer", {}).values()),
         "rubber_stamp_stopped": all(row["stopped"] for row in out["spammers"].get("rubber-stamp", {}).values()),
-        "no_spam_in_release": out["spam_in_release"]["total"] == 0,
+        "no_spam_in_release": out["spam_in_release"]["postprocessed"] and out["spam_in_release"]["total"] == 0,
         "skippers_no_better_than_chance": all(
             t["precision"] is None or t["chance_precision"] is None or t["precision"] <= t["chance_precision"] + 0.1
             for t in tells
