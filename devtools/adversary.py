@@ -40,6 +40,7 @@ import math
 import random
 import statistics
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -715,7 +716,8 @@ def adversarial_run(
 
 def careful_soak(*, base_url: str, slug: str, size: Size, seed: int) -> dict[str, Any]:
     """``soak_careful`` careful workers, ``soak_items`` pre-filtering items each (3% slips), default
-    settings: how many are paused."""
+    settings: how many are stopped (``paused`` counts a failed qualification too; ``by_status`` tells
+    them apart)."""
     started = time.perf_counter()
     project = Project.objects.create(slug=slug, name=f"Careful soak ({slug})")
     # enough screens for every worker's items, the lead's gold and the qualification sets
@@ -753,6 +755,7 @@ def careful_soak(*, base_url: str, slug: str, size: Size, seed: int) -> dict[str
     paused = sum(1 for r in rows if r["status"] in ("paused", "not_qualified"))
     return {
         "workers": len(rows),
+        "by_status": dict(sorted(Counter(str(r["status"]) for r in rows).items())),
         "items_each": size.soak_items,
         "items_median": statistics.median(int(r["items"]) for r in rows) if rows else 0,
         "gold_items_median": statistics.median(int(r["control_items"]) for r in rows) if rows else 0,
