@@ -26,7 +26,7 @@ pre-filtering and before answers), reviews honestly next to the rubber stamp (re
 questions and wrong judgments or answers), starts the not-answerable sample and post-processing
 (redoing held-back work with the crowd until it starts).
 
-Simulated time: every lease is backdated by the worker's seconds per item (``devtools.crowd.took``),
+Simulated time: every lease is backdated by the worker's seconds per item (``backdate``),
 so the fast-response rule sees people, not request loops; spammers are clever and take 3-8 s (over
 the default 2 s limit) so that what stops them is control items, not speed.
 
@@ -42,9 +42,11 @@ import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db.models import F
 from rest_framework.authtoken.models import Token
 
 from annotation.models import (
@@ -67,7 +69,7 @@ from annotation.models import (
 from pipeline.jobs.runner import job_run
 from pipeline.stages import stage_get
 
-from .crowd import PROFILES, TRUTH, EngineHttpConnection, Profile, ScriptedAnnotator, crowd_screens_create, took
+from .crowd import PROFILES, TRUTH, EngineHttpConnection, Profile, ScriptedAnnotator, crowd_screens_create
 
 KINDS = (
     "careful",
@@ -111,6 +113,14 @@ SIZES = {
     "ci": Size(screens=60, careful=5, soak_careful=6, soak_items=60),
     "full": Size(screens=160, careful=8, soak_careful=20, soak_items=200),
 }
+
+
+def backdate(assignment_id: int, seconds: float) -> None:
+    """Make a lease look ``seconds`` older: simulated work time, as the quality rules see it (the
+    start of a lease is all they read). Unlike ``devtools.crowd.took`` it does not fit the lease
+    between others' on the unit: a screen asked again after the sweep has a withdrawn lease that
+    ended a moment ago, and fitting would leave a careful worker's redo a sub-second submit."""
+    Assignment.objects.filter(pk=assignment_id).update(created_at=F("created_at") - timedelta(seconds=seconds))
 
 
 # --- the wire --------------------------------------------------------------------------------
@@ -282,7 +292,7 @@ class Worker:
             raise RuntimeError(f"{self.name} next {stage}: HTTP {status} {payload}")
         assignment_id = payload["id"]
         spam = self.decide(stage, log, payload, before, qualifying)
-        took(assignment_id, self.seconds())
+        backdate(assignment_id, self.seconds())
         if spam == "skip":
             code = self.api.skip(assignment_id)
             log.skipped.append(assignment_id)
@@ -383,7 +393,7 @@ def lead_makes_gold(crowd: Crowd, stage: str, *, seed: int, extra: int = 20) -> 
         status, payload = api.next(stage)
         if status != 200:
             break
-        took(payload["id"], 30.0)
+        backdate(payload["id"], 30.0)
         if api.submit(payload["id"], truth.work(payload)) != 200:
             raise RuntimeError(f"lead submit {stage}: {payload['id']}")
         if stage_get(stage).crowd_gold_fit(payload=payload):
@@ -409,7 +419,7 @@ def lead_reviews(crowd: Crowd, reviewer: Worker) -> bool:
     status, payload = crowd.lead_api.next("review")
     if status != 200:
         return False
-    took(payload["id"], 20.0)
+    backdate(payload["id"], 20.0)
     crowd.lead_api.submit(payload["id"], reviewer.review_body(payload, honest=True))
     return True
 

@@ -28,7 +28,8 @@ def test_the_adversarial_crowd_holds_todays_invariants(live_server):
     for name in ("sly", "hit-and-run"):
         assert spammers[name]["prefilter"]["honest"] >= 10 and spammers[name]["prefilter"]["spam"] > 0
     # No careful judge is paused
-    assert out["careful"]["workers_x_stages"] == 2 and out["careful"]["paused"] == 0
+    stopped_by = [row["stopped_by"] for row in out["careful"]["paused_rows"]]
+    assert out["careful"]["workers_x_stages"] == 2 and out["careful"]["paused"] == 0, stopped_by
     # Post-processing started once the held-back work was redone, and most of the turned judges' spam
     # no longer counts. Not all of it: a random judgment that happens to be right on a control item
     # confirms the work before it (docs/quality.md, "Proof: an adversarial crowd"), so 0 is not held.
