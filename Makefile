@@ -84,6 +84,9 @@ pytest: $(DEV)
 
 test: lint typecheck pytest
 
+# Every benchmark (devtools/bench/bench_*.py) at its CI size (bench) or full size (bench-full), as JSON;
+# BENCH_ARGS="--only adversarial" for one of them (the adversarial crowd of docs/quality.md: gunicorn,
+# PostgreSQL and SQLite, with issue 20's targets).
 bench: $(DEV)
 	$(PY) .ci/services.py -- $(PY) -m devtools.bench $(BENCH_ARGS)
 

@@ -233,20 +233,30 @@ def _free_port() -> int:
 class Server:
     """gunicorn on loopback with the given environment; stopped on exit."""
 
-    def __init__(self, env: dict[str, str], cwd: Path = ROOT) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        cwd: Path = ROOT,
+        args: list[str] | None = None,
+        start_seconds: float | None = None,
+    ) -> None:
         self.port = _free_port()
         self.env = env
         self.cwd = cwd  # the tree whose code it serves (bench_hotpath: a baseline's too)
+        self.args = GUNICORN_ARGS if args is None else args
+        # A loaded machine starts gunicorn (and renders the schema) slowly: BENCH_SERVER_START_S.
+        self.start_seconds = (
+            float(os.environ.get("BENCH_SERVER_START_S", "240")) if start_seconds is None else start_seconds
+        )
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Server:
         cmd = [
-            sys.executable, "-m", "gunicorn", "annotation.wsgi", *GUNICORN_ARGS,
+            sys.executable, "-m", "gunicorn", "annotation.wsgi", *self.args,
             "-b", f"127.0.0.1:{self.port}", "--log-level", "warning",
         ]  # fmt: skip
         self.proc = subprocess.Popen(cmd, cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        # A loaded machine starts gunicorn (and renders the schema) slowly: BENCH_SERVER_START_S.
-        deadline = time.monotonic() + float(os.environ.get("BENCH_SERVER_START_S", "240"))
+        deadline = time.monotonic() + self.start_seconds
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(
@@ -260,7 +270,7 @@ class Server:
                 return self
             except OSError:
                 time.sleep(0.2)
-        raise RuntimeError("gunicorn did not start in time (BENCH_SERVER_START_S)")
+        raise RuntimeError(f"gunicorn did not start within {self.start_seconds} s (BENCH_SERVER_START_S)")
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
