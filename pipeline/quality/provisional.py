@@ -19,6 +19,10 @@ alike. It concerns the stages with gold (control items): pre-filtering and answe
 the project has an active gold item in the stage (without one no work could ever be confirmed). Leads and site
 admins are never gated; paused annotators' work was dealt with by their pause (``paused_work``).
 
+A unit is held back for thin evidence once: its redone work is held again only when the evidence is
+against its author (at the end of a stage nobody meets a control item any more, so thin evidence
+alone would hold the redo for ever; the adversarial benchmark found that loop).
+
 Each annotator whose work is held back gets a ``QualityEvent`` (rule ``provisional-held``, their
 standing unchanged) that names the items; the stages' ``withdraw`` takes them out with requeue.
 """
@@ -104,15 +108,22 @@ def provisional_held(*, project: Project) -> list[Held]:
         passed: dict[int, int] = defaultdict(int)
         for user_id in results.filter(correct=True, purpose=Purpose.CONTROL).values_list("user_id", flat=True):
             passed[user_id] += 1
+        unit_id = f"{stage.unit.field}_id"
         work = Assignment.objects.filter(
             project=project, stage=stage.name, purpose=Purpose.WORK, status=AssignmentStatus.SUBMITTED
-        ).values_list("pk", "annotator_id", "submitted_at")
+        ).values_list("pk", "annotator_id", "submitted_at", unit_id)
+        redone = _held_before(project=project, stage=stage.name, unit_id=unit_id)
         trailing: dict[int, list[int]] = defaultdict(list)
-        for pk, user_id, submitted_at in work:
+        for pk, user_id, submitted_at, unit in work:
             if user_id in trusted:
                 continue
             status, evidence = standings.get(user_id, (StandingStatus.ACTIVE, 0.0))
             if status == StandingStatus.PAUSED:
+                continue
+            if unit in redone and evidence <= 0:
+                # Redone work of a unit already held back once is held again only on evidence against
+                # its author: at the end of a stage nobody meets a control item any more (one is served
+                # only while real work waits), so thin evidence alone would hold the redo for ever.
                 continue
             since = last_passed.get(user_id)
             if since is not None and submitted_at is not None and submitted_at <= since:
@@ -157,6 +168,19 @@ def provisional_held(*, project: Project) -> list[Held]:
                 )
             )
     return held
+
+
+def _held_before(*, project: Project, stage: str, unit_id: str) -> set[int]:
+    """The units (screens, questions) of ``stage`` whose work was held back before (named by the
+    ``provisional-held`` events). Two queries."""
+    assignments: set[int] = set()
+    for figures in QualityEvent.objects.filter(project=project, stage=stage, rule="provisional-held").values_list(
+        "figures", flat=True
+    ):
+        assignments.update(figures.get("assignments", []))
+    if not assignments:
+        return set()
+    return set(Assignment.objects.filter(pk__in=assignments).values_list(unit_id, flat=True))
 
 
 def _corroborated(*, project: Project, stage: str, ids: list[int]) -> set[int]:

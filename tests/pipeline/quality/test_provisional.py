@@ -145,3 +145,39 @@ def test_a_stage_without_active_gold_holds_nothing_back_even_when_strict(project
     project.save(update_fields=["provisional_work"])
     (held,) = provisional_held(project=project)
     assert len(held.assignments) == 3
+
+
+def test_redone_work_is_not_held_again_for_thin_evidence_but_is_on_evidence_against_its_author(world):
+    # given a hit-and-run judge whose last items were held back and went back to the queue
+    project, _ = world
+    _runner, junk = hit_and_run(project, "runner", passed=5, junk=3, fail_at_end=True)
+    assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
+    redo_screens = set(Screen.objects.filter(judgments__assignment_id__in=junk).values_list("pk", flat=True))
+    # when a newcomer with thin evidence (no control item passed) redoes them, right, at the end of the
+    # stage (no control item is served once no real work waits)
+    newcomer = member(project, "newcomer")
+    Standing.objects.create(project=project, user=newcomer, stage="prefilter", status=StandingStatus.ACTIVE)
+    redone = []
+    while (lease := assignment_next(project=project, user=newcomer, stage="prefilter")) is not None:
+        assignment_submit(assignment_id=lease.pk, user=newcomer, data={**RIGHT, "note": ""})
+        redone.append(lease.screen_id)
+    assert redo_screens <= set(redone)
+    # then the redone screens are not held back again (the loop the adversarial benchmark found); the
+    # newcomer's other screens, never held before, are
+    held = {item.user_id: item for item in provisional_held(project=project)}
+    again = (
+        set(
+            Screen.objects.filter(judgments__assignment_id__in=held[newcomer.pk].assignments).values_list(
+                "pk", flat=True
+            )
+        )
+        if newcomer.pk in held
+        else set()
+    )
+    assert not again & redo_screens
+    # ... unless the evidence is against the one who redid them
+    Standing.objects.filter(user=newcomer).update(evidence=2.0)
+    (held,) = [item for item in provisional_held(project=project) if item.user_id == newcomer.pk]
+    assert redo_screens <= set(
+        Screen.objects.filter(judgments__assignment_id__in=held.assignments).values_list("pk", flat=True)
+    )
