@@ -289,7 +289,10 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # The stage enum keeps its name beside the payloads' one-value ``stage`` enums (pipeline/stages/wire.py).
-    "ENUM_NAME_OVERRIDES": {"StageEnum": "annotation.models.Stage.values"},
+    "ENUM_NAME_OVERRIDES": {
+        "StageEnum": "annotation.models.Stage.values",
+        "ReviewVerdictEnum": "annotation.models.ReviewVerdict.values",
+    },
     # every operation documents its error answers (annotation/apis/errors.py)
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

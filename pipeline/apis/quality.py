@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from annotation.apis.errors import ErrorSerializer
 from annotation.apis.params import PageParams, Pagination, QueryParams, choice_param, id_param, query_params
-from annotation.models import Project, Stage
+from annotation.models import Project, ReviewVerdict, Stage
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from pipeline.quality.figures import (
     figures_with_standings,
@@ -510,7 +510,7 @@ class GoldReviewApi(APIView):
     class GoldReviewInputSerializer(serializers.Serializer):
         submission_id = serializers.IntegerField(help_text="the reviewed submission (an assignment id)")
         verdict = serializers.ChoiceField(
-            choices=["accepted", "rejected"], required=False, help_text="default: its standing review's"
+            choices=ReviewVerdict.values, required=False, help_text="default: its standing review's"
         )
         reason = serializers.CharField(required=False, allow_blank=True, default="", help_text="a rejection's rule")
         note = serializers.CharField(required=False, allow_blank=True, default="")
