@@ -249,19 +249,25 @@ class Server:
             float(os.environ.get("BENCH_SERVER_START_S", "240")) if start_seconds is None else start_seconds
         )
         self.proc: subprocess.Popen[bytes] | None = None
+        # gunicorn's (and the app's: one line per request) log goes to a file, never to a pipe nobody
+        # reads while the benchmark runs: a full pipe blocks the worker writing to it, and with it the
+        # request being answered (the adversarial run hung on that).
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __exit__)
+
+    def _log_tail(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")[-2000:]
 
     def __enter__(self) -> Server:
         cmd = [
             sys.executable, "-m", "gunicorn", "annotation.wsgi", *self.args,
             "-b", f"127.0.0.1:{self.port}", "--log-level", "warning",
         ]  # fmt: skip
-        self.proc = subprocess.Popen(cmd, cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(cmd, cwd=self.cwd, env=self.env, stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + self.start_seconds
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"gunicorn exited: {self.proc.stderr.read().decode()[-2000:] if self.proc.stderr else ''}"
-                )
+                raise RuntimeError(f"gunicorn exited: {self._log_tail()}")
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
                 conn.request("GET", "/api/schema/")
@@ -280,6 +286,7 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
+        self.log.close()
 
 
 # --- clients -----------------------------------------------------------------------------
