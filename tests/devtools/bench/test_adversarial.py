@@ -30,10 +30,11 @@ def test_the_adversarial_crowd_holds_todays_invariants(live_server):
     # No careful judge is paused
     stopped_by = [row["stopped_by"] for row in out["careful"]["paused_rows"]]
     assert out["careful"]["workers_x_stages"] == 2 and out["careful"]["paused"] == 0, stopped_by
-    # Post-processing started once the held-back work was redone, and most of the turned judges' spam
+    # Post-processing started (once any held-back work was redone), and most of the turned judges' spam
     # no longer counts. Not all of it: a random judgment that happens to be right on a control item
     # confirms the work before it (docs/quality.md, "Proof: an adversarial crowd"), so 0 is not held.
-    assert out["postprocess"]["started"] and out["postprocess"]["held_back"]
+    # (Nothing may be left to hold back: a pause already withdrew the turned judges' work.)
+    assert out["postprocess"]["started"]
     spam = sum(spammers[name]["prefilter"]["spam"] for name in ("sly", "hit-and-run"))
     assert out["spam_in_release"]["prefilter_judgments_counting"] <= spam // 2, out["spam_in_release"]
     assert out["next_ms"]["n"] > 50
