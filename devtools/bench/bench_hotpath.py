@@ -126,18 +126,9 @@ def _child_main(argv: list[str]) -> None:
 
 
 def _child(tree: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, "-m", "devtools.bench.bench_hotpath", *args],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"hot-path child {args[0]} ({tree}) failed: {out.stderr[-2000:]}")
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    from devtools.bench.bench_queue import run_child
+
+    return run_child("devtools.bench.bench_hotpath", env, *args, cwd=tree)
 
 
 # --- the two trees -----------------------------------------------------------------------------

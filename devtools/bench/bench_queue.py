@@ -207,9 +207,15 @@ def _child_main(argv: list[str]) -> None:
 
 
 def _child(env: dict[str, str], *args: str) -> dict[str, Any]:
+    return run_child("devtools.bench.bench_queue", env, *args)
+
+
+def run_child(module: str, env: dict[str, str], *args: str, cwd: Path = ROOT) -> dict[str, Any]:
+    """Run ``python -m module *args`` in ``cwd`` (a tree: this one, or a baseline's) and read the JSON
+    its last line prints."""
     out = subprocess.run(
-        [sys.executable, "-m", "devtools.bench.bench_queue", *args],
-        cwd=ROOT,
+        [sys.executable, "-m", module, *args],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
@@ -217,7 +223,7 @@ def _child(env: dict[str, str], *args: str) -> dict[str, Any]:
         check=False,
     )
     if out.returncode != 0:
-        raise RuntimeError(f"bench child {args[0]} failed: {out.stderr[-2000:]}")
+        raise RuntimeError(f"bench child {module} {args[0]} ({cwd}) failed: {out.stderr[-2000:]}")
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
