@@ -79,3 +79,44 @@ def test_gunicorn_is_a_current_major():
     (gunicorn,) = [r for r in requirements(ROOT / "requirements.txt") if r.name == "gunicorn"]
     assert gunicorn.specifier.contains("27.0.1")
     assert pins(ROOT / "requirements.lock")["gunicorn"][0].split(".")[0] == "27"
+
+
+PRODUCT = ("annotation", "pipeline", "frontend", "manage.py")
+
+
+def imported_top_levels() -> dict[str, str]:
+    """``{top-level module: first file importing it}`` over the product's code (not tests, not devtools)."""
+    import ast
+    import sys
+
+    found: dict[str, str] = {}
+    files = [ROOT / "manage.py"] + [p for part in PRODUCT[:-1] for p in sorted((ROOT / part).rglob("*.py"))]
+    for path in files:
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".", 1)[0]
+                if top not in sys.stdlib_module_names and top not in {"annotation", "pipeline", "frontend", "devtools"}:
+                    found.setdefault(top, str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_module_the_product_imports_comes_from_the_runtime_lock():
+    """The image installs ``requirements.lock`` only: a module the product imports that only the dev lock brings
+    (as ``requests`` once came through a type-stub's dependency) passes every test here and breaks the image
+    at its first ``manage.py`` (CI's image test caught it after 13 minutes; this catches it in one second)."""
+    from importlib.metadata import packages_distributions
+
+    runtime = pins(ROOT / "requirements.lock")
+    providers = packages_distributions()
+    missing = {}
+    for module, where in imported_top_levels().items():
+        dists = {canonicalize_name(d) for d in providers.get(module, [])}
+        if not dists & set(runtime):
+            missing[module] = (where, sorted(dists) or "no installed distribution")
+    assert not missing, f"add to requirements.txt and run `make lock`: {missing}"
