@@ -66,8 +66,8 @@ from annotation.models import (
     ScreenState,
     Standing,
 )
+from pipeline.engine import stage_get
 from pipeline.jobs.runner import job_run
-from pipeline.stages import stage_get
 
 from .crowd import PROFILES, TRUTH, EngineHttpConnection, Profile, ScriptedAnnotator, crowd_screens_create
 

@@ -59,9 +59,7 @@ from rest_framework.authtoken.models import Token
 from annotation.exceptions import ApplicationError, PermissionDeniedError
 from annotation.models import Assignment, AssignmentStatus, Membership, Project, Purpose, Role, Screen
 from frontend.hints import question_hints
-from pipeline.ingest import import_screens
-from pipeline.quality.gold import gold_promote
-from pipeline.stages import (
+from pipeline.engine import (
     assignment_next_by_slug,
     assignment_skip,
     assignment_submit,
@@ -70,6 +68,8 @@ from pipeline.stages import (
     stages,
     work_payload,
 )
+from pipeline.ingest import import_screens
+from pipeline.quality.gold import gold_promote
 
 from .demo.generator import plan, render_screen
 

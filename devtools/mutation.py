@@ -64,7 +64,7 @@ TARGETS: dict[str, Target] = {
     # of the same rules; at about a minute a run it is too slow to run once per mutant)
     "permissions": Target(("annotation/permissions.py",), ("tests/annotation/test_permissions.py",)),
     # the stage engine, its queue rules, gold scores and withdrawals
-    "stages-engine": Target(("pipeline/stages/engine.py",), ("tests/pipeline/stages/test_engine.py",)),
+    "stages-engine": Target(("pipeline/engine/services.py",), ("tests/pipeline/engine/test_engine.py",)),
     "stages-answers": Target(("pipeline/stages/answers.py",), ("tests/pipeline/stages/test_answers.py",)),
     "stages-questions": Target(("pipeline/stages/questions.py",), ("tests/pipeline/stages/test_questions.py",)),
     "stages-prefilter": Target(("pipeline/stages/prefilter.py",), ("tests/pipeline/stages/test_prefilter.py",)),
@@ -83,10 +83,10 @@ TARGETS: dict[str, Target] = {
     "quality-report": Target(("pipeline/quality/report.py",), ("tests/pipeline/quality/test_report.py",)),
     "quality-release": Target(("pipeline/quality/release.py",), ("tests/pipeline/quality/test_release_exclusion.py",)),
     # post-processing's rules
-    "agreement": Target(("pipeline/release/agreement.py",), ("tests/pipeline/release/test_agreement.py",)),
+    "agreement": Target(("pipeline/decisions/agreement.py",), ("tests/pipeline/decisions/test_agreement.py",)),
     "decide": Target(
-        ("pipeline/release/decide.py",),
-        ("tests/pipeline/release/test_decide.py", "tests/pipeline/release/test_postprocess.py"),
+        ("pipeline/decisions/decide.py",),
+        ("tests/pipeline/decisions/test_decide.py", "tests/pipeline/release/test_postprocess.py"),
     ),
     # the official metrics (the differential tests against the release's own code run where ../shared has it)
     "metrics-matching": Target(("pipeline/metrics/matching.py",), ("tests/pipeline/metrics/test_matching.py",)),
@@ -187,7 +187,7 @@ def results(folder: Path) -> dict[str, str]:
 
 
 def module_of(mutant: str) -> str:
-    """``pipeline.release.agreement.x_box_iou__mutmut_3`` -> ``pipeline/release/agreement.py``."""
+    """``pipeline.decisions.agreement.x_box_iou__mutmut_3`` -> ``pipeline/decisions/agreement.py``."""
     module = re.split(r"\.x[_ǁ]", mutant, maxsplit=1)[0]
     return module.replace(".", "/") + ".py"
 

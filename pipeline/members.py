@@ -1,4 +1,4 @@
-"""Project accounts created in bulk: the ``members`` job's work function (``pipeline.jobs.kinds``) and the
+"""Project accounts created in bulk: the ``members`` job's work function (``pipeline.kinds``) and the
 service that checks a lead's request and queues it. The accounts themselves are made by
 ``annotation.services.members`` (one password hash each, about half a second: too slow for a request)."""
 

@@ -47,7 +47,7 @@ def _throttle_counts_reset():
 @pytest.fixture(autouse=True)
 def _steady_queue(request, monkeypatch):
     """The queues serve work in a random order (``queue_key``, claimed from a random pivot:
-    ``pipeline.stages.engine._claim``). Tests that follow units through a queue get them oldest
+    ``pipeline.engine.services._claim``). Tests that follow units through a queue get them oldest
     first: keys count up as units are created and every claim starts at the queue's head. A test
     of the shuffled order itself is marked ``shuffled_queue`` and gets the real thing."""
     if request.node.get_closest_marker("shuffled_queue"):
@@ -63,7 +63,7 @@ def _steady_queue(request, monkeypatch):
     for field in fields:
         field.default = lambda: next(counter)
         field.__dict__.pop("_get_default", None)  # Django caches the default's callable
-    monkeypatch.setattr("pipeline.stages.engine._pivot", lambda: 0)
+    monkeypatch.setattr("pipeline.engine.services._pivot", lambda: 0)
     try:
         yield
     finally:

@@ -212,7 +212,7 @@ PAGE_JOB_KINDS = tuple(kind for kind in JOB_KINDS if kind != "suggestions")
 
 
 def job_of_kind(*, kind: str, project: models.Project, **fields: Any) -> models.Job:
-    """A job row of ``kind`` (one of ``pipeline.jobs.kinds``); an import names a zip that is not stored."""
+    """A job row of ``kind`` (one of ``pipeline.kinds``); an import names a zip that is not stored."""
     if kind == "import":
         fields = {"source": "imports/missing.zip", "source_kind": "zip", **fields}
         return models.ImportJob.objects.create(project=project, **fields)

@@ -47,7 +47,7 @@ class Job(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
-    # The kind of work (``pipeline.jobs.kinds``): a constant per table or a column of it.
+    # The kind of work (``pipeline.kinds``): a constant per table or a column of it.
     kind: str
 
     class Meta:

@@ -13,7 +13,7 @@ from .declarations import Choice, Flag, Line, Number, Prose, Secret, Settings, U
 
 
 class AgreementRule(models.TextChoices):
-    """When two answers of one question agree (docs/postprocessing.md, pipeline/release/agreement.py)."""
+    """When two answers of one question agree (docs/postprocessing.md, pipeline/decisions/agreement.py)."""
 
     # A shared element is enough; a not-answerable vote agrees with an answer.
     RELEASE = "release", "As the ScreenQA release (calibrated)"

@@ -26,7 +26,7 @@ class Split(models.TextChoices):
 
 
 # Every queued unit (a screen, a question) gets a random ``queue_key`` when it is created. A
-# queue is served from a random pivot (``pipeline.stages.engine``: the first free unit at or
+# queue is served from a random pivot (``pipeline.engine.services``: the first free unit at or
 # after a random key, wrapping around), so the order an annotator receives work in tells them
 # nothing: a control item cannot be picked out by breaking a steady order (issue 20, 2b).
 QUEUE_KEY_SPAN = 2**31
@@ -87,7 +87,7 @@ class Screen(models.Model):
         # first free one: an index range scan over that project's waiting screens only (other
         # projects and other states are elsewhere in the index), not a sort. Not partial
         # indexes: the claims are prepared statements whose state is a parameter, and a generic
-        # plan cannot prove a partial index's predicate (tests/pipeline/stages/test_claim_plan.py).
+        # plan cannot prove a partial index's predicate (tests/pipeline/engine/test_claim_plan.py).
         # The same index serves the counts by state.
         indexes = [
             models.Index(fields=["project", "state", "queue_key", "id"], name="screen_queue"),

@@ -169,7 +169,7 @@ class PrefilterJudgment(models.Model):
     non_english_app = models.BooleanField()
     vh_out_of_sync = models.BooleanField()
     note = models.TextField(blank=True)
-    # Quality control took it back (a quality reason code of ``pipeline.release.decide``; blank: it
+    # Quality control took it back (a quality reason code of ``pipeline.decisions.decide``; blank: it
     # counts). A withdrawn judgment stays for the record and counts nowhere: not in its screen's
     # decision, not in its app's language votes (pipeline.stages.prefilter).
     withdrawn_reason = models.CharField(max_length=32, blank=True)

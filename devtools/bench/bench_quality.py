@@ -41,9 +41,9 @@ from annotation.models import (
     StandingStatus,
 )
 from devtools.crowd import crowd_screens_create, crowd_simulate
+from pipeline.decisions.selectors import postprocess_summary
+from pipeline.engine import stages
 from pipeline.jobs.runner import job_run
-from pipeline.release.selectors import postprocess_summary
-from pipeline.stages import stages
 
 SHARES = {"careful": 0.7, "careless": 0.1, "spammer": 0.2}
 SMALL = {"screens": 160, "annotators": 10}

@@ -172,7 +172,7 @@ def check(slug: str, stage: str = "questions-1") -> dict[str, Any]:
     from django.db.models import Count
 
     from annotation.models import Assignment, ControlResult, Project, Screen, Standing
-    from pipeline.stages import assignment_double_leases
+    from pipeline.engine import assignment_double_leases
 
     project = Project.objects.get(slug=slug)
     per_screen = (
@@ -458,7 +458,7 @@ def crowd_run(*, screens: int, annotators: int) -> dict[str, Any]:
 
     from annotation.models import Project
     from devtools.crowd import crowd_simulate
-    from pipeline.stages import assignment_double_leases
+    from pipeline.engine import assignment_double_leases
 
     with tempfile.TemporaryDirectory(prefix="bench-crowd-") as tmp:
         storage = {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": tmp}}

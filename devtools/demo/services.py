@@ -28,9 +28,9 @@ from annotation.models import (
     ScreenState,
 )
 from annotation.services.screens import project_get_or_create
+from pipeline.decisions.decide import REASON_GOLD_ONLY
 from pipeline.ingest import import_screens
 from pipeline.quality.gold import gold_item_create
-from pipeline.release.decide import REASON_GOLD_ONLY
 
 from .generator import plan, render_screen
 

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.permissions import project_get_for_lead
 from pipeline.analytics.figures import AnnotatorActivity, Histogram, analytics_project
-from pipeline.stages import stages
+from pipeline.engine import stages
 
 from .core import domain_errors_as_http
 

@@ -44,7 +44,7 @@ from annotation.services.projects import (
     project_settings_update,
 )
 from frontend.views.core import domain_errors_as_http
-from pipeline.stages import app_language_list, app_mark_non_english, not_answerable_start
+from pipeline.engine import app_language_list, app_mark_non_english, not_answerable_start
 from pipeline.stages.leases import lease_free, lease_list, lease_reassign
 from pipeline.stages.not_answerable import SAMPLE_MAX, not_answerable_default_size
 

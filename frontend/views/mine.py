@@ -15,13 +15,13 @@ from django.views.decorators.http import require_GET
 
 from annotation.exceptions import ApplicationError
 from annotation.permissions import member_get, project_get_for_member
+from pipeline.engine import stage_filter
 from pipeline.quality.mine import (
     feedback_by_stage,
     my_work_figures,
     my_work_history,
     standing_views,
 )
-from pipeline.stages import stage_filter
 from pipeline.stages.registry import stages
 
 from .core import domain_errors_as_http

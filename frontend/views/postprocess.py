@@ -26,10 +26,10 @@ from annotation.models import ReleaseJob, Split
 from annotation.permissions import project_get_for_lead
 from annotation.selectors.screens import screen_image_url
 from frontend.jobs import job_display
+from pipeline.decisions.decide import ANSWER_REASONS, QUESTION_REASONS
+from pipeline.decisions.selectors import decision_payload, postprocess_decisions, postprocess_summary
 from pipeline.jobs.lifecycle import ACTIVE
-from pipeline.release.decide import ANSWER_REASONS, QUESTION_REASONS
 from pipeline.release.postprocess import release_job_latest, release_job_start
-from pipeline.release.selectors import decision_payload, postprocess_decisions, postprocess_summary
 from pipeline.release.short_answers.service import SAMPLE_MAX, question_short_answers_update, short_answers_sample
 
 from .core import domain_errors_as_http

@@ -25,6 +25,7 @@ from annotation.exceptions import ApplicationError, ConflictError
 from annotation.models import Project, Stage
 from annotation.permissions import project_get_for_lead
 from pipeline.assist.report import assist_annotator_figures, assist_backend_figures
+from pipeline.engine import stages
 from pipeline.quality.figures import (
     figures_with_standings,
     quality_figures_current,
@@ -43,9 +44,9 @@ from pipeline.quality.report import (
     quality_report,
     rule_label,
 )
-from pipeline.quality.standing import qualification_mode, standing_act
+from pipeline.quality.standing import standing_act
 from pipeline.quality.writers import faulted_questions
-from pipeline.stages import stages
+from pipeline.stages.base import qualification_mode
 
 from .postprocess import lead_page
 

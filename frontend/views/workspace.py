@@ -31,7 +31,7 @@ from annotation.permissions import assignment_get_for_annotator, member_get, pro
 from annotation.selectors.assignments import assignment_open_brief
 from annotation.services.assignments import DRAFT_MAX_BYTES, SKIP_REASON_MAX
 from frontend import hints
-from pipeline import stages as engine
+from pipeline import engine
 from pipeline.quality.mine import refusal_items
 from pipeline.stages.base import StageDefinition
 

@@ -27,7 +27,7 @@ from annotation.permissions import (
     project_get_for_member,
 )
 from pipeline.apis.mine import StandingSerializer
-from pipeline.stages import (
+from pipeline.engine import (
     app_mark_non_english,
     assignment_draft_save,
     assignment_extend,

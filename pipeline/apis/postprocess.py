@@ -20,9 +20,9 @@ from annotation.apis.params import PageParams, Pagination, choice_param, query_p
 from annotation.models import ReleaseJob, Split
 from annotation.permissions import IsAuthenticated, project_get_for_lead
 from pipeline.apis.jobs import JobOutputSerializer
-from pipeline.release.decide import ANSWER_REASONS, QUESTION_REASONS
+from pipeline.decisions.decide import ANSWER_REASONS, QUESTION_REASONS
+from pipeline.decisions.selectors import decision_payload, postprocess_decisions
 from pipeline.release.postprocess import release_job_start
-from pipeline.release.selectors import decision_payload, postprocess_decisions
 
 
 class DecisionOutputSerializer(serializers.Serializer):

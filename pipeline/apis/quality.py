@@ -21,6 +21,7 @@ from annotation.apis.errors import ErrorSerializer
 from annotation.apis.params import PageParams, Pagination, QueryParams, choice_param, id_param, query_params
 from annotation.models import Project, ReviewVerdict, Stage
 from annotation.permissions import IsAuthenticated, project_get_for_lead
+from pipeline.engine import stage_get
 from pipeline.quality.figures import (
     figures_with_standings,
     quality_figures_current,
@@ -43,7 +44,6 @@ from pipeline.quality.report import (
 from pipeline.quality.review_gold import review_gold_create
 from pipeline.quality.standing import LEAD_ACTIONS, standing_act
 from pipeline.quality.writers import FAULTED_SHOWN, faulted_questions
-from pipeline.stages import stage_get
 
 ERRORS: dict[int, Any] = {
     400: OpenApiResponse(ErrorSerializer, description="bad input (the body says which field)"),

@@ -188,7 +188,7 @@ def _source_open(job: ImportJob) -> tuple[Any, IO[bytes] | None]:
 
 
 def import_job_work(*, job: ImportJob, progress: Progress) -> Outcome:
-    """The import job's work (``pipeline.jobs.kinds``): import the job's source into its project.
+    """The import job's work (``pipeline.kinds``): import the job's source into its project.
 
     Idempotent: the importer skips screens already present (each screen commits with its candidates), so
     a re-run after a failure or a killed worker imports only the missing screens, and reports the others

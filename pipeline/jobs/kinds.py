@@ -1,30 +1,19 @@
-"""Every kind of background job: its table and its work function. A new kind is one line here.
+"""The registry of job kinds: what a kind is (``JobKind``) and where the runner finds it (``job_kind_get``).
 
-A work function is called as ``work(job=..., progress=..., **options)`` by ``pipeline.jobs.runner``
-once the job is claimed, and returns an ``Outcome``. Its contract:
-
-* it is idempotent: a re-run (after a failure, or after its worker died at any point) does only the
-  missing work, or redoes all of it, and never leaves duplicate rows or a partial file behind;
-* it reports progress through ``progress(processed, total)`` (cheap; the runner writes it);
-* it never writes the job's row: finishing and failing are the lifecycle's (``pipeline.jobs.lifecycle``);
-* it raises on failure; the runner records the reason on the job.
+The kinds themselves, each with its work function, are one table one layer up (``pipeline.kinds``): a work
+function lives with its own stage of the product (ingest, release, quality, assist, members), which all
+use this package's lifecycle, so the lifecycle cannot import them. ``pipeline.kinds`` installs its table
+here when Django starts (``pipeline.apps``), in every process: web, worker and management commands.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.exceptions import ApplicationError
-from annotation.models import AssistJob, ImportJob, Job, MemberJob, ReleaseJob
-from pipeline.assist.service import suggestions_job_work
-from pipeline.ingest.jobs import import_job_work
-from pipeline.members import members_job_work
-from pipeline.quality.figures import quality_figures_job_work
-from pipeline.release.export.jobs import export_job_work
-from pipeline.release.postprocess import postprocess_job_work
-from pipeline.release.short_answers.service import short_answers_job_work
+from annotation.models import Job
 
 from .lifecycle import Outcome
 
@@ -37,29 +26,22 @@ class JobKind:
     fields: dict[str, Any] = field(default_factory=dict)  # the columns that make a row of ``model`` this kind
 
 
-KINDS: dict[str, JobKind] = {
-    kind.name: kind
-    for kind in (
-        JobKind(ImportJob.kind, ImportJob, import_job_work),
-        JobKind(MemberJob.kind, MemberJob, members_job_work),
-        JobKind(ReleaseJob.Kind.POSTPROCESS, ReleaseJob, postprocess_job_work, {"kind": ReleaseJob.Kind.POSTPROCESS}),
-        JobKind(
-            ReleaseJob.Kind.SHORT_ANSWERS, ReleaseJob, short_answers_job_work, {"kind": ReleaseJob.Kind.SHORT_ANSWERS}
-        ),
-        JobKind(ReleaseJob.Kind.EXPORT, ReleaseJob, export_job_work, {"kind": ReleaseJob.Kind.EXPORT}),
-        JobKind(AssistJob.kind, AssistJob, suggestions_job_work),
-        JobKind(
-            ReleaseJob.Kind.QUALITY_FIGURES,
-            ReleaseJob,
-            quality_figures_job_work,
-            {"kind": ReleaseJob.Kind.QUALITY_FIGURES},
-        ),
-    )
-}
+_KINDS: dict[str, JobKind] = {}
+
+
+def job_kinds_install(kinds: Iterable[JobKind]) -> None:
+    """Register ``kinds`` (idempotent). Two different kinds under one name are refused."""
+    for kind in kinds:
+        if _KINDS.setdefault(kind.name, kind) != kind:
+            raise ValueError(f"Two job kinds are named {kind.name!r}.")
 
 
 def job_kind_get(name: str) -> JobKind:
     try:
-        return KINDS[name]
+        return _KINDS[name]
     except KeyError:
         raise ApplicationError(f"Unknown job kind {name!r}.", field="kind") from None
+
+
+def job_kind_names() -> list[str]:
+    return sorted(_KINDS)

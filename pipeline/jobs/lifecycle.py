@@ -18,7 +18,7 @@
   does only the missing work, or redoes all of it without duplicates), so a re-run finishes the job.
 
 What a work function receives and returns is defined here too (``Progress``, ``Outcome``); the table of
-kinds is ``pipeline.jobs.kinds``.
+kinds is ``pipeline.kinds``.
 """
 
 from __future__ import annotations

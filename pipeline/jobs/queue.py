@@ -5,7 +5,7 @@ run must see the row that names it). In the embedded default (no broker) the tas
 thread of this process instead, so that the page that started it can poll its progress.
 
 The task is named, not imported: producers and the worker meet at the broker by the task's name, as
-Celery intends, so that starting a job does not import every kind of work (``pipeline.jobs.kinds``).
+Celery intends, so that starting a job does not import every kind of work (``pipeline.kinds``).
 ``pipeline.apps`` imports the task module, so the name is known in every process (web and worker).
 """
 

@@ -1,7 +1,7 @@
 """Running one job: claim it, beat while its work runs, then finish it or record why it failed.
 
 ``job_run`` is what the Celery task (``pipeline.jobs.tasks``), the in-process thread and the management
-commands call; the work itself is the kind's function (``pipeline.jobs.kinds``).
+commands call; the work itself is the kind's function (``pipeline.kinds``).
 
 The heartbeat and the progress are written by a thread of their own, on a database connection of their
 own: the work's transactions never carry them (an export reads inside one read-only snapshot transaction,

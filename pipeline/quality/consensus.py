@@ -2,7 +2,7 @@
 
 * **Agreement with the majority** (``majority_of``). Validation and test questions get several
   answers (3 by default); on each question with a majority (the largest group of pairwise-agreeing
-  answers under the project's agreement rule, ``pipeline.release.agreement``, holding more than half
+  answers under the project's agreement rule, ``pipeline.decisions.agreement``, holding more than half
   of them), an answer agrees when it is in that group. The lead's report counts it per annotator
   (``pipeline.quality.report``).
 * **Dawid–Skene.** When pre-filtering takes several judgments per screen (``prefilter_judgments``
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.models import PrefilterJudgment, Project
-from pipeline.release.agreement import AgreementSettings, AnswerView, agreement_group
+from pipeline.decisions.agreement import AgreementSettings, AnswerView, agreement_group
 
 MULTI_ANSWER_SPLITS = ("validation", "test")
 

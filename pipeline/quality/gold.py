@@ -34,14 +34,12 @@ from annotation.models import (
     Screen,
     Stage,
 )
-from pipeline.release.agreement import AnswerView, ElementView, agreement_group
-from pipeline.release.decide import agreement_settings_for
+from pipeline.decisions.agreement import AnswerView, ElementView, agreement_group
+from pipeline.decisions.decide import agreement_settings_for
+from pipeline.stages.registry import stage_get, stages
 
 
 def _stage_with_gold(name: str) -> Any:
-    # Imported here: ``pipeline.stages`` (the engine) imports this module to serve gold items.
-    from pipeline.stages.registry import stage_get
-
     stage = stage_get(name)
     if not stage.has_gold:
         raise ApplicationError(f"The stage {name!r} has no gold items (it is qualified by review).", field="stage")
@@ -208,8 +206,6 @@ def gold_promotable(*, project: Project, stage: str | None = None, limit: int = 
 
 
 def _gold_stage_names() -> list[str]:
-    from pipeline.stages.registry import stages
-
     return [name for name, definition in stages().items() if definition.has_gold]
 
 
@@ -237,8 +233,6 @@ def gold_servable(*, project: Project, stage: str) -> QuerySet[GoldItem]:
 
 def gold_servable_stages(*, project: Project) -> set[str]:
     """The stages that have a servable gold item (``gold_servable``). One query."""
-    from pipeline.stages.registry import stages
-
     servable = Q(pk__in=[])
     for name, definition in stages().items():
         if definition.has_gold:

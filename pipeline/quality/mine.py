@@ -39,11 +39,11 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
-from pipeline.stages.base import StageDefinition, submission_lines
+from pipeline.stages.base import StageDefinition, qualification_mode, submission_lines, trusted
 from pipeline.stages.registry import stage_get, stages
 
 from .gold import gold_servable_stages
-from .standing import qualification_mode, retry_after, trusted
+from .standing import retry_after
 from .writers import written_questions
 
 HISTORY_LIMIT = 200  # rows of the history a page or an API call returns at most

@@ -55,8 +55,8 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
-from pipeline.release.decide import agreement_settings_for
-from pipeline.release.selectors import answer_records
+from pipeline.decisions.decide import agreement_settings_for
+from pipeline.decisions.selectors import answer_records
 from pipeline.stages import stages
 
 from .consensus import majority_of

@@ -66,7 +66,7 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
-from pipeline.release.decide import (
+from pipeline.decisions.decide import (
     QUALITY_ANSWER_REASONS,
     QUALITY_QUESTION_REASONS,
     REASON_AUTHOR_NOT_QUALIFIED,

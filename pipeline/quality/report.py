@@ -6,7 +6,7 @@ fared on it.
 ``quality_report`` runs a fixed number of grouped queries however many annotators and items the
 project has (the tests count them): memberships, standings, control results, reviews, assignment
 durations and skips, the questions they wrote, and the answers of decided validation/test
-questions (agreement is computed in Python with ``pipeline.release.agreement``, as
+questions (agreement is computed in Python with ``pipeline.decisions.agreement``, as
 post-processing does). On PostgreSQL the median duration is ``percentile_cont(0.5)`` in the same
 grouped query as the counts; elsewhere (SQLite) it is taken in Python over the durations one query
 brings (``statistics.median``, the same figure).
@@ -51,8 +51,8 @@ from annotation.models import (
     Stage,
     Standing,
 )
-from pipeline.release.decide import DECIDABLE_STATES, agreement_settings_for
-from pipeline.release.selectors import answer_records
+from pipeline.decisions.decide import DECIDABLE_STATES, agreement_settings_for
+from pipeline.decisions.selectors import answer_records
 from pipeline.stages import stage_filter
 
 from .consensus import majority_of
@@ -317,7 +317,7 @@ def agreement_by_user(*, project: Project, user_id: int | None = None) -> dict[i
     """Per annotator, ``(agreed, answers)``: their answers to validation/test questions whose answers
     are all in, and how many of them agree with the majority: in the largest group of
     pairwise-agreeing answers, that group more than half of the answers
-    (``pipeline.release.agreement``; a tie: none agrees). ``user_id``: only the questions they
+    (``pipeline.decisions.agreement``; a tie: none agrees). ``user_id``: only the questions they
     answered (and only their figures)."""
     questions = Question.objects.filter(
         screen__project=project, screen__split__in=[Split.VALIDATION, Split.TEST], state__in=DECIDABLE_STATES

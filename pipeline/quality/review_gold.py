@@ -16,7 +16,7 @@ checked like any annotator, on gold of their own:
   decided again.
 * **Balanced gold.** Real submissions are mostly fine, so gold drawn at random would be mostly
   "accept" items, on which accepting everything scores well. The pick serves a reviewer the verdict
-  they have met less often among their gold reviews (``review_gold_pick_rules``): about half of their
+  they have met less often among their gold reviews (``ReviewStage.gold_pick_rules``): about half of their
   gold reviews are known-bad submissions while the project has some.
 * **Double review.** A share (``review_double_rate``) of reviewed submissions is reviewed by a second
   reviewer; the second review decides nothing and counts in each reviewer's agreement with other
@@ -25,23 +25,21 @@ checked like any annotator, on gold of their own:
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Case, Exists, IntegerField, OuterRef, Q, Value, When
+from django.db.models import Q
 
 from annotation.exceptions import ApplicationError, NotFoundError
 from annotation.models import (
     Assignment,
     AssignmentStatus,
-    ControlResult,
     GoldItem,
     GoldSource,
     Project,
     Purpose,
     Review,
-    ReviewVerdict,
     Stage,
 )
 
@@ -88,23 +86,6 @@ def review_gold_create(
         origin=submission,
         note=note,
     )
-
-
-def review_gold_pick_rules(*, project: Project, user: Any) -> dict[str, Any]:
-    """The review stage's rules of the gold pick (``gold.gold_pick``): never the reviewer's own
-    submission, nor one they had as a review item before (real or gold: a repeat would tell), and the
-    verdict they met less often among their gold reviews first (ties: a rejection). One query."""
-    theirs = Assignment.objects.filter(stage=Stage.REVIEW, annotator=user, reviewed_id=OuterRef("origin_id"))
-    exclude = Q(origin__annotator=user) | Q(Exists(theirs))
-    met = Counter(
-        ControlResult.objects.filter(project=project, user=user, stage=Stage.REVIEW).values_list(
-            "gold__answer__verdict", flat=True
-        )
-    )
-    rejected, accepted = met[ReviewVerdict.REJECTED], met[ReviewVerdict.ACCEPTED]
-    want = ReviewVerdict.REJECTED if rejected <= accepted else ReviewVerdict.ACCEPTED
-    prefer = Case(When(answer__verdict=str(want), then=Value(0)), default=Value(1), output_field=IntegerField())
-    return {"exclude": exclude, "prefer": [prefer]}
 
 
 def reviewer_agreement(*, project: Project, user_ids: Iterable[int] | None = None) -> dict[int, tuple[int, int]]:

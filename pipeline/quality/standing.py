@@ -56,12 +56,11 @@ from annotation.models import (
     Purpose,
     QualityEvent,
     ReviewState,
-    Role,
     Standing,
     StandingStatus,
 )
 from annotation.services.assignments import assignment_leases_end
-from pipeline.stages.base import StageDefinition
+from pipeline.stages.base import StageDefinition, qualification_mode, trusted
 from pipeline.stages.registry import stage_get
 
 from .gold import gold_available, gold_open_to
@@ -112,18 +111,6 @@ class Plan:
 
 
 WORK = Plan()
-
-
-def trusted(*, user: Any, membership: Membership | None) -> bool:
-    """Leads and site admins are never gated by quality control."""
-    return bool(getattr(user, "is_superuser", False)) or (membership is not None and membership.role == Role.LEAD)
-
-
-def qualification_mode(stage: StageDefinition) -> str:
-    """``gold`` (a set of gold items), ``review`` (the first submissions are reviewed) or ``""``."""
-    if stage.has_gold:
-        return "gold"
-    return "review" if stage.reviewed else ""
 
 
 # The control draw. Drawn from the operating system's randomness, so that nothing in the code, an

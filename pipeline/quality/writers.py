@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, QuerySet
 
 from annotation.models import Project, Question, QuestionSource, Stage, Verdict
-from pipeline.release.decide import QUALITY_ANSWER_REASONS
+from pipeline.decisions.decide import QUALITY_ANSWER_REASONS
 
 # The writing stages whose questions answerers judge (the question's source names the stage).
 WRITING_SOURCES: dict[str, str] = {

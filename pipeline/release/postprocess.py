@@ -1,4 +1,4 @@
-"""Post-processing before release: apply the decision rules (``pipeline.release.decide``) to every
+"""Post-processing before release: apply the decision rules (``pipeline.decisions.decide``) to every
 answered question of a project, in batches.
 
 * ``release_job_start``     a lead starts a post-processing or short-answer job (queued);
@@ -7,7 +7,7 @@ answered question of a project, in batches.
 Both kinds of job run through the one job lifecycle (``pipeline.jobs``): claim, heartbeat,
 failure, the stale rule and re-runs are its.
 
-Results are read with ``pipeline.release.selectors``; short answers live in
+Results are read with ``pipeline.decisions.selectors``; short answers live in
 ``pipeline.release.short_answers``.
 
 Idempotency: a decision depends only on the question, its answers and the project's agreement
@@ -34,18 +34,17 @@ from django.db import transaction
 from annotation.db.bulk import batched, bulk_set
 from annotation.exceptions import ApplicationError, ConflictError
 from annotation.models import Answer, Project, Question, ReleaseJob
-from pipeline.jobs.lifecycle import Outcome, Progress, job_create, jobs_alive
-from pipeline.quality.provisional import held_back_sweep
-
-from .agreement import AgreementSettings
-from .decide import (
+from pipeline.decisions.agreement import AgreementSettings
+from pipeline.decisions.decide import (
     DECIDABLE_STATES,
     PREDECIDED_QUESTION_REASONS,
     PROTECTED_SHORT_ANSWER_SOURCES,
     agreement_settings_for,
     question_decide,
 )
-from .selectors import answer_records, postprocess_summary
+from pipeline.decisions.selectors import answer_records, postprocess_summary
+from pipeline.jobs.lifecycle import Outcome, Progress, job_create, jobs_alive
+from pipeline.quality.provisional import held_back_sweep
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +135,7 @@ def postprocess_batch_apply(*, question_ids: Sequence[int], settings: AgreementS
 
 
 def postprocess_job_work(*, job: ReleaseJob, progress: Progress, batch_size: int = 500) -> Outcome:
-    """The post-processing job's work (``pipeline.jobs.kinds``): decide every answered (or already
+    """The post-processing job's work (``pipeline.kinds``): decide every answered (or already
     decided) question of the job's project, batch by batch.
 
     Idempotent (same data, same decisions, nothing written); each batch commits on its own, so a run

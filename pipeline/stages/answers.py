@@ -41,8 +41,8 @@ from annotation.models import (
 )
 from annotation.permissions import require_answer_pool
 from pipeline.assist.service import suggestion_for
-from pipeline.release.agreement import AnswerView, ElementView, answers_agree
-from pipeline.release.decide import (
+from pipeline.decisions.agreement import AnswerView, ElementView, answers_agree
+from pipeline.decisions.decide import (
     PREDECIDED_QUESTION_REASONS,
     QUALITY_ANSWER_REASONS,
     REASON_REVIEW_REJECTED,

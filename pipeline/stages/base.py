@@ -45,7 +45,7 @@ from rest_framework import serializers
 
 from annotation.db import compiled
 from annotation.exceptions import ApplicationError
-from annotation.models import Assignment, AssignmentStatus, Membership, Project, QualityEvent, Question, Screen
+from annotation.models import Assignment, AssignmentStatus, Membership, Project, QualityEvent, Question, Role, Screen
 
 from .units import Unit
 from .wire import TEXT_MAX, AssignmentPayloadSerializer, validated
@@ -345,3 +345,15 @@ def submission_lines(value: dict[str, Any]) -> list[tuple[str, str]]:
             text = str(item)
         lines.append((_FIELD_LABELS.get(key, key.replace("_", " ").capitalize()), text))
     return lines
+
+
+def trusted(*, user: Any, membership: Membership | None) -> bool:
+    """Leads and site admins are never gated by quality control."""
+    return bool(getattr(user, "is_superuser", False)) or (membership is not None and membership.role == Role.LEAD)
+
+
+def qualification_mode(stage: StageDefinition) -> str:
+    """``gold`` (a set of gold items), ``review`` (the first submissions are reviewed) or ``""``."""
+    if stage.has_gold:
+        return "gold"
+    return "review" if stage.reviewed else ""

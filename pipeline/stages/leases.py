@@ -16,9 +16,8 @@ from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.lock_objects import assignment_lock
 from annotation.models import Assignment, AssignmentStatus, Membership, Project, Purpose, Standing, StandingStatus
 from annotation.services.assignments import assignment_lease_release, lease_expiry
-from pipeline.quality.standing import qualification_mode, trusted
 
-from .base import live_q
+from .base import live_q, qualification_mode, trusted
 from .registry import stage_get
 
 

@@ -41,7 +41,7 @@ from annotation.models import (
     Split,
     Stage,
 )
-from pipeline.release.decide import REASON_REVIEW_REJECTED
+from pipeline.decisions.decide import REASON_REVIEW_REJECTED
 
 from .base import (
     StageDefinition,

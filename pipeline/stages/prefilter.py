@@ -58,7 +58,7 @@ from annotation.models import (
     Stage,
 )
 from annotation.services.assignments import assignment_leases_end
-from pipeline.release.decide import REASON_NON_ENGLISH_APP, REASON_REVIEW_REJECTED, REASON_WITHDRAWN
+from pipeline.decisions.decide import REASON_NON_ENGLISH_APP, REASON_REVIEW_REJECTED, REASON_WITHDRAWN
 
 from .base import StageDefinition, crowd_share, form_flag, form_text, live_q, taken_by_user_q
 from .units import SCREEN

@@ -35,7 +35,7 @@ from annotation.models import (
     Stage,
     StandingStatus,
 )
-from pipeline.release.decide import (
+from pipeline.decisions.decide import (
     QUALITY_QUESTION_REASONS,
     REASON_AUTHOR_NOT_QUALIFIED,
     REASON_AUTHOR_PAUSED,

@@ -17,20 +17,21 @@ counts in the reviewers' agreement.
 A stopped reviewer's reviews are withdrawn (``ReviewStage.withdraw``): each stays for the record
 but lets go of its submission, which goes back to the review queue; a rejection's effects are
 undone (``StageDefinition.review_reverted``: its questions or answer come back unless others
-redid them), and a writer's qualification by review that counted it is decided again
-(``review_qualifications_reopen``). A lead who reinstates the reviewer brings back the reviews
-nobody redid meanwhile (``ReviewStage.restore``).
+redid them), and a writer's qualification by review that counted it is decided again (the signal
+``reviews_withdrawn``, on which quality control acts). A lead who reinstates the reviewer brings back
+the reviews nobody redid meanwhile (``ReviewStage.restore``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
+from collections import Counter
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Case, Exists, F, IntegerField, OuterRef, Q, QuerySet, Value, When
 from django.http import QueryDict
 from rest_framework import serializers
 
@@ -38,6 +39,7 @@ from annotation.exceptions import ConflictError
 from annotation.models import (
     Assignment,
     AssignmentStatus,
+    ControlResult,
     Membership,
     Project,
     Purpose,
@@ -48,12 +50,11 @@ from annotation.models import (
     Stage,
 )
 from annotation.permissions import require_reviewer
-from pipeline.quality.review_gold import review_gold_pick_rules
-from pipeline.quality.standing import review_qualifications_reopen, review_recorded
-from pipeline.release.decide import REASON_WITHDRAWN
+from pipeline.decisions.decide import REASON_WITHDRAWN
 
 from .base import StageDefinition, form_text, live_q, submission_lines, taken_by_user_q
 from .registry import stage_get
+from .signals import review_recorded, reviews_withdrawn
 from .units import SUBMISSION
 from .wire import (
     NOTE_MAX,
@@ -213,7 +214,7 @@ class ReviewStage(StageDefinition):
         reviewed.save(update_fields=["review_state", "review_double", "updated_at"])
         if cleaned["verdict"] == ReviewVerdict.REJECTED:
             stage_get(reviewed.stage).review_rejected(reviewed=reviewed, reason=cleaned["reason"], now=now)
-        review_recorded(reviewed=reviewed, now=now)
+        review_recorded.send(sender=type(self), reviewed=reviewed, now=now)
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         assert assignment.reviewed_id is not None
@@ -245,7 +246,21 @@ class ReviewStage(StageDefinition):
         return {"screen_id": gold.screen_id, "reviewed_id": gold.origin_id}
 
     def gold_pick_rules(self, *, project: Project, user: Any) -> dict[str, Any]:
-        return review_gold_pick_rules(project=project, user=user)
+        """The rules of the gold pick (``pipeline.quality.gold.gold_pick``): never the reviewer's own
+        submission, nor one they had as a review item before (real or gold: a repeat would tell), and the
+        verdict they met less often among their gold reviews first (ties: a rejection), so that about half
+        of a reviewer's gold reviews are known-bad submissions (accepting everything cannot pass). One query."""
+        theirs = Assignment.objects.filter(stage=Stage.REVIEW, annotator=user, reviewed_id=OuterRef("origin_id"))
+        exclude = Q(origin__annotator=user) | Q(Exists(theirs))
+        met = Counter(
+            ControlResult.objects.filter(project=project, user=user, stage=Stage.REVIEW).values_list(
+                "gold__answer__verdict", flat=True
+            )
+        )
+        rejected, accepted = met[ReviewVerdict.REJECTED], met[ReviewVerdict.ACCEPTED]
+        want = ReviewVerdict.REJECTED if rejected <= accepted else ReviewVerdict.ACCEPTED
+        prefer = Case(When(answer__verdict=str(want), then=Value(0)), default=Value(1), output_field=IntegerField())
+        return {"exclude": exclude, "prefer": [prefer]}
 
     def withdraw(
         self,
@@ -288,7 +303,7 @@ class ReviewStage(StageDefinition):
                 submission = reviewed[reviewed_id]
                 stage_get(submission.stage).review_reverted(reviewed=submission, now=now)
         Assignment.objects.filter(pk__in=list(reviewed)).update(review_state=ReviewState.SAMPLED, updated_at=now)
-        review_qualifications_reopen(withdrawn=[(reviewed[r[1]], r[3]) for r in reviews], now=now)
+        reviews_withdrawn.send(sender=type(self), withdrawn=[(reviewed[r[1]], r[3]) for r in reviews], now=now)
         return len(reviews) + second_count
 
     def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:
@@ -330,7 +345,7 @@ class ReviewStage(StageDefinition):
             submission.save(update_fields=["review_state", "updated_at"])
             if review.verdict == ReviewVerdict.REJECTED:
                 stage_get(submission.stage).review_rejected(reviewed=submission, reason=review.reason, now=now)
-            review_recorded(reviewed=submission, now=now)
+            review_recorded.send(sender=type(self), reviewed=submission, now=now)
             restored += 1
         return {"restored": restored, "redone": len(withdrawn) - restored}
 

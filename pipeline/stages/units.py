@@ -42,7 +42,7 @@ class Unit:
     # The outer reference to the unit's screen id inside a queue query (for its candidates).
     screen_ref: ClassVar[str]
     # Whether the unit's model has a random ``queue_key`` (``annotation.models.screens``): its
-    # queues are ordered by it and claimed from a random pivot (``pipeline.stages.engine``).
+    # queues are ordered by it and claimed from a random pivot (``pipeline.engine.services``).
     shuffled: ClassVar[bool] = True
 
     def lock(self, *, assignment: Assignment) -> Any:

@@ -28,7 +28,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from annotation.models import ImportJob, ReleaseJob
-from pipeline.stages import assignment_next
+from pipeline.engine import assignment_next
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 from tests.pipeline.quality.report_builders import gold
 from tests.pipeline.stages.helpers import screens

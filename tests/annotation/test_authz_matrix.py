@@ -36,7 +36,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import MemberJob, Membership, Role
 from annotation.services.members import invitation_create, invitation_join, member_add
-from pipeline.stages import assignment_next
+from pipeline.engine import assignment_next
 from tests.factories import MembershipFactory, ProjectFactory, ScreenFactory, UserFactory, job_of_kind, kept_question
 from tests.pipeline.quality.report_builders import gold, work
 from tests.pipeline.stages.helpers import answering_question, screens

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from annotation.hostile import JSON_MAX_DEPTH
 from annotation.models import Assignment, AssignmentStatus, ScreenState
-from pipeline.stages import assignment_next
+from pipeline.engine import assignment_next
 from tests.conftest import login
 from tests.pipeline.stages.helpers import answering_question, member, screens
 

@@ -17,7 +17,7 @@ from annotation.services.assignments import (
     assignment_release,
     assignment_skip,
 )
-from pipeline.stages import assignment_double_leases, assignment_extend, assignment_next, assignment_payload
+from pipeline.engine import assignment_double_leases, assignment_extend, assignment_next, assignment_payload
 from tests.pipeline.stages.helpers import member, screens
 
 pytestmark = pytest.mark.django_db

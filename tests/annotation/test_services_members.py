@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Assignment, AssignmentStatus, Membership, ScreenState
 from annotation.services.members import member_remove
-from pipeline.stages import assignment_next
+from pipeline.engine import assignment_next
 from tests.conftest import login
 from tests.factories import UserFactory
 from tests.pipeline.stages.helpers import member, screens

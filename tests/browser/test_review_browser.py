@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Assignment, Question, ReviewState, ScreenState
-from pipeline.stages import assignment_next, assignment_submit
+from pipeline.engine import assignment_next, assignment_submit
 from tests.browser.conftest import add_question, generated_screens, list_rows, shoot
 from tests.factories import MembershipFactory, UserFactory
 

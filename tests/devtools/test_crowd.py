@@ -22,11 +22,11 @@ from annotation.models import (
 )
 from devtools.crowd import ScriptedAnnotator, crowd_screens_create, crowd_simulate
 from frontend.hints import question_hints
+from pipeline.decisions.decide import PREDECIDED_QUESTION_REASONS, QUALITY_ANSWER_REASONS
+from pipeline.engine import assignment_double_leases
 from pipeline.jobs.runner import job_run_now
 from pipeline.quality.writers import written_questions
-from pipeline.release.decide import PREDECIDED_QUESTION_REASONS, QUALITY_ANSWER_REASONS
 from pipeline.release.export.service import release_export
-from pipeline.stages import assignment_double_leases
 from pipeline.stages.answers import crowd_question_edit
 from pipeline.stages.questions import QUESTION_TEMPLATES, RULE_BREAKING_TEMPLATES, QuestionsPass1
 from tests.conftest import login_request
@@ -209,7 +209,7 @@ def test_expire_leases_command(project):
     from django.utils import timezone
 
     from annotation.models import Assignment, ScreenState
-    from pipeline.stages import assignment_next
+    from pipeline.engine import assignment_next
     from tests.pipeline.stages.helpers import member, screens
 
     screens(project, 1, state=ScreenState.QUESTIONS_1)

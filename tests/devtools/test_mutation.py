@@ -30,9 +30,9 @@ def test_a_targets_folder_has_its_configuration(tmp_path, monkeypatch):
     folder = mutation.folder_prepare("agreement", mutation.TARGETS["agreement"], fresh=True)
     # then mutmut reads the target's modules and tests, and the project's own pytest settings
     config = tomllib.loads((folder / "pyproject.toml").read_text())
-    assert config["tool"]["mutmut"]["only_mutate"] == ["pipeline/release/agreement.py"]
+    assert config["tool"]["mutmut"]["only_mutate"] == ["pipeline/decisions/agreement.py"]
     assert config["tool"]["mutmut"]["pytest_add_cli_args_test_selection"] == [
-        "tests/pipeline/release/test_agreement.py"
+        "tests/pipeline/decisions/test_agreement.py"
     ]
     assert config["tool"]["mutmut"]["process_isolation"] == "forkserver"
     assert "--reuse-db" in config["tool"]["mutmut"]["pytest_add_cli_args"]
@@ -51,8 +51,8 @@ def test_the_runs_use_a_database_of_their_own(monkeypatch):
 
 
 def test_a_mutants_name_gives_its_module():
-    assert mutation.module_of("pipeline.release.agreement.x_box_iou__mutmut_3") == "pipeline/release/agreement.py"
+    assert mutation.module_of("pipeline.decisions.agreement.x_box_iou__mutmut_3") == "pipeline/decisions/agreement.py"
     assert (
-        mutation.module_of("pipeline.release.agreement.xǁAgreementSettingsǁ__post_init____mutmut_4")
-        == "pipeline/release/agreement.py"
+        mutation.module_of("pipeline.decisions.agreement.xǁAgreementSettingsǁ__post_init____mutmut_4")
+        == "pipeline/decisions/agreement.py"
     )

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Assignment, Review, ReviewState, Standing, StandingStatus
-from pipeline.stages import assignment_next
+from pipeline.engine import assignment_next
 from tests.conftest import login
 from tests.pipeline.quality.builders import (
     RIGHT,

@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Answer, GoldItem, GoldSource, QualityEvent, Question, ReleaseJob, Standing
+from pipeline.engine import assignment_next, assignment_submit
 from pipeline.quality.figures import quality_figures_refresh
-from pipeline.stages import assignment_next, assignment_submit
 from tests.conftest import login
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 from tests.pipeline.quality.builders import rule_pause

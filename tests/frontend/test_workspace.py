@@ -26,7 +26,7 @@ from annotation.models import (
     ScreenState,
     Verdict,
 )
-from pipeline.stages import assignment_next
+from pipeline.engine import assignment_next
 from tests.conftest import login
 from tests.factories import CandidateFactory, MembershipFactory, ScreenFactory, UserFactory
 

@@ -29,8 +29,8 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from pipeline.engine import assignment_double_leases, assignment_next, assignment_release, assignment_submit
 from pipeline.quality.gold import gold_item_create
-from pipeline.stages import assignment_double_leases, assignment_next, assignment_release, assignment_submit
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -230,7 +230,7 @@ def test_a_lease_from_a_random_pivot_costs_one_more_query_only_when_it_wraps(pro
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from pipeline.stages import engine
+    from pipeline.engine import services as engine
 
     a = member(project, "a")
     screens(project, 6, state=ScreenState.QUESTIONS_1, candidates=40)

@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.models import Project
-from pipeline.stages import assignment_expire_leases
+from pipeline.engine import assignment_expire_leases
 
 
 class Command(BaseCommand):

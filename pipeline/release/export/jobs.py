@@ -54,7 +54,7 @@ def zip_folder(*, folder: Path, target: Path) -> None:
 
 
 def export_job_work(*, job: ReleaseJob, progress: Progress) -> Outcome:
-    """The export job's work (``pipeline.jobs.kinds``): export the project in the job's format to a zip in
+    """The export job's work (``pipeline.kinds``): export the project in the job's format to a zip in
     a temporary folder, then store it as ``releases/<slug>-export-<id>-<format>.zip``.
 
     The export reads from one read-only snapshot (``release_export``); its progress goes through

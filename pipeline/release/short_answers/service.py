@@ -14,8 +14,8 @@ from annotation.db.bulk import batched, bulk_set
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.lock_objects import question_lock
 from annotation.models import Answer, AnswerElement, Project, Question, QuestionState, ReleaseJob, Verdict
+from pipeline.decisions.decide import clean_text
 from pipeline.jobs.lifecycle import Outcome, Progress
-from pipeline.release.decide import clean_text
 
 from . import NO_ANSWER, short_answers_generate
 
@@ -57,7 +57,7 @@ def _short_answers_for(question: Question, backend: str | None) -> tuple[list[st
 def short_answers_job_work(
     *, job: ReleaseJob, progress: Progress, batch_size: int = 200, backend: str | None = None
 ) -> Outcome:
-    """The short-answer job's work (``pipeline.jobs.kinds``): short answers for every kept question of the
+    """The short-answer job's work (``pipeline.kinds``): short answers for every kept question of the
     job's project that has none yet (``short_answers_source`` empty), batch by batch.
 
     A re-run does only the missing work; a question whose short answers a lead saved meanwhile keeps them

@@ -9,7 +9,7 @@ import pytest
 from annotation.models import Project, Screen, Standing
 from devtools.bench.bench_hotpath import STAGE, baseline_ref, others, populate
 from devtools.bench.bench_queue import check
-from pipeline.stages import assignment_next, assignment_submit
+from pipeline.engine import assignment_next, assignment_submit
 
 pytestmark = pytest.mark.django_db
 

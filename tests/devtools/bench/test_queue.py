@@ -8,7 +8,7 @@ import pytest
 
 from annotation.models import Project, Standing
 from devtools.bench.bench_queue import QC_GOLD, STAGES, check, populate
-from pipeline.stages import assignment_next, assignment_submit
+from pipeline.engine import assignment_next, assignment_submit
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Candidate, GoldItem, Membership, Project, Question, Screen, ScreenState
 from devtools.demo.services import DEMO_GOLD_SCREENS, DEMO_GOLD_START_ID, DEMO_QUALITY
-from pipeline.release.decide import PREDECIDED_QUESTION_REASONS
+from pipeline.decisions.decide import PREDECIDED_QUESTION_REASONS
 
 
 def _run(**kwargs) -> str:

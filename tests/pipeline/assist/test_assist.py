@@ -30,7 +30,7 @@ from pipeline.assist.client import Backend, backend_call
 from pipeline.assist.contract import ContractError, suggest_request, suggest_response
 from pipeline.assist.report import assist_annotator_figures, assist_backend_figures, release_assist_figures
 from pipeline.assist.service import suggestion_for, suggestion_hidden, suggestions_job_work
-from pipeline.stages import assignment_next, assignment_payload, assignment_submit
+from pipeline.engine import assignment_next, assignment_payload, assignment_submit
 from tests.pipeline.assist.servers import baseline, scripted
 from tests.pipeline.stages.helpers import answering_question, member, screens
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from annotation.lock_objects import standing_lock
 from annotation.models import GoldItem, Project, QualityEvent, ScreenState, Standing, StandingStatus
+from pipeline.engine import assignment_next, assignment_submit, stage_get
 from pipeline.quality.standing import pause
-from pipeline.stages import assignment_next, assignment_submit, stage_get
 from tests.pipeline.stages.helpers import screens
 
 RIGHT = {"non_english_app": False, "vh_out_of_sync": False}

@@ -13,8 +13,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.models import Membership, Project, Role, ScreenState, Standing, StandingStatus
+from pipeline.engine import stage_get
 from pipeline.quality.standing import StandingBrief, plan_next
-from pipeline.stages import stage_get
 from tests.factories import MembershipFactory, UserFactory
 from tests.pipeline.quality.builders import RIGHT, gold_prefilter, work_prefilter
 from tests.pipeline.quality.report_builders import START

@@ -19,6 +19,7 @@ from annotation.models import (
     StandingStatus,
 )
 from annotation.permissions import member_get
+from pipeline.engine import assignment_next, assignment_payload, assignment_submit
 from pipeline.quality.mine import (
     control_figures_until,
     feedback_by_stage,
@@ -28,7 +29,6 @@ from pipeline.quality.mine import (
     standing_views,
 )
 from pipeline.quality.report import quality_report
-from pipeline.stages import assignment_next, assignment_payload, assignment_submit
 from tests.pipeline.quality.builders import (
     RIGHT,
     WRONG,

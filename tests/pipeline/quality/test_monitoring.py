@@ -21,14 +21,14 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
-from pipeline.quality.standing import control_rate_for, standing_act, standing_read
-from pipeline.stages import (
+from pipeline.engine import (
     assignment_expire_leases,
     assignment_next,
     assignment_release,
     assignment_skip,
     assignment_submit,
 )
+from pipeline.quality.standing import control_rate_for, standing_act, standing_read
 from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter
 from tests.pipeline.stages.helpers import member, screens
 

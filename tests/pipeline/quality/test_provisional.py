@@ -16,9 +16,9 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from pipeline.engine import assignment_next, assignment_submit
 from pipeline.quality.provisional import held_back_sweep, provisional_held
 from pipeline.release.postprocess import release_job_start
-from pipeline.stages import assignment_next, assignment_submit
 from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter
 from tests.pipeline.stages.helpers import member, screens
 

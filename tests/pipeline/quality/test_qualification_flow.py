@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Project, StandingStatus
+from pipeline.engine import assignment_next, assignment_submit
 from pipeline.quality.report import quality_report
-from pipeline.stages import assignment_next, assignment_submit
 from tests.pipeline.stages.helpers import member, screens
 
 from .report_builders import PREFILTER_RIGHT, PREFILTER_WRONG, gold

@@ -21,12 +21,12 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from pipeline.engine import assignment_next_by_slug, assignment_submit, stage_get
 from pipeline.jobs.runner import job_run_now
 from pipeline.quality.gold import gold_item_create
 from pipeline.quality.release import release_quality_figures
 from pipeline.quality.standing import pause
 from pipeline.release.export.service import release_export
-from pipeline.stages import assignment_next_by_slug, assignment_submit, stage_get
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db

@@ -8,12 +8,12 @@ import json
 import pytest
 
 from annotation.models import Question, QuestionState, ScreenState, Standing, StandingStatus
+from pipeline.engine import app_mark_non_english, assignment_next, assignment_submit, stages
 from pipeline.jobs.runner import job_run_now
 from pipeline.quality.gold import gold_item_create
 from pipeline.quality.release import ITEMS
 from pipeline.quality.standing import standing_act
 from pipeline.release.export.service import release_export
-from pipeline.stages import app_mark_non_english, assignment_next, assignment_submit, stages
 from tests.pipeline.quality.builders import rule_pause
 from tests.pipeline.stages.helpers import answering_question, member, screens
 

@@ -31,6 +31,7 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from pipeline.engine import assignment_next, assignment_skip, assignment_submit, stage_get
 from pipeline.quality.sequential import sequential_test
 from pipeline.quality.standing import (
     gold_submitted,
@@ -41,7 +42,6 @@ from pipeline.quality.standing import (
     standing_read,
     work_submitted,
 )
-from pipeline.stages import assignment_next, assignment_skip, assignment_submit, stage_get
 from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter, work_prefilter
 from tests.pipeline.quality.report_builders import START, control, gold, standing, work
 from tests.pipeline.stages.helpers import member, screens

@@ -21,11 +21,11 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from pipeline.engine import assignment_next, assignment_release, stage_get, stages_for_user
 from pipeline.quality import standing as quality_standing
 from pipeline.quality.gold import gold_open_to, gold_pick, gold_promote
 from pipeline.quality.mine import my_work_history
 from pipeline.quality.standing import StandingBrief, plan_next
-from pipeline.stages import assignment_next, assignment_release, stage_get, stages_for_user
 from tests.conftest import login
 from tests.factories import ScreenFactory
 from tests.pipeline.quality.builders import RIGHT, gold_prefilter, work_prefilter

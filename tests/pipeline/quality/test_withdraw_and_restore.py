@@ -16,8 +16,8 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from pipeline.engine import assignment_next, assignment_submit
 from pipeline.quality.standing import standing_act
-from pipeline.stages import assignment_next, assignment_submit
 from tests.pipeline.quality.builders import rule_pause
 from tests.pipeline.stages.helpers import answering_question, member, screens
 

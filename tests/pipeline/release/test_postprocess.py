@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Answer, Question, ReleaseJob
+from pipeline.decisions.decide import agreement_settings_for
+from pipeline.decisions.selectors import postprocess_summary
 from pipeline.jobs.runner import job_run
-from pipeline.release.decide import agreement_settings_for
 from pipeline.release.postprocess import postprocess_batch_apply
-from pipeline.release.selectors import postprocess_summary
 from tests.factories import ProjectFactory, answered_question
 
 pytestmark = pytest.mark.django_db
@@ -405,7 +405,7 @@ def test_failure_is_recorded_on_the_job(project, monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("agreement exploded")
 
-    monkeypatch.setattr("pipeline.release.decide.agreement_group", broken)
+    monkeypatch.setattr("pipeline.decisions.decide.agreement_group", broken)
     job = ReleaseJob.objects.create(project=project, kind="postprocess")
     with pytest.raises(RuntimeError):
         job_run(kind="postprocess", job_id=job.pk)

@@ -8,8 +8,8 @@ import pytest
 from django.core.files.base import ContentFile
 
 from annotation.models import Answer, Question, ReleaseJob
+from pipeline.decisions.agreement import AgreementSettings, AnswerView, ElementView, agreement_group, answers_agree
 from pipeline.jobs.runner import job_run
-from pipeline.release.agreement import AgreementSettings, AnswerView, ElementView, agreement_group, answers_agree
 from tests.conftest import login
 from tests.factories import ScreenFactory, answered_question
 

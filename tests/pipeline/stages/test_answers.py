@@ -15,8 +15,8 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from pipeline.engine import assignment_next, assignment_payload, assignment_submit
 from pipeline.quality.gold import gold_item_create
-from pipeline.stages import assignment_next, assignment_payload, assignment_submit
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db

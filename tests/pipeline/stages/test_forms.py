@@ -8,7 +8,7 @@ import pytest
 from django.http import QueryDict
 
 from annotation.exceptions import ApplicationError
-from pipeline.stages import stage_get
+from pipeline.engine import stage_get
 
 
 def _post(**fields) -> QueryDict:

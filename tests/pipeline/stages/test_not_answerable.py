@@ -6,7 +6,7 @@ import pytest
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Question, QuestionSource, QuestionState, Screen
-from pipeline.stages import assignment_next, assignment_payload, assignment_submit, not_answerable_start
+from pipeline.engine import assignment_next, assignment_payload, assignment_submit, not_answerable_start
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db

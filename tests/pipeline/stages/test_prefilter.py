@@ -17,7 +17,7 @@ from annotation.models import (
     Screen,
     ScreenState,
 )
-from pipeline.stages import app_language_list, app_mark_non_english, assignment_next, assignment_submit
+from pipeline.engine import app_language_list, app_mark_non_english, assignment_next, assignment_submit
 from pipeline.stages.prefilter import judge_weights, prefilter_decide, prefilter_decide_weighted
 from tests.pipeline.stages.helpers import answering_question, member, screens
 

@@ -16,8 +16,8 @@ from annotation.models import (
     QuestionState,
     ScreenState,
 )
+from pipeline.engine import app_language_list, app_mark_non_english, assignment_next, assignment_submit
 from pipeline.quality.standing import standing_act
-from pipeline.stages import app_language_list, app_mark_non_english, assignment_next, assignment_submit
 from pipeline.stages.prefilter import prefilter_settled
 from tests.pipeline.quality.builders import rule_pause
 from tests.pipeline.stages.helpers import answering_question, member, screens

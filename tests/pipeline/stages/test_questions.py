@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from annotation.exceptions import ApplicationError
 from annotation.models import Assignment, Question, QuestionSource, QuestionState, ScreenState
-from pipeline.stages import assignment_next, assignment_payload, assignment_submit, split_for, stage_get
+from pipeline.engine import assignment_next, assignment_payload, assignment_submit, split_for, stage_get
 from tests.factories import ProjectFactory
 from tests.pipeline.stages.helpers import member, screens
 
@@ -183,7 +183,7 @@ def test_pass_one_has_no_flags(project):
 def test_withdrawn_pass_two_work_takes_its_flags_back(project, how):
     from django.utils import timezone
 
-    from pipeline.stages import stage_get
+    from pipeline.engine import stage_get
 
     b, lease, (counting, _fine) = _pass_one(project)
     flags = [{"question_id": counting.pk, "reason": "counting"}]

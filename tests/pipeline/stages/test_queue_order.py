@@ -19,7 +19,7 @@ import random
 import pytest
 
 from annotation.models import GoldItem, Purpose, ScreenState, Standing, StandingStatus
-from pipeline.stages import assignment_next, assignment_submit
+from pipeline.engine import assignment_next, assignment_submit
 from tests.pipeline.quality.builders import RIGHT
 from tests.pipeline.stages.helpers import answering_question, member, screens
 

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from annotation.db import compiled
 from annotation.models import Stage
 from devtools.crowd import crowd_screens_create, crowd_simulate
-from pipeline.stages import project_progress, stages
+from pipeline.engine import project_progress, stages
 from pipeline.stages.base import StageDefinition
 from pipeline.stages.registry import _check_wire
 from pipeline.stages.units import Unit

@@ -26,11 +26,11 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from pipeline.engine import assignment_next, assignment_payload, assignment_submit
 from pipeline.quality.gold import gold_promote
 from pipeline.quality.report import quality_report
 from pipeline.quality.review_gold import review_gold_create, reviewer_agreement
 from pipeline.quality.standing import standing_act
-from pipeline.stages import assignment_next, assignment_payload, assignment_submit
 from tests.pipeline.stages.helpers import member, screens
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from annotation.models import Project
-from pipeline.stages import split_for
+from pipeline.engine import split_for
 
 
 def test_same_inputs_same_split_and_ratios_hold():

@@ -2,7 +2,7 @@
 
 On PostgreSQL, with thousands of screens in another project (waiting in the same state) and
 thousands of finished screens and questions in the caller's own project, ``EXPLAIN`` of every
-stage's claim statement (the one ``pipeline.stages.engine._claim`` compiles) must show an index
+stage's claim statement (the one ``pipeline.engine.services._claim`` compiles) must show an index
 range scan of the queue index (``screen_queue``, ``screen_queue_not_answerable``,
 ``question_queue``) with the pivot's ``queue_key`` bound in its condition, no sequential scan and
 no walk of the primary key over all rows, and ``EXPLAIN ANALYZE`` must read a handful of rows.
@@ -28,7 +28,7 @@ from psycopg.sql import Literal
 
 from annotation.models import AssignmentStatus, QuestionState, ScreenState
 from annotation.selectors.screens import candidates_aggregated
-from pipeline.stages.engine import _claim_build
+from pipeline.engine.services import _claim_build
 from pipeline.stages.registry import stage_get
 from tests.factories import ProjectFactory
 from tests.pipeline.stages.helpers import answering_question, member, screens
@@ -203,7 +203,7 @@ def test_the_claim_reads_a_handful_of_rows_whatever_else_the_tables_hold(crowded
 
 def test_a_held_lease_is_still_skipped_from_the_pivot(project):
     # given two waiting screens, one leased by b
-    from pipeline.stages.engine import assignment_next
+    from pipeline.engine.services import assignment_next
 
     a, b = member(project, "a"), member(project, "b")
     screens(project, 2, state=ScreenState.QUESTIONS_1)

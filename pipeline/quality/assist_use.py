@@ -31,10 +31,10 @@ from annotation.models import (
     SuggestionUse,
     Verdict,
 )
-from pipeline.quality.standing import pause
+from pipeline.assist.service import suggestion_for
 from pipeline.stages.base import StageDefinition
 
-from .service import suggestion_for
+from .standing import pause
 
 RULE = "accepts-wrong-suggestions"
 

@@ -2,7 +2,7 @@
 
 ``question_decide`` keeps or drops one question and each of its answers from what the caller
 read (no queries): one answer (train) or several (validation/test, decided by agreement,
-``pipeline.release.agreement``). The reason codes are the ones the pages, the API and the
+``pipeline.decisions.agreement``). The reason codes are the ones the pages, the API and the
 release manifest show.
 """
 

@@ -1,4 +1,4 @@
-"""Agreement rules, one case each (pipeline/release/agreement.py; docs/postprocessing.md).
+"""Agreement rules, one case each (pipeline/decisions/agreement.py; docs/postprocessing.md).
 
 ``TEXT_ONLY`` is the default (the ``release`` rule); ``STRICT`` the strict one. Cases that hold under
 both rules are parametrised over them; real records of the release are in test_real_data.py and at
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import AgreementRule, Project
-from pipeline.release.agreement import (
+from pipeline.decisions.agreement import (
     ALL,
     NONE,
     RULES,

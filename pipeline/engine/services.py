@@ -62,8 +62,8 @@ from annotation.services.assignments import (
     assignment_skip as services_skip,
 )
 from pipeline.assist.service import assist_after_submit
-from pipeline.assist.use import assist_recorded
-from pipeline.quality import mine as quality_mine  # a module: it imports the stages package too
+from pipeline.quality import mine as quality_mine
+from pipeline.quality.assist_use import assist_recorded
 from pipeline.quality.gold import gold_exposed, gold_pick
 from pipeline.quality.standing import (
     WORK,
@@ -78,11 +78,10 @@ from pipeline.quality.standing import (
     work_refusal,
     work_submitted,
 )
-
-from .base import StageDefinition, stale_q
-from .registry import stage_get, stages
-from .units import Claimed
-from .wire import AssignmentResultSerializer, render
+from pipeline.stages.base import StageDefinition, stale_q
+from pipeline.stages.registry import stage_get, stages
+from pipeline.stages.units import Claimed
+from pipeline.stages.wire import AssignmentResultSerializer, render
 
 # Under heavy contention a locked unit can turn out taken (its lease committed after our
 # snapshot); we then try the next one, a bounded number of times.

@@ -1,4 +1,4 @@
-"""The decision rules of one question (pipeline/release/decide.py), on plain values: no database.
+"""The decision rules of one question (pipeline/decisions/decide.py), on plain values: no database.
 
 test_postprocess.py runs the same rules through the post-processing job on stored questions; here
 each rule is one call of ``question_decide``, so every branch (and every reason code) is checked
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Project
-from pipeline.release.agreement import AgreementSettings, AnswerView, ElementView
-from pipeline.release.decide import (
+from pipeline.decisions.agreement import AgreementSettings, AnswerView, ElementView
+from pipeline.decisions.decide import (
     AnswerRecord,
     QuestionDecision,
     agreement_settings_for,

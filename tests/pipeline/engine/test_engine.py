@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import Assignment, AssignmentStatus, Question, ScreenState
-from pipeline.stages import (
+from pipeline.engine import (
     assignment_next,
     assignment_release,
     assignment_result,
@@ -198,7 +198,7 @@ def test_compiled_claim_is_checked_against_the_orm_and_gives_the_queue_head(proj
 @pytest.mark.parametrize("stage", ["questions-1", "answers", "prefilter"])
 def test_the_fresh_recheck_sees_a_lease_taken_after_the_claim(project, stage):
     # given a unit open to annotator a (a screen, or a question needing one answer)
-    from pipeline.stages.engine import _still_open
+    from pipeline.engine.services import _still_open
     from pipeline.stages.registry import stage_get
 
     a, b = member(project, "a"), member(project, "b")
