@@ -25,9 +25,8 @@ from pipeline.release.export.jobs import export_job_work
 from pipeline.release.postprocess import postprocess_job_work
 from pipeline.release.short_answers.service import short_answers_job_work
 
-KINDS: dict[str, JobKind] = {
-    kind.name: kind
-    for kind in (
+job_kinds_install(
+    (
         JobKind(ImportJob.kind, ImportJob, import_job_work),
         JobKind(MemberJob.kind, MemberJob, members_job_work),
         JobKind(ReleaseJob.Kind.POSTPROCESS, ReleaseJob, postprocess_job_work, {"kind": ReleaseJob.Kind.POSTPROCESS}),
@@ -43,6 +42,4 @@ KINDS: dict[str, JobKind] = {
             {"kind": ReleaseJob.Kind.QUALITY_FIGURES},
         ),
     )
-}
-
-job_kinds_install(KINDS.values())
+)

@@ -26,22 +26,18 @@ class JobKind:
     fields: dict[str, Any] = field(default_factory=dict)  # the columns that make a row of ``model`` this kind
 
 
-_KINDS: dict[str, JobKind] = {}
+KINDS: dict[str, JobKind] = {}  # the installed kinds, by name
 
 
 def job_kinds_install(kinds: Iterable[JobKind]) -> None:
     """Register ``kinds`` (idempotent). Two different kinds under one name are refused."""
     for kind in kinds:
-        if _KINDS.setdefault(kind.name, kind) != kind:
+        if KINDS.setdefault(kind.name, kind) != kind:
             raise ValueError(f"Two job kinds are named {kind.name!r}.")
 
 
 def job_kind_get(name: str) -> JobKind:
     try:
-        return _KINDS[name]
+        return KINDS[name]
     except KeyError:
         raise ApplicationError(f"Unknown job kind {name!r}.", field="kind") from None
-
-
-def job_kind_names() -> list[str]:
-    return sorted(_KINDS)

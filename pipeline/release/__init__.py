@@ -1,2 +1,3 @@
-"""The release: decide what is kept (``decide``, ``agreement``, ``postprocess``), short answers,
-export in the public formats, and import of a public release (``imports``)."""
+"""The release: post-processing decides what is kept (``postprocess``, by the rules of
+``pipeline.decisions``), short answers, export in the public formats, and import of a public release
+(``imports``)."""
