@@ -42,7 +42,8 @@ from pipeline.quality.report import (
     rule_label,
 )
 from pipeline.quality.review_gold import review_gold_create
-from pipeline.quality.standing import LEAD_ACTIONS, standing_act
+from pipeline.quality.rules import LEAD_ACTIONS
+from pipeline.quality.standing import standing_act
 from pipeline.quality.writers import FAULTED_SHOWN, faulted_questions
 
 ERRORS: dict[int, Any] = {

@@ -18,7 +18,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from annotation.lock_objects import standing_lock
 from annotation.models import (
     Answer,
     Assignment,
@@ -27,16 +26,13 @@ from annotation.models import (
     GoldItem,
     Purpose,
     Stage,
-    StandingStatus,
     SuggestionUse,
     Verdict,
 )
 from pipeline.assist.service import suggestion_for
 from pipeline.stages.base import StageDefinition
 
-from .standing import pause
-
-RULE = "accepts-wrong-suggestions"
+from .standing import rules_apply
 
 
 def _same_element(given: dict[str, Any], suggested: dict[str, Any]) -> bool:
@@ -103,26 +99,4 @@ def assist_recorded(*, stage: StageDefinition, assignment: Assignment, cleaned: 
         correct=correct,
     )
     if assignment.purpose == Purpose.CONTROL and wrong:
-        _check(stage=stage, assignment=assignment, now=now)
-
-
-def wrong_accepts(*, project_id: int, user_id: int, stage: str) -> tuple[int, int]:
-    """(wrong suggestions met on control items, of which accepted unchanged)."""
-    rows = AssistUse.objects.filter(
-        project_id=project_id, user_id=user_id, stage=stage, purpose=Purpose.CONTROL, suggestion_wrong=True
-    )
-    uses = list(rows.values_list("use", flat=True))
-    return len(uses), sum(1 for use in uses if use == SuggestionUse.ACCEPTED)
-
-
-def _check(*, stage: StageDefinition, assignment: Assignment, now: datetime) -> None:
-    project = assignment.project
-    met, accepted = wrong_accepts(project_id=project.pk, user_id=assignment.annotator_id, stage=stage.name)
-    if met < project.assist_wrong_accept_min or accepted / met <= project.assist_wrong_accept_threshold:
-        return
-    standing = standing_lock(project_id=project.pk, user_id=assignment.annotator_id, stage=stage.name)
-    if standing is None or standing.status != StandingStatus.ACTIVE:
-        return
-    figures = {"wrong_met": met, "wrong_accepted": accepted, "threshold": project.assist_wrong_accept_threshold}
-    why = f"you accepted {accepted} of the {met} wrong suggestions on control items without changing them"
-    pause(stage=stage, standing=standing, project=project, rule=RULE, reason=why, figures=figures, now=now)
+        rules_apply(on="suggestion", stage=stage, assignment=assignment, now=now)

@@ -58,7 +58,7 @@ from pipeline.stages import stage_filter
 from .consensus import majority_of
 from .gold import gold_items_with_results
 from .review_gold import reviewer_agreement
-from .standing import RULES
+from .rules import RULES
 from .writers import written_questions
 
 # A gold item "most fail": at least this many results, and fewer than this share right.

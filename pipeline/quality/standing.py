@@ -64,28 +64,9 @@ from pipeline.stages.base import StageDefinition, qualification_mode, trusted
 from pipeline.stages.registry import stage_get
 
 from .gold import gold_available, gold_open_to
+from .rules import LEAD_ACTIONS, Seen, rules_on
 from .sequential import sequential_test
 
-# Rules (the ``QualityEvent.rule`` codes) and how they read.
-RULES = {
-    "started": "first work in the stage",
-    "qualification-passed": "passed the qualification",
-    "qualification-failed": "did not pass the qualification",
-    "qualification-retry": "started another qualification attempt",
-    "review-qualified": "first submissions accepted in review",
-    "review-not-qualified": "first submissions rejected in review",
-    "review-reopened": "a review the qualification counted was withdrawn: decided again on new reviews",
-    "control-accuracy": "control items show the accuracy is under the bar (sequential test)",
-    "fast-responses": "too many submits faster than the minimum time",
-    "skips-in-a-row": "too many skips in a row",
-    "lead-reinstate": "reinstated by a lead",
-    "lead-pause": "paused by a lead",
-    "lead-requalify": "sent back to qualification by a lead",
-    "no-gold": "no gold items left for the qualification",
-    "provisional-held": "work after their last passed control item held back before post-processing",
-    "accepts-wrong-suggestions": "accepted too many wrong model suggestions unchanged on control items",
-}
-LEAD_ACTIONS = {"reinstate": "lead-reinstate", "pause": "lead-pause", "requalify": "lead-requalify"}
 # The decisions of a qualification by review (reopened when a review they counted is withdrawn).
 REVIEW_DECISIONS = ("review-qualified", "review-not-qualified")
 
@@ -393,6 +374,7 @@ def _gold_scored(
         standing.controls_done += 1
         standing.save(update_fields=["controls_done", "updated_at"])
         _monitor(stage=stage, standing=standing, project=assignment.project, correct=correct, now=now)
+        rules_apply(on="control", stage=stage, assignment=assignment, now=now, standing=standing)
 
 
 def qualification_check(*, stage: StageDefinition, standing: Standing, project: Project, now: datetime) -> None:
@@ -446,44 +428,14 @@ def _gold_left(*, project: Project, user_id: int, stage: str) -> bool:
 
 def _monitor(*, stage: StageDefinition, standing: Standing, project: Project, correct: bool, now: datetime) -> None:
     """One more control item in the sequential test (``pipeline.quality.sequential``): the evidence
-    moves, and an active annotator whose evidence reaches the bound is paused. Caller holds the
-    standing's lock."""
-    test = sequential_test(project)
-    before = standing.evidence
-    standing.evidence = test.step(before, correct)
+    moves, then the rules ``on="control"`` are checked. Caller holds the standing's lock."""
+    standing.evidence = sequential_test(project).step(standing.evidence, correct)
     standing.save(update_fields=["evidence", "updated_at"])
-    if standing.status != StandingStatus.ACTIVE or not test.pauses(standing.evidence):
-        return
-    recent = list(
-        ControlResult.objects.filter(
-            project=project, user_id=standing.user_id, stage=stage.name, purpose=Purpose.CONTROL
-        )
-        .order_by("-pk")
-        .values_list("correct", flat=True)[:10]
-    )
-    figures = {
-        "evidence": round(standing.evidence, 3),
-        "bound": test.bound,
-        "bar": test.bar,
-        "good": round(test.good, 4),
-        "bad": round(test.bad, 4),
-        "recent": [bool(c) for c in recent],
-    }
-    why = f"{sum(recent)} of your last {len(recent)} control items were right"
-    pause(
-        stage=stage,
-        standing=standing,
-        project=project,
-        rule="control-accuracy",
-        reason=why,
-        figures=figures,
-        now=now,
-    )
 
 
 def work_submitted(*, stage: StageDefinition, assignment: Assignment, now: datetime) -> str:
-    """After real work is submitted: count it, decide whether it goes to review, check the
-    fast-response rule. Returns the assignment's review state. Caller holds the assignment's lock.
+    """After real work is submitted: count it, decide whether it goes to review, check the rules
+    ``on="submit"`` (the fast-response rule). Returns the assignment's review state. Caller holds the assignment's lock.
 
     The common case costs one UPDATE (the count)."""
     project = assignment.project
@@ -494,77 +446,21 @@ def work_submitted(*, stage: StageDefinition, assignment: Assignment, now: datet
     sampled = assignment.review_state == ReviewState.SAMPLED
     if stage.reviewed and not sampled and _draw(assignment.pk, "review") < project.review_rate:
         assignment.review_state = ReviewState.SAMPLED
-    seconds = (now - assignment.created_at).total_seconds()
-    if counted and project.fast_response_seconds > 0 and seconds < project.fast_response_seconds:
-        _fast_check(stage=stage, assignment=assignment, project=project, now=now)
+    if counted:
+        rules_apply(on="submit", stage=stage, assignment=assignment, now=now)
     return assignment.review_state
 
 
-def _fast_check(*, stage: StageDefinition, assignment: Assignment, project: Project, now: datetime) -> None:
-    rows = list(
-        Assignment.objects.filter(
-            project=project,
-            annotator_id=assignment.annotator_id,
-            stage=stage.name,
-            status=AssignmentStatus.SUBMITTED,
-        )
-        .exclude(pk=assignment.pk)
-        .order_by("-submitted_at")
-        .values_list("created_at", "submitted_at")[: max(0, project.fast_response_window - 1)]
-    )
-    durations = [(now - assignment.created_at).total_seconds()] + [
-        (b - a).total_seconds() for a, b in rows if b is not None
-    ]
-    fast = sum(1 for d in durations if d < project.fast_response_seconds)
-    if fast < project.fast_response_count:
-        return
-    standing = standing_lock(project_id=project.pk, user_id=assignment.annotator_id, stage=stage.name)
-    # Active annotators and writers qualifying by review (they work meanwhile) alike.
-    if standing is None or standing.status not in (StandingStatus.ACTIVE, StandingStatus.QUALIFYING):
-        return
-    figures = {"fast": fast, "window": len(durations), "seconds": project.fast_response_seconds}
-    why = f"{fast} of your last {len(durations)} submits took less than {project.fast_response_seconds:g} s"
-    pause(stage=stage, standing=standing, project=project, rule="fast-responses", reason=why, figures=figures, now=now)
-
-
 def skip_recorded(*, stage: StageDefinition, assignment: Assignment, now: datetime) -> None:
-    """After a skip: the skips-in-a-row rule. A skipped qualification item counts as wrong (its set
-    may now be complete)."""
-    project = assignment.project
+    """After a skip: the rules ``on="skip"`` (skips in a row). A skipped qualification item counts as
+    wrong (its set may now be complete)."""
     if assignment.purpose != Purpose.WORK:  # a gold item: skipped counts as wrong
         with transaction.atomic():
             gold_left(stage=stage, assignment=assignment, outcome=ControlOutcome.SKIPPED, now=now)
         if assignment.purpose == Purpose.QUALIFICATION:
             return
-    limit = project.skips_in_a_row
-    if limit <= 0:
-        return
-    last = list(
-        Assignment.objects.filter(
-            project=project,
-            annotator_id=assignment.annotator_id,
-            stage=stage.name,
-            status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED],
-        )
-        .order_by("-updated_at", "-pk")
-        .values_list("status", flat=True)[:limit]
-    )
-    if len(last) < limit or any(status != AssignmentStatus.SKIPPED for status in last):
-        return
     with transaction.atomic():
-        standing = standing_lock(project_id=project.pk, user_id=assignment.annotator_id, stage=stage.name)
-        if standing is None or standing.status != StandingStatus.ACTIVE:
-            return
-        why = f"your last {limit} items were skipped"
-        pause(
-            stage=stage,
-            standing=standing,
-            project=project,
-            rule="skips-in-a-row",
-            reason=why,
-            figures={"skips": limit},
-            now=now,
-        )
+        rules_apply(on="skip", stage=stage, assignment=assignment, now=now)
 
 
 def review_recorded(*, reviewed: Assignment, now: datetime) -> None:
@@ -653,6 +549,40 @@ def _restore(
     """Bring back what ``decision`` withdrew (the stage's ``restore``): the figures for the event."""
     done = stage.restore(project=project, user=standing.user, event=decision, now=now)
     return {key: value for key, value in done.items() if value}
+
+
+def rules_apply(
+    *,
+    on: str,
+    stage: StageDefinition,
+    assignment: Assignment,
+    now: datetime,
+    standing: Standing | None = None,
+) -> str:
+    """Check the rules of ``pipeline.quality.rules.TABLE`` that run ``on`` this moment, in the table's
+    order, and pause the annotator by the first that finds against them (their standing locked here
+    unless the caller holds it, and in a status the rule pauses). The rule's code, or ``""``."""
+    project = assignment.project
+    for rule in rules_on(on):
+        assert rule.check is not None
+        found = rule.check(Seen(stage=stage, project=project, assignment=assignment, now=now, standing=standing))
+        if found is None:
+            continue
+        if standing is None:
+            standing = standing_lock(project_id=project.pk, user_id=assignment.annotator_id, stage=stage.name)
+        if standing is None or standing.status not in rule.pauses:
+            return ""
+        pause(
+            stage=stage,
+            standing=standing,
+            project=project,
+            rule=rule.code,
+            reason=found.why,
+            figures=found.figures,
+            now=now,
+        )
+        return rule.code
+    return ""
 
 
 # --- pausing, and the lead's actions -------------------------------------------------------------
