@@ -78,12 +78,16 @@ def rule_added(monkeypatch):
     return add
 
 
-def test_a_rule_added_to_the_table_pauses_on_submit(project, rule_added):
-    seen = rule_added("submit")
+def active_writer_with_a_lease(project):
     screens(project, 3, state=ScreenState.QUESTIONS_1)
     writer = member(project, "writer")
     Standing.objects.create(project=project, user=writer, stage="questions-1", status=StandingStatus.ACTIVE)
-    lease = assignment_next(project=project, user=writer, stage="questions-1")
+    return writer, assignment_next(project=project, user=writer, stage="questions-1")
+
+
+def test_a_rule_added_to_the_table_pauses_on_submit(project, rule_added):
+    seen = rule_added("submit")
+    writer, lease = active_writer_with_a_lease(project)
     assignment_submit(assignment_id=lease.pk, user=writer, data={"questions": ["What is the title?"]})
     standing = Standing.objects.get(user=writer, stage="questions-1")
     assert seen == ["work"] and standing.status == StandingStatus.PAUSED
@@ -96,10 +100,7 @@ def test_a_rule_added_to_the_table_pauses_on_submit(project, rule_added):
 
 def test_a_rule_added_to_the_table_pauses_on_skip(project, rule_added):
     seen = rule_added("skip")
-    screens(project, 3, state=ScreenState.QUESTIONS_1)
-    writer = member(project, "writer")
-    Standing.objects.create(project=project, user=writer, stage="questions-1", status=StandingStatus.ACTIVE)
-    lease = assignment_next(project=project, user=writer, stage="questions-1")
+    writer, lease = active_writer_with_a_lease(project)
     assignment_skip(assignment_id=lease.pk, user=writer, reason="unclear")
     assert seen == ["work"]
     assert Standing.objects.get(user=writer, stage="questions-1").status == StandingStatus.PAUSED
