@@ -22,7 +22,8 @@ the refusals. Kinds (``KINDS``):
 * ``rubber-stamp``: a reviewer who accepts everything.
 
 The lead makes gold over the API (works units with the scripted truth and promotes them, before
-pre-filtering and before answers), reviews honestly next to the rubber stamp (rejects nonsense
+pre-filtering and before answers; reviews honestly and makes the reviewed submissions gold reviews,
+before the rubber stamp's first review), reviews honestly next to the rubber stamp (rejects nonsense
 questions and wrong judgments or answers), starts the not-answerable sample and post-processing
 (redoing held-back work with the crowd until it starts).
 
@@ -406,6 +407,32 @@ def lead_makes_gold(crowd: Crowd, stage: str, *, seed: int, extra: int = 20) -> 
     return made
 
 
+def lead_makes_review_gold(crowd: Crowd, judge: Worker, *, extra: int = 10) -> int:
+    """The lead reviews ``qualification_items`` + ``extra`` of the waiting review items (at most half of
+    them) honestly (``judge`` lends its judgment, as in ``lead_reviews``) and makes each reviewed
+    submission a gold review over the API, with the verdict the lead gave. Returns how many. Made before
+    any reviewer of the crowd starts, so that the rubber stamp meets a qualification set of them (with
+    as many known-bad submissions as the pick can find, ``ReviewStage.gold_pick_rules``)."""
+    api, project = crowd.lead_api, crowd.project
+    waiting = api.stages()["review"]["available"]
+    made = 0
+    for _ in range(min(project.qualification_items + extra, waiting // 2)):
+        status, payload = api.next("review")
+        if status != 200:
+            break
+        backdate(payload["id"], 20.0)
+        if api.submit(payload["id"], judge.review_body(payload, honest=True)) != 200:
+            raise RuntimeError(f"lead review: {payload['id']}")
+        submission_id = Assignment.objects.values_list("reviewed_id", flat=True).get(pk=payload["id"])
+        code, body = api.call(
+            "POST", f"/api/projects/{project.slug}/quality/gold/review/", {"submission_id": submission_id}
+        )
+        if code != 201:
+            raise RuntimeError(f"gold review: HTTP {code} {body}")
+        made += 1
+    return made
+
+
 def crew(crowd: Crowd, stage: str) -> list[Worker]:
     if stage == "review":
         return [w for w in crowd.workers if w.kind == "rubber-stamp"]
@@ -447,6 +474,9 @@ def crowd_work(
                 crowd.lead_api.call("POST", f"/api/projects/{slug}/stages/not-answerable/start/")
             if stage in GOLD_STAGES and stage not in gold:
                 gold[stage] = lead_makes_gold(crowd, stage, seed=seed, extra=gold_extra)
+            if stage == "review" and not gold.get("review"):
+                # (again on a later pass while too few items waited to make a qualification set)
+                gold["review"] = lead_makes_review_gold(crowd, judge)
             team = crew(crowd, stage)
             while rounds < max_rounds:
                 rounds += 1

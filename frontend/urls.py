@@ -93,6 +93,7 @@ urlpatterns = [
     path("projects/<slug:slug>/leases/<int:assignment_id>/", manage.lease_action_view, name="lease-action"),
     # analysis (leads)
     path("projects/<slug:slug>/analysis/", analytics.project_analysis, name="analysis"),
+    path("projects/<slug:slug>/analysis/refresh/", analytics.analysis_refresh_view, name="analysis-refresh"),
     # quality control (leads)
     path("projects/<slug:slug>/quality/", quality.quality_page, name="quality"),
     path("projects/<slug:slug>/quality/refresh/", quality.quality_refresh, name="quality-refresh"),

@@ -16,6 +16,7 @@ once the job is claimed, and returns an ``Outcome``. Its contract:
 from __future__ import annotations
 
 from annotation.models import AssistJob, ImportJob, MemberJob, ReleaseJob
+from pipeline.analytics.stored import analysis_figures_job_work
 from pipeline.assist.service import suggestions_job_work
 from pipeline.ingest.jobs import import_job_work
 from pipeline.jobs.kinds import JobKind, job_kinds_install
@@ -35,6 +36,12 @@ job_kinds_install(
         ),
         JobKind(ReleaseJob.Kind.EXPORT, ReleaseJob, export_job_work, {"kind": ReleaseJob.Kind.EXPORT}),
         JobKind(AssistJob.kind, AssistJob, suggestions_job_work),
+        JobKind(
+            ReleaseJob.Kind.ANALYSIS_FIGURES,
+            ReleaseJob,
+            analysis_figures_job_work,
+            {"kind": ReleaseJob.Kind.ANALYSIS_FIGURES},
+        ),
         JobKind(
             ReleaseJob.Kind.QUALITY_FIGURES,
             ReleaseJob,

@@ -65,6 +65,7 @@ urlpatterns = [
     path("release-jobs/<int:job_id>/download/", export.ExportDownloadApi.as_view(), name="api-release-job-download"),
     # analysis (leads)
     path("projects/<slug:slug>/analysis/", analytics.AnalysisApi.as_view(), name="api-analysis"),
+    path("projects/<slug:slug>/analysis/refresh/", analytics.AnalysisRefreshApi.as_view(), name="api-analysis-refresh"),
     # model assistance (leads)
     path("projects/<slug:slug>/assist/", assist.AssistReportApi.as_view(), name="api-assist"),
     path("projects/<slug:slug>/assist/refill/", assist.AssistRefillApi.as_view(), name="api-assist-refill"),

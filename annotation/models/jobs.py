@@ -78,13 +78,15 @@ class ImportJob(Job):
 
 
 class ReleaseJob(Job):
-    """A post-processing, short-answer or export run started by a lead, or a refresh of the quality figures."""
+    """A post-processing, short-answer or export run started by a lead, or a refresh of the quality or
+    analysis figures."""
 
     class Kind(models.TextChoices):
         POSTPROCESS = "postprocess"
         SHORT_ANSWERS = "short-answers"
         EXPORT = "export"
         QUALITY_FIGURES = "quality-figures"
+        ANALYSIS_FIGURES = "analysis-figures"
 
     kind = models.CharField(max_length=16, choices=Kind.choices)  # type: ignore[assignment]
     format = models.CharField(max_length=16, blank=True, help_text="export format: screenqa, docvqa, jsonl")

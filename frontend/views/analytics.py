@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.permissions import project_get_for_lead
-from pipeline.analytics.figures import AnnotatorActivity, Histogram, analytics_project
+from pipeline.analytics.figures import AnnotatorActivity, Histogram
+from pipeline.analytics.stored import analysis_current, analysis_start
 from pipeline.engine import stages
 
 from .core import domain_errors_as_http
@@ -31,6 +35,8 @@ HIST_COLUMN = 40
 SPARK_WIDTH = 120
 SPARK_HEIGHT = 24
 SPARK_MAX_STEP = 14  # a day's width at most: a few days stay thin bars, not blocks
+
+ANNOTATORS_PER_PAGE = 50
 
 
 def _funnel(steps: list[Any]) -> dict[str, Any]:
@@ -128,21 +134,26 @@ def _sparkline(activity: AnnotatorActivity) -> dict[str, Any]:
 def project_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     """The analysis page. Leads of the project and site admins; annotators 403, non-members 404."""
     project = project_get_for_lead(user=request.user, slug=slug)
-    data = analytics_project(project=project)
+    stored = analysis_current(project=project, user=request.user)
+    data = stored.figures
     sources = data.answer_elements.sources
     agreement = data.agreement
     stage_columns = [(name, stage.short_label) for name, stage in stages().items()]
+    # A page of annotators (``?page=``): at ScreenQA size a thousand rows with a chart each would be megabytes.
+    page = Paginator(data.annotators, ANNOTATORS_PER_PAGE).get_page(request.GET.get("page"))
     annotators = [
         {
             "activity": a,
             "per_stage": [a.submitted.get(value, 0) for value, _ in stage_columns],
             "spark": _sparkline(a),
         }
-        for a in data.annotators
+        for a in page.object_list
     ]
     context = {
         "project": project,
         "data": data,
+        "computed_at": stored.computed_at,
+        "refreshing": stored.refreshing,
         "funnel": _funnel(data.funnel.steps()),
         "questions_chart": _columns(data.questions_per_screen),
         "boxes_chart": _columns(data.answer_elements.boxes_per_answer),
@@ -181,5 +192,18 @@ def project_analysis(request: HttpRequest, slug: str) -> HttpResponse:
         ),
         "stage_columns": stage_columns,
         "annotators": annotators,
+        "annotators_page": page,
     }
     return render(request, "frontend/analytics/analysis.html", context)
+
+
+@require_POST
+@login_required
+@domain_errors_as_http
+def analysis_refresh_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """Compute the analysis figures again, in the background (the ``analysis-figures`` job), then back to
+    the analysis page. Leads of the project and site admins; annotators 403, non-members 404."""
+    project = project_get_for_lead(user=request.user, slug=slug)
+    analysis_start(project=project, user=request.user)
+    messages.success(request, "The figures are being computed again; reload the page in a moment.")
+    return HttpResponseRedirect(reverse("frontend:analysis", kwargs={"slug": project.slug}))

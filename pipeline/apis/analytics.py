@@ -7,13 +7,14 @@ users who are not members 404, anonymous callers 403.
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.apis.params import PageParams, Pagination
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.analytics.figures import analytics_project
+from pipeline.analytics.stored import analysis_current, analysis_start
 
 
 class FunnelSerializer(serializers.Serializer):
@@ -98,16 +99,24 @@ class AnalysisOutputSerializer(serializers.Serializer):
     answer_elements = AnswerElementsSerializer()
     categories = CategoryTableSerializer()
     agreement = AgreementSerializer()
-    annotators = AnnotatorSerializer(many=True)
+    annotators = AnnotatorSerializer(many=True, help_text="one page of them (``?page=``, ``?page_size=``)")
+    annotators_count = serializers.IntegerField(help_text="annotators over every page")
+    page = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    computed_at = serializers.DateTimeField(help_text="when these figures were computed (the analysis-figures job)")
+    refreshing = serializers.BooleanField(help_text="a job is computing them again now (they were old)")
 
 
 class AnalysisApi(APIView):
-    """``GET``: every figure of the analysis page. Leads of the project and site admins only."""
+    """``GET``: every figure of the analysis page, as the ``analysis-figures`` job last computed them
+    (``computed_at``; a job is queued when they are old), the annotators a page at a time. Leads of the
+    project and site admins only."""
 
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
         summary="The project's analysis figures",
+        parameters=[PageParams],
         responses={
             200: AnalysisOutputSerializer,
             403: OpenApiResponse(description="not a lead of the project"),
@@ -116,4 +125,43 @@ class AnalysisApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        return Response(AnalysisOutputSerializer(analytics_project(project=project)).data)
+        stored = analysis_current(project=project, user=request.user)
+        pager = Pagination()
+        annotators = pager.paginate_queryset(stored.figures.annotators, request)
+        out = {
+            **vars(stored.figures),
+            "annotators": annotators,
+            "annotators_count": pager.page.paginator.count,
+            "page": pager.page.number,
+            "pages": pager.page.paginator.num_pages,
+            "computed_at": stored.computed_at,
+            "refreshing": stored.refreshing,
+        }
+        return Response(AnalysisOutputSerializer(out).data)
+
+
+class AnalysisRefreshApi(APIView):
+    """``POST /api/projects/<slug>/analysis/refresh/``: compute the analysis figures again in the background
+    (the ``analysis-figures`` job; the one alive already if there is one). Leads of the project and site
+    admins only."""
+
+    permission_classes = [IsAuthenticated]
+
+    class AnalysisRefreshOutputSerializer(serializers.Serializer):
+        job_id = serializers.IntegerField()
+        status = serializers.CharField()
+
+    @extend_schema(
+        operation_id="analysis_refresh",
+        summary="Compute the analysis figures again",
+        request=None,
+        responses={
+            202: AnalysisRefreshOutputSerializer,
+            403: OpenApiResponse(description="not a lead of the project"),
+            404: OpenApiResponse(description="no such project, or not a member"),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        project = project_get_for_lead(user=request.user, slug=slug)
+        job = analysis_start(project=project, user=request.user)
+        return Response({"job_id": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)

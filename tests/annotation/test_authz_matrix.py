@@ -74,6 +74,8 @@ WRITING_READS: dict[str, str] = {
     "frontend:guidelines": "remembers that the member has seen the guidelines",
     "frontend:quality": "computes the stored quality figures on a project's first view (or queues their refresh)",
     "api-quality": "computes the stored quality figures on a project's first view (or queues their refresh)",
+    "frontend:analysis": "computes the stored analysis figures on a project's first view (or queues their refresh)",
+    "api-analysis": "computes the stored analysis figures on a project's first view (or queues their refresh)",
 }
 
 # Routes not in the matrix, and why.
@@ -222,6 +224,7 @@ EXPECTED: dict[str, Route] = {
     "api-assist-refill": Route({"POST": api_lead(400)}),
     # --- analysis and quality (leads) ---
     "api-analysis": Route({"GET": api_lead()}),
+    "api-analysis-refresh": Route({"POST": api_lead(202)}),
     "api-quality": Route({"GET": api_lead()}),
     "api-quality-annotator": Route({"GET": api_lead()}, kwargs={"user_id": "owner_id"}),
     "api-quality-standing": Route({"POST": api_lead(400)}, kwargs={"user_id": "owner_id"}),
@@ -308,6 +311,7 @@ EXPECTED: dict[str, Route] = {
     "frontend:lease-action": Route({"POST": page_lead(400)}),
     # --- analysis and quality pages (leads) ---
     "frontend:analysis": Route({"GET": page_lead()}),
+    "frontend:analysis-refresh": Route({"POST": page_lead(302)}),
     "frontend:quality": Route({"GET": page_lead()}),
     "frontend:quality-gold": Route({"GET": page_lead()}),
     "frontend:quality-refresh": Route({"POST": page_lead(302)}),

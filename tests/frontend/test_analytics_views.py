@@ -6,9 +6,22 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Answer, AnswerElement, Question, QuestionSource, QuestionState, ScreenState, Verdict
+from annotation.models import (
+    Answer,
+    AnswerElement,
+    FiguresSnapshot,
+    Question,
+    QuestionSource,
+    QuestionState,
+    ReleaseJob,
+    ScreenState,
+    Verdict,
+)
+from pipeline.analytics.stored import analysis_refresh
 from tests.conftest import login
 from tests.factories import ScreenFactory, UserFactory
 
@@ -115,15 +128,70 @@ def test_empty_project_renders(project, lead, client):
 
 def test_query_count_does_not_grow_with_the_project(data, lead, annotator, client, django_assert_max_num_queries):
     login(client, lead)
-    client.get(url(data))  # warm up (session, content types)
-    with django_assert_max_num_queries(12):
+    client.get(url(data))  # the first view computes the figures (and warms up the session)
+    with django_assert_max_num_queries(7):
         small = client.get(url(data))
-    # given ten times as many screens
+    # given ten times as many screens, and the figures computed again
     _add_screens(data, count=30, start=1000, annotator=UserFactory(username="bea"))
-    with django_assert_max_num_queries(12):
+    analysis_refresh(project=data)
+    with CaptureQueriesContext(connection) as queries:
         big = client.get(url(data))
+    assert len(queries) <= 7
     assert small.status_code == big.status_code == 200
+    # the page reads the snapshot: it aggregates none of the project's screens, questions or answers
+    tables = ("annotation_screen", "annotation_question", "annotation_answer", "annotation_assignment")
+    assert not [q["sql"] for q in queries if any(f'"{t}"' in q["sql"] for t in tables)]
     assert re.search(r'data-step="imported">34<', big.content.decode())
+
+
+def test_the_page_reads_stored_figures_and_says_when_they_were_computed(
+    data, lead, client, settings, django_capture_on_commit_callbacks
+):
+    login(client, lead)
+    html = client.get(url(data)).content.decode()  # the first view computes them
+    assert 'id="computed"' in html and "Figures computed at" in html
+    _add_screens(data, count=2, start=500, annotator=UserFactory(username="bea"))  # not in them yet
+    assert re.search(r'data-step="imported">4<', client.get(url(data)).content.decode())
+    # old figures: the view queues the job that computes them again, and shows the old ones meanwhile
+    settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 0
+    with django_capture_on_commit_callbacks(execute=True):
+        html = client.get(url(data)).content.decode()
+    assert "being computed again now" in html and re.search(r'data-step="imported">4<', html)
+    job = ReleaseJob.objects.get(project=data, kind="analysis-figures")
+    assert job.status == "done" and job.result["annotators"] == 2
+    settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 300
+    assert re.search(r'data-step="imported">6<', client.get(url(data)).content.decode())
+
+
+def test_a_lead_asks_for_fresh_figures_and_others_may_not(
+    data, lead, annotator, outsider, client, django_capture_on_commit_callbacks
+):
+    login(client, lead)
+    client.get(url(data))
+    _add_screens(data, count=1, start=700, annotator=annotator)
+    refresh = reverse("frontend:analysis-refresh", kwargs={"slug": data.slug})
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(refresh)
+    assert response.status_code == 302 and response["Location"] == url(data)
+    assert re.search(r'data-step="imported">5<', client.get(url(data)).content.decode())
+    # a second click while a job is alive starts nothing new
+    client.post(refresh)
+    client.post(refresh)
+    assert ReleaseJob.objects.filter(project=data, kind="analysis-figures").exclude(status="done").count() == 1
+    login(client, annotator)
+    assert client.post(refresh).status_code == 403
+    login(client, outsider)
+    assert client.post(refresh).status_code == 404
+    assert client.get(refresh).status_code in (404, 405)
+
+
+def test_a_snapshot_that_cannot_be_read_back_is_computed_again(data, lead, client):
+    login(client, lead)
+    client.get(url(data))
+    FiguresSnapshot.objects.filter(project=data).update(data=b"not a pickle")
+    html = client.get(url(data)).content.decode()
+    assert re.search(r'data-step="imported">4<', html)
+    assert bytes(FiguresSnapshot.objects.get(project=data).data) != b"not a pickle"
 
 
 # --- the JSON API ------------------------------------------------------------------------------
@@ -154,6 +222,33 @@ def test_api_returns_the_figures(data, lead, api_client):
     assert body["agreement"]["shares"] == {"all": 0.5, "two": 0.5, "none": 0.0}
     (annie,) = body["annotators"]
     assert annie["username"] == "annie" and annie["kept_share"] == 1.0 and annie["answers_judged"] == 6
+    assert body["computed_at"] and body["refreshing"] is False
+    assert (body["annotators_count"], body["page"], body["pages"]) == (1, 1, 1)
+
+
+def test_annotators_come_a_page_at_a_time(data, lead, api_client, client):
+    for i in range(3):
+        _add_screens(data, count=1, start=2000 + i, annotator=UserFactory(username=f"zed{i}"))
+    api_client.force_authenticate(lead)
+    body = api_client.get(api_url(data), {"page_size": 2, "page": 2}).json()
+    assert (body["annotators_count"], body["page"], body["pages"], len(body["annotators"])) == (4, 2, 2, 2)
+    assert api_client.get(api_url(data), {"page": 9}).status_code == 400
+    login(client, lead)
+    html = client.get(url(data)).content.decode()
+    assert html.count("<tr data-annotator=") == 4 and "Page " not in html  # one page of 50
+
+
+def test_api_refresh_queues_the_job_for_leads_only(data, lead, annotator, outsider, api_client):
+    refresh = reverse("api-analysis-refresh", kwargs={"slug": data.slug})
+    api_client.force_authenticate(lead)
+    first = api_client.post(refresh)
+    again = api_client.post(refresh)
+    assert first.status_code == again.status_code == 202
+    assert first.json()["job_id"] == again.json()["job_id"] and first.json()["status"] == "queued"
+    api_client.force_authenticate(annotator)
+    assert api_client.post(refresh).status_code == 403
+    api_client.force_authenticate(outsider)
+    assert api_client.post(refresh).status_code == 404
 
 
 def test_api_permissions(data, annotator, outsider, api_client):

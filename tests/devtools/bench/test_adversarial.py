@@ -38,3 +38,21 @@ def test_the_adversarial_crowd_holds_todays_invariants(live_server):
     spam = sum(spammers[name]["prefilter"]["spam"] for name in ("sly", "hit-and-run"))
     assert out["spam_in_release"]["prefilter_judgments_counting"] <= spam // 2, out["spam_in_release"]
     assert out["next_ms"]["n"] > 50
+
+
+def test_the_rubber_stamp_meets_gold_reviews_and_is_stopped_by_them(live_server):
+    # given a spam writer whose first sets are all reviewed, and a lead who reviews some honestly and makes
+    # them gold reviews before the rubber stamp's first review
+    out = adversarial_run(
+        base_url=live_server.url,
+        slug="adv-review",
+        size=SIZES["tiny"],
+        kinds=("careful", "spam-writer", "rubber-stamp"),
+        stages=("prefilter", "questions-1", "review"),
+    )
+    assert out["gold"]["review"] >= 1
+    # then the reviewer who accepts everything is stopped by the gold reviews (its qualification set, or
+    # the control reviews after it), within 20 items
+    row = out["spammers"]["rubber-stamp"]["review"]
+    assert row["stopped"] and row["stopped_by"] in ("qualification-failed", "control-accuracy"), row
+    assert row["items"] <= 20, row

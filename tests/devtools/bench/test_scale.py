@@ -11,6 +11,7 @@ from django.db import connection
 
 from annotation.models import Assignment, Membership, Project, Screen
 from devtools.bench.bench_scale import AGGREGATE_PAGES, clone, leases_hand_out, measure_projects, template_build
+from pipeline.analytics.stored import analysis_refresh
 from pipeline.quality.figures import quality_figures_refresh
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -34,6 +35,7 @@ def test_lead_pages_stay_flat_at_ten_times_the_data():
     analyze()
     for project in (small, big):
         quality_figures_refresh(project=project)
+        analysis_refresh(project=project)
     assert Screen.objects.filter(project=big).count() == 10 * Screen.objects.filter(project=small).count()
     assert Assignment.objects.filter(project=big).count() >= 10 * Assignment.objects.filter(project=small).count()
     assert Membership.objects.filter(project=big).count() > 600 > 60 < Membership.objects.filter(project=small).count()

@@ -222,6 +222,7 @@ def test_every_kind_has_a_work_function_and_its_table(db):
         "short-answers": (ReleaseJob, {"kind": "short-answers"}),
         "export": (ReleaseJob, {"kind": "export"}),
         "quality-figures": (ReleaseJob, {"kind": "quality-figures"}),
+        "analysis-figures": (ReleaseJob, {"kind": "analysis-figures"}),
         "members": (MemberJob, {}),
         "suggestions": (AssistJob, {}),
     }
