@@ -16,7 +16,7 @@ once the job is claimed, and returns an ``Outcome``. Its contract:
 from __future__ import annotations
 
 from annotation.models import AssistJob, ImportJob, MemberJob, ReleaseJob
-from pipeline.analytics.stored import analysis_figures_job_work
+from pipeline.analytics.stored import analysis_figures_job_work, progress_figures_job_work
 from pipeline.assist.service import suggestions_job_work
 from pipeline.ingest.jobs import import_job_work
 from pipeline.jobs.kinds import JobKind, job_kinds_install
@@ -41,6 +41,12 @@ job_kinds_install(
             ReleaseJob,
             analysis_figures_job_work,
             {"kind": ReleaseJob.Kind.ANALYSIS_FIGURES},
+        ),
+        JobKind(
+            ReleaseJob.Kind.PROGRESS_FIGURES,
+            ReleaseJob,
+            progress_figures_job_work,
+            {"kind": ReleaseJob.Kind.PROGRESS_FIGURES},
         ),
         JobKind(
             ReleaseJob.Kind.QUALITY_FIGURES,

@@ -78,8 +78,8 @@ class ImportJob(Job):
 
 
 class ReleaseJob(Job):
-    """A post-processing, short-answer or export run started by a lead, or a refresh of the quality or
-    analysis figures."""
+    """A post-processing, short-answer or export run started by a lead, or a refresh of stored figures
+    (quality, analysis, the project page's progress)."""
 
     class Kind(models.TextChoices):
         POSTPROCESS = "postprocess"
@@ -87,6 +87,7 @@ class ReleaseJob(Job):
         EXPORT = "export"
         QUALITY_FIGURES = "quality-figures"
         ANALYSIS_FIGURES = "analysis-figures"
+        PROGRESS_FIGURES = "progress-figures"
 
     kind = models.CharField(max_length=16, choices=Kind.choices)  # type: ignore[assignment]
     format = models.CharField(max_length=16, blank=True, help_text="export format: screenqa, docvqa, jsonl")

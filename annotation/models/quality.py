@@ -260,14 +260,15 @@ class AnnotatorFigures(models.Model):
 
 
 class FiguresSnapshot(models.Model):
-    """A lead page's whole-project figures as a job last computed them (``pipeline.analytics.stored``): at
-    ScreenQA size the papers' figures aggregate every answer (seconds), so the analysis page and its API
-    read this snapshot, with the time it was computed, instead of aggregating on each view. ``data`` is
+    """A page's whole-project figures as a job last computed them (``pipeline.analytics.stored``): at
+    ScreenQA size the papers' figures and the project page's counts aggregate every answer or assignment
+    (seconds), so those pages read this snapshot, with the time it was computed, instead of aggregating on
+    each view. ``data`` is
     the figures' objects as ``pickle`` wrote them: written only by the product's own job, from its own
     classes, and read back by the same code (a snapshot a newer release cannot read is computed again)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+")
-    kind = models.CharField(max_length=32, help_text="which page's figures: analysis")
+    kind = models.CharField(max_length=32, help_text="which figures: analysis, progress")
     computed_at = models.DateTimeField()
     data = models.BinaryField()
 

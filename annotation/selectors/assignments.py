@@ -79,6 +79,20 @@ def prefilter_note_list(*, project: Project) -> QuerySet[PrefilterJudgment]:
     )
 
 
+def assignment_held_by_annotator(*, project: Project) -> dict[int, tuple[str, dict[str, int]]]:
+    """Per annotator: ``(username, {stage: leases they hold now})`` (only the live leases are read)."""
+    rows = (
+        Assignment.objects.filter(project=project, status=AssignmentStatus.LEASED, lease_expires_at__gt=timezone.now())
+        .values_list("annotator_id", "annotator__username", "stage")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    held: dict[int, tuple[str, dict[str, int]]] = {}
+    for user_id, username, stage, n in rows:
+        held.setdefault(user_id, (username, {}))[1][stage] = n
+    return held
+
+
 def assignment_counts_by_annotator(*, project: Project) -> list[dict[str, Any]]:
     """Per annotator: submissions per stage, skips and leases held now, busiest first:
     ``[{"username", "user_id", "submitted": {stage: n}, "total", "skipped", "held",

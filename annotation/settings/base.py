@@ -334,6 +334,10 @@ CELERY_TASK_SOFT_TIME_LIMIT = SCREENQA_JOB_SOFT_TIME_LIMIT
 # The quality page's stored figures (pipeline.quality.figures): a view that finds them older than this many
 # seconds queues the job that refreshes them (and shows them, with the time they were computed, meanwhile).
 SCREENQA_QUALITY_FIGURES_MAX_AGE = env_int("SCREENQA_QUALITY_FIGURES_MAX_AGE", 300)
+# The project page's counts (pipeline.analytics.stored) are read from a snapshot refreshed the same way once a
+# project has this many screens; a smaller project's are counted on each view (milliseconds, and every
+# submit shows at once). The analysis page always reads its snapshot.
+SCREENQA_STORED_FIGURES_MIN_SCREENS = env_int("SCREENQA_STORED_FIGURES_MIN_SCREENS", 5000)
 CELERY_TASK_TIME_LIMIT = SCREENQA_JOB_TIME_LIMIT
 
 # Upload and import limits (see docs/operations.md). A request body (JSON, a form) over

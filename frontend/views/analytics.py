@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.permissions import project_get_for_lead
 from pipeline.analytics.figures import AnnotatorActivity, Histogram
-from pipeline.analytics.stored import analysis_current, analysis_start
+from pipeline.analytics.stored import snapshot_current, snapshot_start
 from pipeline.engine import stages
 
 from .core import domain_errors_as_http
@@ -134,7 +134,7 @@ def _sparkline(activity: AnnotatorActivity) -> dict[str, Any]:
 def project_analysis(request: HttpRequest, slug: str) -> HttpResponse:
     """The analysis page. Leads of the project and site admins; annotators 403, non-members 404."""
     project = project_get_for_lead(user=request.user, slug=slug)
-    stored = analysis_current(project=project, user=request.user)
+    stored = snapshot_current(project=project, kind="analysis")
     data = stored.figures
     sources = data.answer_elements.sources
     agreement = data.agreement
@@ -204,6 +204,6 @@ def analysis_refresh_view(request: HttpRequest, slug: str) -> HttpResponse:
     """Compute the analysis figures again, in the background (the ``analysis-figures`` job), then back to
     the analysis page. Leads of the project and site admins; annotators 403, non-members 404."""
     project = project_get_for_lead(user=request.user, slug=slug)
-    analysis_start(project=project, user=request.user)
+    snapshot_start(project=project, kind="analysis", user=request.user)
     messages.success(request, "The figures are being computed again; reload the page in a moment.")
     return HttpResponseRedirect(reverse("frontend:analysis", kwargs={"slug": project.slug}))

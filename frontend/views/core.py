@@ -26,16 +26,16 @@ from django.views.decorators.http import require_GET, require_http_methods
 from annotation.exceptions import ApplicationError, NotFoundError, PermissionDeniedError
 from annotation.models import ImportJob, Role, ScreenState
 from annotation.permissions import member_get, project_get_for_lead, project_get_for_member
-from annotation.selectors.assignments import assignment_counts_by_annotator
+from annotation.selectors.assignments import assignment_counts_by_annotator, assignment_held_by_annotator
 from annotation.selectors.projects import project_list_for_user, project_screen_list
 from annotation.selectors.screens import screen_get, screen_payload
 from annotation.services.guidelines import guidelines_mark_seen, guidelines_render, guidelines_unseen
 from annotation.services.members import invitations_waiting
 from frontend.jobs import job_display
+from pipeline.analytics.stored import snapshot_current
 from pipeline.ingest.jobs import import_job_create, import_job_list
 from pipeline.jobs.lifecycle import job_get_for_lead
 from pipeline.stages.prefilter import EXCLUSION_REASONS
-from pipeline.stages.progress import project_progress
 from pipeline.stages.registry import stages
 
 SCREENS_PER_PAGE = 50
@@ -101,6 +101,35 @@ def project_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return _project_page(request, project=project, form=ImportForm())
 
 
+def _held_now(project: Any, people: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored per-annotator counts with the leases each holds now, read live (one query over the live
+    leases); someone holding a lease who had done nothing when the counts were stored is listed too."""
+    held = assignment_held_by_annotator(project=project)
+    rows = [
+        {
+            **p,
+            "held_by_stage": held.get(p["user_id"], ("", {}))[1],
+            "held": sum(held.get(p["user_id"], ("", {}))[1].values()),
+        }
+        for p in people
+    ]
+    known = {p["user_id"] for p in people}
+    rows += [
+        {
+            "user_id": uid,
+            "username": name,
+            "submitted": {},
+            "total": 0,
+            "skipped": 0,
+            "held": sum(by.values()),
+            "held_by_stage": by,
+        }
+        for uid, (name, by) in sorted(held.items(), key=lambda item: item[1][0])
+        if uid not in known
+    ]
+    return rows
+
+
 def _held_from(people: list[dict[str, Any]]) -> dict[str, int]:
     """Leases held now per stage, summed from the per-annotator counts (saves a query)."""
     held: dict[str, int] = {}
@@ -122,13 +151,21 @@ def _project_page(request: HttpRequest, *, project: Any, form: ImportForm, statu
     state = request.GET.get("state") or ""
     if state not in ScreenState.values:
         state = ""
-    progress = project_progress(project=project)
+    # The funnel and the per-annotator counts: counted on each view for a small project, else read from
+    # the stored snapshot, with the time it was computed (``pipeline.analytics.stored``)
+    stored = snapshot_current(project=project, kind="progress")
+    progress = stored.figures.progress
     page = Paginator(project_screen_list(project=project, state=state or None), SCREENS_PER_PAGE).get_page(
         request.GET.get("page")
     )
     membership = member_get(project=project, user=request.user)
     is_lead = request.user.is_superuser or (membership is not None and membership.role == Role.LEAD)
-    people = assignment_counts_by_annotator(project=project) if is_lead else []
+    if not is_lead:
+        people = []
+    elif stored.live:
+        people = assignment_counts_by_annotator(project=project)
+    else:
+        people = _held_now(project, stored.figures.people)
     held = _held_from(people) if is_lead else progress.held
     people_page = Paginator(people, PEOPLE_PER_PAGE).get_page(request.GET.get("people"))
     answers_by_split = progress.answers_by_split
@@ -172,6 +209,8 @@ def _project_page(request: HttpRequest, *, project: Any, form: ImportForm, statu
         ],
         "people_page": people_page,
         "people_query": urlencode({k: v for k, v in (("state", state), ("page", request.GET.get("page", ""))) if v}),
+        "counted_at": None if stored.live else stored.computed_at,
+        "recounting": stored.refreshing,
         "guidelines_once": _guidelines_once(project, membership) if request.method == "GET" else "",
         "form": form if is_lead else None,
         "jobs": import_job_list(project=project) if is_lead else [],

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 
 from annotation.apis.params import PageParams, Pagination
 from annotation.permissions import IsAuthenticated, project_get_for_lead
-from pipeline.analytics.stored import analysis_current, analysis_start
+from pipeline.analytics.stored import snapshot_current, snapshot_start
 
 
 class FunnelSerializer(serializers.Serializer):
@@ -125,9 +125,10 @@ class AnalysisApi(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        stored = analysis_current(project=project, user=request.user)
+        stored = snapshot_current(project=project, kind="analysis")
         pager = Pagination()
         annotators = pager.paginate_queryset(stored.figures.annotators, request)
+        assert pager.page is not None  # set by paginate_queryset
         out = {
             **vars(stored.figures),
             "annotators": annotators,
@@ -163,5 +164,5 @@ class AnalysisRefreshApi(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         project = project_get_for_lead(user=request.user, slug=slug)
-        job = analysis_start(project=project, user=request.user)
+        job = snapshot_start(project=project, kind="analysis", user=request.user)
         return Response({"job_id": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)

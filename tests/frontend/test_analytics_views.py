@@ -21,7 +21,7 @@ from annotation.models import (
     ScreenState,
     Verdict,
 )
-from pipeline.analytics.stored import analysis_refresh
+from pipeline.analytics.stored import snapshot_refresh
 from tests.conftest import login
 from tests.factories import ScreenFactory, UserFactory
 
@@ -133,7 +133,7 @@ def test_query_count_does_not_grow_with_the_project(data, lead, annotator, clien
         small = client.get(url(data))
     # given ten times as many screens, and the figures computed again
     _add_screens(data, count=30, start=1000, annotator=UserFactory(username="bea"))
-    analysis_refresh(project=data)
+    snapshot_refresh(project=data, kind="analysis")
     with CaptureQueriesContext(connection) as queries:
         big = client.get(url(data))
     assert len(queries) <= 7
@@ -158,7 +158,7 @@ def test_the_page_reads_stored_figures_and_says_when_they_were_computed(
         html = client.get(url(data)).content.decode()
     assert "being computed again now" in html and re.search(r'data-step="imported">4<', html)
     job = ReleaseJob.objects.get(project=data, kind="analysis-figures")
-    assert job.status == "done" and job.result["annotators"] == 2
+    assert job.status == "done" and job.result["kind"] == "analysis" and job.created_by is None
     settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 300
     assert re.search(r'data-step="imported">6<', client.get(url(data)).content.decode())
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from annotation.models import ImportJob, QuestionSource, ScreenState
 from annotation.models.work import Question
@@ -176,7 +178,7 @@ class TestProjectPage:
 
     def test_query_count_is_bounded(self, client, funnel_project, lead, django_assert_max_num_queries):
         login(client, lead)
-        with django_assert_max_num_queries(12):
+        with django_assert_max_num_queries(13):  # (one: whether the project is small enough to count live)
             assert client.get("/projects/demo/").status_code == 200
 
 
@@ -313,3 +315,73 @@ def test_pages_load_only_assets_served_by_the_app(client, project, lead):
             assert ref.startswith(("/", "?", "#")) and not ref.startswith("//"), ref
         assert "/static/frontend/app.css" in refs
         assert any(ref.startswith("/static/django_htmx/htmx") for ref in refs)  # htmx from the package, no CDN
+
+
+class TestProjectPageAtScale:
+    """A project of ``SCREENQA_STORED_FIGURES_MIN_SCREENS`` screens or more: the funnel and the per-annotator
+    counts come from the stored snapshot (``pipeline.analytics.stored``), the leases held now live."""
+
+    @pytest.fixture
+    def stored(self, settings, funnel_project):
+        settings.SCREENQA_STORED_FIGURES_MIN_SCREENS = 5  # the funnel project has 10
+        return funnel_project
+
+    def test_a_small_project_is_counted_on_each_view(self, client, funnel_project, lead):
+        login(client, lead)
+        assert 'id="counted"' not in html(client.get("/projects/demo/"))
+        ScreenFactory(project=funnel_project, rico_id="900", state=ScreenState.PREFILTER)
+        assert 'data-step="imported">11<' in html(client.get("/projects/demo/"))
+
+    def test_the_counts_are_stored_with_their_time_and_leases_held_are_live(self, client, stored, lead, annotator):
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        from annotation.models import Assignment
+
+        login(client, lead)
+        first = html(client.get("/projects/demo/"))
+        assert 'id="counted"' in first and "Counted at" in first and 'data-step="imported">10<' in first
+        # new screens and a lease taken since: the counts wait for the snapshot, the lease shows at once
+        ScreenFactory(project=stored, rico_id="900", state=ScreenState.PREFILTER)
+        screen = stored.screens.filter(state=ScreenState.QUESTIONS_1).first() or stored.screens.first()
+        Assignment.objects.create(
+            project=stored,
+            screen=screen,
+            stage="questions-1",
+            annotator=annotator,
+            status="leased",
+            lease_expires_at=timezone.now() + timedelta(minutes=30),
+        )
+        with CaptureQueriesContext(connection) as queries:
+            page = html(client.get("/projects/demo/"))
+        assert 'data-step="imported">10<' in page and 'data-username="annie"' in page
+        assert "Questions, pass 1 1" in page
+        # no aggregate over the project's questions, answers or assignments: the live leases only, and the
+        # page of screens listed (LIMIT)
+        heavy = [
+            q["sql"]
+            for q in queries
+            if "LIMIT" not in q["sql"]
+            and (
+                ('"annotation_question"' in q["sql"] or '"annotation_answer"' in q["sql"])
+                or ('"annotation_assignment"' in q["sql"] and "lease_expires_at" not in q["sql"])
+            )
+        ]
+        assert not heavy, heavy
+
+    def test_old_counts_are_counted_again_by_a_job(
+        self, client, stored, lead, annotator, settings, django_capture_on_commit_callbacks
+    ):
+        from annotation.models import ReleaseJob
+
+        login(client, annotator)
+        client.get("/projects/demo/")
+        ScreenFactory(project=stored, rico_id="900", state=ScreenState.PREFILTER)
+        settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 0
+        with django_capture_on_commit_callbacks(execute=True):
+            page = html(client.get("/projects/demo/"))
+        assert "being counted again now" in page and 'data-step="imported">10<' in page
+        job = ReleaseJob.objects.get(project=stored, kind="progress-figures")
+        assert job.status == "done" and job.created_by is None  # nobody's job: an annotator's view queued it
+        settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 300
+        assert 'data-step="imported">11<' in html(client.get("/projects/demo/"))

@@ -223,6 +223,7 @@ def test_every_kind_has_a_work_function_and_its_table(db):
         "export": (ReleaseJob, {"kind": "export"}),
         "quality-figures": (ReleaseJob, {"kind": "quality-figures"}),
         "analysis-figures": (ReleaseJob, {"kind": "analysis-figures"}),
+        "progress-figures": (ReleaseJob, {"kind": "progress-figures"}),
         "members": (MemberJob, {}),
         "suggestions": (AssistJob, {}),
     }
