@@ -294,3 +294,24 @@ class AnnotatorFiguresAdmin(admin.ModelAdmin):
     list_filter = ["project", "stage", "status"]
     search_fields = ["username"]
     raw_id_fields = ["project", "user"]
+
+
+@admin.register(models.FiguresSnapshot)
+class FiguresSnapshotAdmin(admin.ModelAdmin):
+    """The stored figures of the analysis and project pages (``pipeline.analytics.stored``): seen here, never
+    written (only their job writes them; ``data`` is not shown: a pickle, read by the product alone)."""
+
+    list_display = ["project", "kind", "computed_at", "size"]
+    list_filter = ["kind", "project"]
+    fields = ["project", "kind", "computed_at"]
+    readonly_fields = ["project", "kind", "computed_at"]
+
+    @admin.display(description="bytes")
+    def size(self, obj: models.FiguresSnapshot) -> int:
+        return len(obj.data or b"")
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
