@@ -156,6 +156,14 @@ class Assignment(models.Model):
             models.Index(fields=["status", "lease_expires_at"], name="assignment_lease_expiry"),
             # The review queue: a project's submissions waiting for review.
             models.Index(fields=["project", "id"], condition=Q(review_state="sampled"), name="assignment_review_queue"),
+            # the newest submitted real work first (the gold page's promotable submissions): a walk, not a sort
+            models.Index(
+                "project",
+                models.F("submitted_at").desc(),
+                models.F("id").desc(),
+                condition=Q(status="submitted", purpose="work"),
+                name="assignment_submitted_newest",
+            ),
         ]
 
     def __str__(self) -> str:
