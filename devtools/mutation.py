@@ -57,7 +57,22 @@ KILLED = ("killed", "timeout")
 class Target:
     mutate: tuple[str, ...]  # the modules (paths, or globs ending in * or .py) whose functions are mutated
     tests: tuple[str, ...]  # their mirrored tests: the only tests run
+    # Regular expressions of lines whose whole statement is never mutated (a ``def`` line: the whole
+    # function). Only for code that is not the product's rule: the scripted crowd's behaviour, which
+    # lives in each stage's module and is checked by the crowd's own tests (docs/mutation.md).
+    skip: tuple[str, ...] = ()
 
+
+# The scripted crowd's behaviour in the stage modules (devtools/crowd.py calls it; its tests are
+# tests/devtools/test_crowd.py, minutes long, so not run per mutant): ``crowd_*`` methods and the
+# helpers only they call.
+CROWD = (
+    r"def _?crowd_",
+    r"def _expand\(",
+    r"def _spam_answer\(",
+    r"def _second_element\(",
+    r"def _suggestion_accepted\(",
+)
 
 TARGETS: dict[str, Target] = {
     # who may see and do what (the authorization matrix, test_authz_matrix.py, is the end-to-end check
@@ -65,17 +80,46 @@ TARGETS: dict[str, Target] = {
     "permissions": Target(("annotation/permissions.py",), ("tests/annotation/test_permissions.py",)),
     # the stage engine, its queue rules, gold scores and withdrawals
     "stages-engine": Target(("pipeline/engine/services.py",), ("tests/pipeline/engine/test_engine.py",)),
-    "stages-answers": Target(("pipeline/stages/answers.py",), ("tests/pipeline/stages/test_answers.py",)),
-    "stages-questions": Target(("pipeline/stages/questions.py",), ("tests/pipeline/stages/test_questions.py",)),
-    "stages-prefilter": Target(("pipeline/stages/prefilter.py",), ("tests/pipeline/stages/test_prefilter.py",)),
+    "stages-answers": Target(
+        ("pipeline/stages/answers.py",),
+        (
+            "tests/pipeline/stages/test_answers.py",
+            "tests/pipeline/stages/test_forms.py",
+            "tests/pipeline/quality/test_withdraw_and_restore.py",
+        ),
+        skip=CROWD,
+    ),
+    "stages-questions": Target(
+        ("pipeline/stages/questions.py",),
+        ("tests/pipeline/stages/test_questions.py", "tests/pipeline/quality/test_withdraw_and_restore.py"),
+        skip=CROWD,
+    ),
+    "stages-prefilter": Target(
+        ("pipeline/stages/prefilter.py",),
+        ("tests/pipeline/stages/test_prefilter.py", "tests/pipeline/stages/test_prefilter_withdraw.py"),
+        skip=CROWD,
+    ),
     "stages-not-answerable": Target(
-        ("pipeline/stages/not_answerable.py",), ("tests/pipeline/stages/test_not_answerable.py",)
+        ("pipeline/stages/not_answerable.py",), ("tests/pipeline/stages/test_not_answerable.py",), skip=CROWD
     ),
     "stages-leases": Target(("pipeline/stages/leases.py",), ("tests/pipeline/stages/test_leases.py",)),
     # annotator quality: standings and every pause rule, gold items, consensus, mining, the report
     "quality-standing": Target(
         ("pipeline/quality/standing.py",),
-        ("tests/pipeline/quality/test_standing.py", "tests/pipeline/quality/test_control_draw.py"),
+        (
+            "tests/pipeline/quality/test_standing.py",
+            "tests/pipeline/quality/test_control_draw.py",
+            "tests/pipeline/quality/test_monitoring.py",
+        ),
+    ),
+    # the rules table and the sequential test behind the accuracy rule
+    "quality-rules": Target(
+        ("pipeline/quality/rules.py", "pipeline/quality/sequential.py"),
+        (
+            "tests/pipeline/quality/test_rules.py",
+            "tests/pipeline/quality/test_sequential.py",
+            "tests/pipeline/quality/test_standing.py",
+        ),
     ),
     "quality-gold": Target(("pipeline/quality/gold.py",), ("tests/pipeline/quality/test_gold_from_data.py",)),
     "quality-consensus": Target(("pipeline/quality/consensus.py",), ("tests/pipeline/quality/test_consensus.py",)),
@@ -162,6 +206,7 @@ def folder_prepare(name: str, target: Target, *, fresh: bool) -> Path:
 [tool.mutmut]
 source_paths = {toml_list(SOURCE_PATHS)}
 only_mutate = {toml_list(target.mutate)}
+do_not_mutate_patterns = {toml_list(target.skip)}
 pytest_add_cli_args_test_selection = {toml_list(target.tests)}
 pytest_add_cli_args = {toml_list(["--reuse-db", "-m", EXCLUDED_MARKERS])}
 also_copy = {toml_list(ALSO_COPY)}

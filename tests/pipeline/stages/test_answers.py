@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, PermissionDeniedError
 from annotation.models import (
     Answer,
     AnswerElement,
+    Assignment,
     AssignmentStatus,
     ControlResult,
+    Membership,
     Purpose,
+    Question,
     QuestionState,
     Standing,
     StandingStatus,
+    Suggestion,
+    SuggestionStatus,
 )
 from pipeline.engine import assignment_next, assignment_payload, assignment_submit
 from pipeline.quality.gold import gold_item_create
+from pipeline.stages.answers import Answers
+from tests.factories import ProjectFactory, UserFactory
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db
@@ -244,3 +254,331 @@ def test_a_missing_full_answer_says_what_to_write(project, full_answer):
     with pytest.raises(ApplicationError) as err:
         assignment_submit(assignment_id=lease.pk, user=a, data=body)
     assert (err.value.field, err.value.message) == ("full_answer", "Write the answer as a full sentence.")
+
+
+# --- the refusals' words, the box's edges, what is stored (mutation testing, docs/mutation.md) -----
+
+
+@pytest.mark.parametrize(
+    ("elements", "field", "message"),
+    [
+        (
+            [{"vh_index": 99, "text": "x"}],
+            "elements[0].vh_index",
+            "No candidate element with this vh_index on this screen.",
+        ),
+        (
+            [{"vh_index": 1, "text": "a"}, {"vh_index": 1, "text": "b"}],
+            "elements[1].vh_index",
+            "This candidate is already in the answer.",
+        ),
+        ([{"text": "x"}], "elements[0]", "Give either a vh_index (a candidate) or bounds (a drawn box)."),
+        (
+            [{"bounds": [0, 10, 10, 10], "text": "x"}],
+            "elements[0].bounds",
+            "The box must have a positive area (right > left, bottom > top).",
+        ),
+        (
+            [{"bounds": [0, 0, 10, 1921], "text": "x"}],
+            "elements[0].bounds",
+            "The box must lie inside the 1080x1920 screenshot.",
+        ),
+        ([{"bounds": [0, 0, 10, 10], "text": ""}], "elements[0].text", "This may not be empty."),
+        ([{"bounds": [0, 0, 10, 10], "text": 7}], "elements[0].text", "This must be text."),
+        ([], "elements", "An answer needs at least one element (a candidate or a drawn box)."),
+    ],
+)
+def test_a_refused_element_says_what_is_wrong(project, elements, field, message):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    assert (screen.width, screen.height) == (1080, 1920)
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data=answered(elements=elements))
+    assert (err.value.field, str(err.value.message)) == (field, message)
+
+
+@pytest.mark.parametrize("bounds", [[0, 0, 1, 1], [0, 0, 1080, 1920], [1079, 1919, 1080, 1920]])
+def test_a_box_may_touch_the_screenshots_edges(project, bounds):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    assignment_submit(assignment_id=lease.pk, user=a, data=answered(elements=[{"bounds": bounds, "text": "x"}]))
+    assert AnswerElement.objects.get().bounds == bounds
+
+
+@pytest.mark.parametrize("bounds", [[0, 0, 10, 10, 10], [0, 0, 10], ["0", "0", "10", "10"], [0.0, 0, 10, 10]])
+def test_a_box_is_four_whole_numbers(project, bounds):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data=answered(elements=[{"bounds": bounds, "text": "x"}]))
+    assert err.value.field == "elements[0].bounds"
+    assert not Answer.objects.exists()
+
+
+def test_only_the_candidates_asked_for_are_read(project):
+    # given a screen whose candidate 3 is asked for, and an answer naming candidates 3 then 1
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    assignment_submit(assignment_id=lease.pk, user=a, data=answered(elements=[{"vh_index": 3}, {"vh_index": 1}]))
+    # then each element is its own candidate, in the order given
+    assert [(e.vh_index, e.text) for e in AnswerElement.objects.order_by("position")] == [
+        (3, f"Label 3 of {screen.rico_id}"),
+        (1, f"Label 1 of {screen.rico_id}"),
+    ]
+
+
+def test_an_answer_keeps_its_assignment_full_answer_and_box_corners(project):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    body = answered(elements=[{"bounds": [5, 7, 100, 50], "text": "Logo"}], full_answer="It shows the logo.")
+    assignment_submit(assignment_id=lease.pk, user=a, data=body)
+    answer = Answer.objects.get()
+    assert (answer.assignment_id, answer.full_answer) == (lease.pk, "It shows the logo.")
+    element = AnswerElement.objects.get()
+    assert (element.left, element.top, element.right, element.bottom) == (5, 7, 100, 50)
+
+
+@pytest.mark.parametrize(
+    ("full_answer", "stored"), [(None, ""), ("", ""), ("It cannot be told.", "It cannot be told.")]
+)
+def test_an_invalid_verdict_stores_no_elements_and_its_optional_sentence(project, full_answer, stored):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    assignment_submit(
+        assignment_id=lease.pk,
+        user=a,
+        data={"question": "What?", "verdict": "invalid", "elements": [], "full_answer": full_answer},
+    )
+    answer = Answer.objects.get()
+    assert (answer.verdict, answer.full_answer) == ("invalid", stored)
+    assert not AnswerElement.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("state", "done", "needed"),
+    [(QuestionState.ANSWERING, 2, 2), (QuestionState.DROPPED, 0, 2)],
+    ids=["full", "dropped while leased"],
+)
+def test_a_submit_to_a_question_that_takes_no_more_answers_is_refused(project, state, done, needed):
+    # given a lease on a question, which then filled up or was dropped (by a lead, a withdrawal)
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, needed=needed)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    reason = {"drop_reason": "a lead dropped it"} if state == QuestionState.DROPPED else {}
+    Question.objects.filter(pk=question.pk).update(state=state, answers_done=done, **reason)
+    # when the answer comes, then it is refused with the reason
+    with pytest.raises(ConflictError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data=answered())
+    assert str(err.value.message) == "This question already has all its answers."
+    assert not Answer.objects.exists()
+
+
+def test_the_author_cannot_answer_even_with_a_lease_made_by_hand(project):
+    # given a lease on the author's own question (not one `next` gives: made directly)
+    author = member(project, "author")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, author=author)
+    lease = Assignment.objects.create(
+        project=project,
+        annotator=author,
+        stage="answers",
+        screen=screen,
+        question=question,
+        status=AssignmentStatus.LEASED,
+        lease_expires_at=timezone.now() + timedelta(minutes=10),
+    )
+    with pytest.raises(PermissionDeniedError) as err:
+        assignment_submit(assignment_id=lease.pk, user=author, data=answered())
+    assert str(err.value.message) == "You wrote this question; somebody else answers it."
+    assert not Answer.objects.exists()
+
+
+def test_the_queue_holds_the_projects_open_questions_that_live_leases_do_not_fill(project):
+    # given, in this project: a question needing 2 with one live lease (open), one needing 1 with a
+    # live lease (full), one needing 1 whose lease ran out (open), a finished one, the user's own;
+    # and an open question in another project
+    stage = Answers()
+    now = timezone.now()
+    user, other = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1)
+    half = answering_question(screen, needed=2, text="Half?")
+    full = answering_question(screen, needed=1, text="Full?")
+    lapsed = answering_question(screen, needed=1, text="Lapsed?")
+    done = answering_question(screen, needed=1, text="Done?")
+    Question.objects.filter(pk=done.pk).update(state=QuestionState.ANSWERED, answers_done=1)
+    answering_question(screen, author=user, text="Mine?")
+    for question, minutes in ((half, 10), (full, 10), (lapsed, -1)):
+        Assignment.objects.create(
+            project=project,
+            annotator=other,
+            stage="answers",
+            screen=screen,
+            question=question,
+            status=AssignmentStatus.LEASED,
+            lease_expires_at=now + timedelta(minutes=minutes),
+        )
+    elsewhere = ProjectFactory(slug="elsewhere")
+    (far,) = screens(elsewhere, 1)
+    answering_question(far, text="Elsewhere?")
+    # then the queue is the open ones of this project, in queue order
+    queued = list(stage.queue(project=project, user=user, now=now))
+    assert {q.text for q in queued} == {"Half?", "Lapsed?"}
+    assert [q.pk for q in queued] == [q.pk for q in sorted(queued, key=lambda q: (q.queue_key, q.pk))]
+    # and a question the user already holds is not theirs again
+    Assignment.objects.create(
+        project=project,
+        annotator=user,
+        stage="answers",
+        screen=screen,
+        question=lapsed,
+        status=AssignmentStatus.SUBMITTED,
+        lease_expires_at=now,
+        submitted_at=now,
+    )
+    assert [q.text for q in stage.queue(project=project, user=user, now=now)] == ["Half?"]
+
+
+def test_open_to_checks_the_state_the_author_the_users_own_work_and_the_slots(project):
+    stage = Answers()
+    now = timezone.now()
+    author, a, b = member(project, "author"), member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, author=author, needed=2)
+    assert stage.open_to(unit=question, user=a, now=now)
+    assert not stage.open_to(unit=question, user=author, now=now)
+
+    def lease(user, *, minutes=10, status=AssignmentStatus.LEASED):
+        return Assignment.objects.create(
+            project=project,
+            annotator=user,
+            stage="answers",
+            screen=screen,
+            question=question,
+            status=status,
+            lease_expires_at=now + timedelta(minutes=minutes),
+            submitted_at=now if status == AssignmentStatus.SUBMITTED else None,
+        )
+
+    # a's own live lease: not open to a again, but open to a when checking that very lease
+    own = lease(a)
+    assert not stage.open_to(unit=question, user=a, now=now)
+    assert stage.open_to(unit=question, user=a, now=now, own=own)
+    # b's live lease and a's fill both slots: not open to a third, nor to a's lease beyond them
+    lease(b)
+    assert not stage.open_to(unit=question, user=author, now=now)
+    c = member(project, "c")
+    assert not stage.open_to(unit=question, user=c, now=now)
+    assert stage.open_to(unit=question, user=a, now=now, own=own)  # a's own lease keeps its slot
+    # a lapsed lease takes no slot (only answers leases have a question: a database constraint)
+    Assignment.objects.filter(annotator=b).update(lease_expires_at=now - timedelta(minutes=1))
+    assert stage.open_to(unit=question, user=c, now=now)
+    # a submitted answer of c's means c never answers again
+    lease(c, status=AssignmentStatus.SUBMITTED, minutes=-5)
+    assert not stage.open_to(unit=question, user=c, now=now)
+    # a question no longer answering is open to nobody
+    question.state = QuestionState.ANSWERED
+    assert not stage.open_to(unit=question, user=member(project, "d"), now=now)
+
+
+def test_gold_score_words_and_boxes():
+    stage = Answers()
+    project = ProjectFactory.build(agreement_use_boxes=True)
+    box = {"text": "Save", "bounds": [0, 0, 100, 50]}
+    elsewhere = {"text": "Save", "bounds": [500, 900, 600, 950]}
+    answered_gold = {"verdict": "answered", "elements": [box]}
+    assert stage.gold_score(given={"verdict": "invalid"}, gold=answered_gold, project=project) == (
+        False,
+        "The verdict was invalid, the right one is answered.",
+    )
+    # verdicts without elements: the verdict alone decides, the elements may be absent
+    assert stage.gold_score(
+        given={"verdict": "not_answerable"}, gold={"verdict": "not_answerable"}, project=project
+    ) == (
+        True,
+        "",
+    )
+    assert stage.gold_score(given={"verdict": "answered", "elements": [box]}, gold=answered_gold, project=project) == (
+        True,
+        "",
+    )
+    # the same text in another place does not agree when the project compares boxes
+    assert stage.gold_score(
+        given={"verdict": "answered", "elements": [elsewhere]}, gold=answered_gold, project=project
+    ) == (
+        False,
+        "The elements do not agree with the right answer (texts, or boxes where they are compared).",
+    )
+    assert stage.gold_score(given={"verdict": "answered"}, gold=answered_gold, project=project)[0] is False
+
+
+def test_gold_answer_keeps_the_verdict_elements_and_question():
+    stage = Answers()
+    element = {"vh_index": 1, "text": "Save", "bounds": [0, 0, 10, 10]}
+    submission = {"verdict": "answered", "elements": [element], "question": "What?", "full_answer": "Save."}
+    kept = stage.gold_answer(submission=submission)
+    assert kept == {"verdict": "answered", "elements": [element], "question": "What?"}
+    assert kept["elements"][0] is not element  # a copy: the submission may change later
+    assert stage.gold_answer(submission={"verdict": "invalid"}) == {
+        "verdict": "invalid",
+        "elements": [],
+        "question": "",
+    }
+
+
+def test_limits_and_the_suggestion_in_the_payload(project):
+    assert Answers().limits(project=project) == {"text_max": 1000, "full_answer_max": 5000, "elements_max": 50}
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    assert assignment_payload(assignment=lease)["suggestion"] is None
+    project.assist_url = "http://127.0.0.1:9/"
+    project.save(update_fields=["assist_url"])
+    Suggestion.objects.create(
+        project=project,
+        stage="answers",
+        screen=screen,
+        question=question,
+        status=SuggestionStatus.OK,
+        result={"elements": [{"vh_index": 1, "text": "Label 1", "bounds": [10, 10, 500, 80], "score": 0.9}]},
+        model_version="baseline-1",
+    )
+    lease.refresh_from_db()
+    shown = assignment_payload(assignment=lease)["suggestion"]
+    assert shown["model_version"] == "baseline-1" and shown["elements"][0]["vh_index"] == 1
+
+
+def test_a_site_admin_outside_the_pool_may_answer(project):
+    admin = UserFactory(username="root", is_superuser=True)
+    Answers().check_access(user=admin, membership=None)
+    with pytest.raises(PermissionDeniedError):
+        Answers().check_access(
+            user=member(project, "w", pool=False), membership=Membership.objects.get(user__username="w")
+        )
+
+
+def test_control_items_wait_on_answering_questions_only(project, lead):
+    # given a gold item of the answers stage and no question waiting for answers
+    item = _gold_answers_item(project, lead)
+    project.control_rate = project.control_rate_new = 1.0
+    project.save(update_fields=["control_rate", "control_rate_new"])
+    a = member(project, "a")
+    Standing.objects.create(project=project, user=a, stage="answers", status=StandingStatus.ACTIVE)
+    # then no control item is served (nothing real waits), whatever the rate
+    assert assignment_next(project=project, user=a, stage="answers") is None
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    assert assignment_next(project=project, user=a, stage="answers").gold_id == item.pk
