@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum, Value
+from django.db.models import Case, Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Sum, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -206,7 +206,10 @@ class ProjectProgress:
     def stuck(self) -> list[Stuck]:
         """Questions collecting answers that the answer pool cannot finish: more answers missing
         than pool members other than the author and those who answered it already (those holding
-        a lease on it count: they can still submit). Grouped by how many answers they need."""
+        a lease on it count: they can still submit). Grouped by how many answers they need, counted
+        in the database (one row per group); no query at all when no question waits for answers."""
+        if not any(row.waiting for row in self.answers_by_split):
+            return []
         pool = Membership.objects.filter(project=self.project, in_answer_pool=True)
         pool_size = pool.count()
         answered_in_pool = (
@@ -225,16 +228,20 @@ class ProjectProgress:
             Question.objects.filter(screen__project=self.project, state=QuestionState.ANSWERING)
             .annotate(
                 answered=Coalesce(Subquery(answered_in_pool, output_field=IntegerField()), 0),
-                author_in_pool=Exists(pool.filter(user_id=OuterRef("author_id"))),
+                author_in_pool=Case(
+                    When(Exists(pool.filter(user_id=OuterRef("author_id"))), then=Value(1)), default=Value(0)
+                ),
             )
-            .annotate(missing=F("answers_needed") - F("answers_done"), free=Value(pool_size) - F("answered"))
-            .values_list("answers_needed", "screen__split", "missing", "free", "author_in_pool")
+            .annotate(free=Value(pool_size) - F("answered") - F("author_in_pool"))
+            .filter(free__lt=F("answers_needed") - F("answers_done"))
+            .order_by()
+            .values_list("answers_needed", "screen__split")
+            .annotate(n=Count("pk"))
         )
         groups: dict[int, tuple[set[str], int]] = {}
-        for needed, split, missing, free, author_in in rows:
-            if missing > free - (1 if author_in else 0):
-                splits, n = groups.get(needed, (set(), 0))
-                groups[needed] = (splits | {split or ""}, n + 1)
+        for needed, split, n in rows:
+            splits, total = groups.get(needed, (set(), 0))
+            groups[needed] = (splits | {split or ""}, total + n)
         return [
             Stuck(tuple(sorted(splits, key=_ordinal_split)), needed, n)
             for needed, (splits, n) in sorted(groups.items(), reverse=True)

@@ -56,3 +56,22 @@ def test_a_mutants_name_gives_its_module():
         mutation.module_of("pipeline.decisions.agreement.xǁAgreementSettingsǁ__post_init____mutmut_4")
         == "pipeline/decisions/agreement.py"
     )
+
+
+def test_the_scripted_crowds_functions_are_out_of_scope_and_the_stages_rules_are_not():
+    skip = mutation.TARGETS["stages-answers"].skip
+    out = [
+        "pipeline.stages.answers.x__crowd_element__mutmut_1",
+        "pipeline.stages.answers.xǁAnswersǁcrowd_submission__mutmut_12",
+        "pipeline.stages.answers.x_crowd_question_edit__mutmut_2",
+        "pipeline.stages.answers.x__spam_answer__mutmut_7",
+    ]
+    kept = [
+        "pipeline.stages.answers.xǁAnswersǁopen_to__mutmut_3",
+        "pipeline.stages.answers.xǁAnswersǁgold_score__mutmut_1",
+        "pipeline.stages.answers.x_answers_withdraw__mutmut_5",
+        "pipeline.stages.answers.x__posted_element__mutmut_2",  # the answer page's form: the product's
+    ]
+    assert mutation.function_of(out[0]) == "_crowd_element"
+    assert mutation.function_of(kept[0]) == "open_to"
+    assert [m for m in out + kept if mutation.out_of_scope(m, skip)] == out

@@ -64,6 +64,25 @@ def test_stuck_counts_the_pool_less_the_author_and_who_answered(project):
     assert project_progress(project=project).stuck == []
 
 
+def test_stuck_groups_by_answers_needed_and_costs_nothing_when_no_question_waits(project, django_assert_num_queries):
+    # given no question waiting for answers: the stuck figure reads nothing more than the split counts
+    member(project, "solo")
+    progress = project_progress(project=project)
+    assert progress.answers_by_split == []
+    with django_assert_num_queries(0):
+        assert progress.stuck == []
+    # given a pool of one: a train question needing 1 (open to them), train and test ones needing 2
+    author = member(project, "author", pool=False)
+    train = screens(project, 1, split="train")[0]
+    test = screens(project, 1, split="test")[0]
+    answering_question(train, author=author, needed=1, text="Open?")
+    for screen in (train, test, test):
+        answering_question(screen, author=author, needed=2, text="Short?")
+    stuck = project_progress(project=project).stuck
+    # then one group: three questions needing 2, in both splits
+    assert [(s.answers_needed, s.count, s.splits) for s in stuck] == [(2, 3, ("train", "test"))]
+
+
 def test_held_counts_live_leases_per_stage(project):
     user = member(project, "u")
     screen = screens(project, 1)[0]
