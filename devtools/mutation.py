@@ -80,7 +80,9 @@ TARGETS: dict[str, Target] = {
         (
             "tests/pipeline/stages/test_answers.py",
             "tests/pipeline/stages/test_forms.py",
+            "tests/pipeline/stages/test_progress_answers.py",
             "tests/pipeline/quality/test_withdraw_and_restore.py",
+            "tests/frontend/test_workspace.py",
         ),
         skip=CROWD,
     ),
@@ -269,6 +271,9 @@ def summarise(folder: Path, seconds: float, skip: tuple[str, ...] = ()) -> dict[
     survivors = sorted(m for m, s in verdicts.items() if s not in (*KILLED, "skipped"))
     with (folder / "survivors.txt").open("w") as out:
         for mutant in survivors:
+            if verdicts[mutant] == "no tests":  # no test reaches its function: the name says enough
+                out.write(f"{mutant} (no tests)\n\n")
+                continue
             shown = subprocess.run([mutmut(), "show", mutant], cwd=folder, capture_output=True, text=True).stdout
             diff = [line for line in shown.splitlines() if line[:1] in "-+" and line[:3] not in ("---", "+++")]
             out.write(f"{mutant} ({verdicts[mutant]})\n" + "\n".join(f"    {line}" for line in diff) + "\n\n")

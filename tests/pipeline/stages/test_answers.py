@@ -13,9 +13,11 @@ from annotation.models import (
     AnswerElement,
     Assignment,
     AssignmentStatus,
+    Candidate,
     ControlResult,
     Membership,
     Purpose,
+    QualityEvent,
     Question,
     QuestionState,
     Standing,
@@ -23,10 +25,11 @@ from annotation.models import (
     Suggestion,
     SuggestionStatus,
 )
+from pipeline.decisions.decide import REASON_AUTHOR_PAUSED
 from pipeline.engine import assignment_next, assignment_payload, assignment_submit
 from pipeline.quality.gold import gold_item_create
-from pipeline.stages.answers import Answers
-from tests.factories import ProjectFactory, UserFactory
+from pipeline.stages.answers import Answers, answers_restore, answers_withdraw
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db
@@ -582,3 +585,237 @@ def test_control_items_wait_on_answering_questions_only(project, lead):
     (screen,) = screens(project, 1)
     answering_question(screen)
     assert assignment_next(project=project, user=a, stage="answers").gold_id == item.pk
+
+
+# --- withdrawing answers and bringing them back ------------------------------------------------
+
+
+def _answers_of(project, question, users):
+    """Each of ``users`` answers ``question`` through the engine; the answers, in order."""
+    for user in users:
+        lease = assignment_next(project=project, user=user, stage="answers")
+        assert lease.question_id == question.pk
+        assignment_submit(assignment_id=lease.pk, user=user, data=answered())
+    return list(Answer.objects.filter(question=question).order_by("pk"))
+
+
+def _live_lease(project, user, question, minutes=10):
+    return Assignment.objects.create(
+        project=project,
+        annotator=user,
+        stage="answers",
+        screen=question.screen,
+        question=question,
+        status=AssignmentStatus.LEASED,
+        lease_expires_at=timezone.now() + timedelta(minutes=minutes),
+    )
+
+
+def test_withdrawing_requeues_each_question_by_its_withdrawn_answers_never_below_zero(project):
+    # given a question with three answers, and one counted done once only (a lead's correction)
+    users = [member(project, n) for n in "abc"]
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, needed=3)
+    answers = _answers_of(project, question, users)
+    # nothing to withdraw: 0, and nothing changes
+    assert answers_withdraw(Answer.objects.none(), reason="withdrawn", requeue=True) == 0
+    # when one of the three is withdrawn, the question waits for one more
+    assert answers_withdraw(Answer.objects.filter(pk=answers[0].pk), reason="withdrawn", requeue=True) == 1
+    question.refresh_from_db()
+    assert (question.answers_done, question.state) == (2, QuestionState.ANSWERING)
+    # an answer already withdrawn is not withdrawn twice
+    assert answers_withdraw(Answer.objects.filter(pk=answers[0].pk), reason="withdrawn", requeue=True) == 0
+    # when the two others go while the count says one, the count stops at zero
+    Question.objects.filter(pk=question.pk).update(answers_done=1)
+    assert (
+        answers_withdraw(Answer.objects.filter(pk__in=[answers[1].pk, answers[2].pk]), reason="withdrawn", requeue=True)
+        == 2
+    )
+    question.refresh_from_db()
+    assert question.answers_done == 0
+
+
+def test_restoring_nothing_says_so(project):
+    assert answers_restore(Answer.objects.none(), requeued=True, now=timezone.now()) == {
+        "restored": 0,
+        "redone": 0,
+        "kept_out": 0,
+    }
+
+
+def test_restoring_brings_back_only_quality_withdrawals_into_free_places(project):
+    # given a question needing 3: a's and b's answers withdrawn by quality control, c's answer kept,
+    # d's dropped by post-processing (not a quality reason)
+    a, b, c, d, e = (member(project, n) for n in "abcde")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, needed=4)
+    first, second, kept, late = _answers_of(project, question, [a, b, c, d])
+    Answer.objects.filter(pk=late.pk).update(kept=False, drop_reason="disagrees")
+    answers_withdraw(Answer.objects.filter(pk__in=[first.pk, second.pk]), reason="withdrawn", requeue=True)
+    question.refresh_from_db()
+    assert (question.answers_done, question.state) == (2, QuestionState.ANSWERING)
+    # and e holds a live lease on it (another question's lease does not count)
+    _live_lease(project, e, question)
+    (other_screen,) = screens(project, 1)
+    other = answering_question(other_screen)
+    _live_lease(project, a, other)
+    # when all four are restored (the lead overturned the decision): places = 4 - 2 done - 1 leased = 1
+    every = Answer.objects.filter(question=question)
+    assert answers_restore(every, requeued=True, now=timezone.now()) == {"restored": 1, "redone": 1, "kept_out": 0}
+    first.refresh_from_db(), second.refresh_from_db(), kept.refresh_from_db(), late.refresh_from_db()
+    assert (first.kept, first.drop_reason, first.withdrawn_by) == (True, "", None)
+    assert (second.kept, second.drop_reason) == (False, "withdrawn")
+    assert (late.kept, late.drop_reason) == (False, "disagrees")
+    question.refresh_from_db()
+    assert (question.answers_done, question.state) == (3, QuestionState.ANSWERING)
+
+
+def test_restoring_the_last_place_finishes_the_question(project):
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, needed=2)
+    _, second = _answers_of(project, question, [a, b])
+    answers_withdraw(Answer.objects.filter(pk=second.pk), reason="withdrawn", requeue=True)
+    assert answers_restore(Answer.objects.filter(pk=second.pk), requeued=True, now=timezone.now())["restored"] == 1
+    question.refresh_from_db()
+    assert (question.answers_done, question.state) == (2, QuestionState.ANSWERED)
+
+
+@pytest.mark.parametrize(
+    ("state", "reason", "back"),
+    [
+        (QuestionState.DROPPED, REASON_AUTHOR_PAUSED, False),  # its question dropped by quality control: out
+        (QuestionState.DROPPED, "disagree", True),  # dropped by post-processing: decided again
+        (QuestionState.KEPT, "", True),  # kept by post-processing: decided again
+        (QuestionState.ANSWERED, "", True),
+    ],
+)
+def test_restoring_without_requeue_decides_the_question_again_unless_predecided(project, state, reason, back):
+    # given an answer withdrawn without requeue (the project keeps paused work out, nobody redoes it)
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen)
+    (answer,) = _answers_of(project, question, [a])
+    answers_withdraw(Answer.objects.filter(pk=answer.pk), reason="withdrawn", requeue=False)
+    Question.objects.filter(pk=question.pk).update(state=state, drop_reason=reason)
+    counts = answers_restore(Answer.objects.filter(pk=answer.pk), requeued=False, now=timezone.now())
+    assert counts == {"restored": int(back), "redone": 0, "kept_out": int(not back)}
+    question.refresh_from_db()
+    answer.refresh_from_db()
+    assert answer.kept is back
+    if back:
+        assert (question.state, question.drop_reason, question.answers_done) == (QuestionState.ANSWERED, "", 1)
+    else:
+        assert (question.state, question.drop_reason) == (QuestionState.DROPPED, REASON_AUTHOR_PAUSED)
+
+
+def test_the_stage_withdraws_and_restores_one_annotators_answers_in_one_project(project, lead):
+    # given a's answers in this project (two questions) and in another, and b's answer
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1)
+    q1, q2 = answering_question(screen, text="One?"), answering_question(screen, text="Two?")
+    (mine_1,) = _answers_of(project, q1, [a])
+    (mine_2,) = _answers_of(project, q2, [a])
+    other_project = ProjectFactory(slug="other")
+    MembershipFactory(project=other_project, user=a)
+    (far_screen,) = screens(other_project, 1)
+    far = answering_question(far_screen)
+    (far_answer,) = _answers_of(other_project, far, [a])
+    q3 = answering_question(screen, text="Three?")
+    (theirs,) = _answers_of(project, q3, [b])
+    stage, now = Answers(), timezone.now()
+    event = QualityEvent.objects.create(project=project, user=a, stage="answers", rule="lead", figures={})
+    # when only the first assignment's answer is withdrawn
+    assert (
+        stage.withdraw(project=project, user=a, requeue=True, now=now, event=event, assignments=[mine_1.assignment_id])
+        == 1
+    )
+    # then the rest stays; and withdrawing all of a's takes the other one in this project only
+    assert stage.withdraw(project=project, user=a, requeue=True, now=now, event=event) == 1
+    kept = dict(Answer.objects.values_list("pk", "kept"))
+    assert kept == {mine_1.pk: False, mine_2.pk: False, far_answer.pk: True, theirs.pk: True}
+    # and b's answer withdrawn by another decision does not come back with a's
+    other_event = QualityEvent.objects.create(project=project, user=b, stage="answers", rule="lead", figures={})
+    stage.withdraw(project=project, user=b, requeue=True, now=now, event=other_event)
+    # when the lead overturns a's decision (the work was requeued by default), a's come back
+    assert stage.restore(project=project, user=a, event=event, now=now)["restored"] == 2
+    assert dict(Answer.objects.values_list("pk", "kept")) == {
+        mine_1.pk: True,
+        mine_2.pk: True,
+        far_answer.pk: True,
+        theirs.pk: False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("figures", "requeued"), [({}, True), ({"paused_work": "requeue"}, True), ({"paused_work": "keep"}, False)]
+)
+def test_a_restore_reads_whether_the_work_was_requeued_from_the_decision(project, figures, requeued):
+    # given a's answer withdrawn, and the question then answered by b (its place taken if requeued)
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen)
+    _answers_of(project, question, [a])
+    event = QualityEvent.objects.create(project=project, user=a, stage="answers", rule="lead", figures=figures)
+    Answers().withdraw(project=project, user=a, requeue=True, now=timezone.now(), event=event)
+    _answers_of(project, question, [b])
+    counts = Answers().restore(project=project, user=a, event=event, now=timezone.now())
+    # requeued: b redid it and a's stays out; kept (not requeued): a's comes back beside b's
+    assert counts["redone" if requeued else "restored"] == 1
+
+
+def test_a_reverted_review_brings_back_only_the_answer_it_rejected(project):
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, needed=2)
+    first, second = _answers_of(project, question, [a, b])
+    stage = Answers()
+    for answer in (first, second):
+        stage.review_rejected(reviewed=answer.assignment, reason="wrong-element", now=timezone.now())
+    Answer.objects.filter(pk=second.pk).update(drop_reason="withdrawn")  # then withdrawn by a pause
+    assert stage.review_reverted(reviewed=first.assignment, now=timezone.now())["restored"] == 1
+    assert stage.review_reverted(reviewed=second.assignment, now=timezone.now())["restored"] == 0
+    assert dict(Answer.objects.values_list("pk", "kept")) == {first.pk: True, second.pk: False}
+
+
+def test_a_lease_that_ran_out_or_was_given_back_does_not_bar_its_annotator(project):
+    stage = Answers()
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, needed=2)
+    (other_screen,) = screens(project, 1)
+    other = answering_question(other_screen)
+    # a's lease on another question does not bar a from this one
+    _live_lease(project, a, other)
+    assert stage.open_to(unit=question, user=a, now=timezone.now())
+    for status in (AssignmentStatus.EXPIRED, AssignmentStatus.RELEASED):
+        lease = _live_lease(project, a, question, minutes=-1)
+        Assignment.objects.filter(pk=lease.pk).update(status=status)
+        assert stage.open_to(unit=question, user=a, now=timezone.now())
+
+
+def test_the_queue_follows_the_queue_key_not_the_id(project):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    made = [answering_question(screen, text=f"Q{i}?") for i in range(4)]
+    for question, key in zip(made, (40, 30, 10, 20), strict=True):
+        Question.objects.filter(pk=question.pk).update(queue_key=key)
+    queued = Answers().queue(project=project, user=a, now=timezone.now())
+    assert [q.text for q in queued] == ["Q2?", "Q3?", "Q1?", "Q0?"]
+
+
+def test_an_element_without_text_says_which(project):
+    # given a candidate whose label is empty (the page has nothing to pre-fill) and a drawn box sent with
+    # a null text
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    Candidate.objects.filter(screen=screen, vh_index=2).update(text="", content_desc="")
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    for elements, message in (
+        ([{"vh_index": 2}], "This may not be empty."),
+        ([{"bounds": [0, 0, 10, 10], "text": None}], "This must be text."),
+    ):
+        with pytest.raises(ApplicationError) as err:
+            assignment_submit(assignment_id=lease.pk, user=a, data=answered(elements=elements))
+        assert (err.value.field, str(err.value.message)) == ("elements[0].text", message)
