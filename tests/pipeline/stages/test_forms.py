@@ -78,3 +78,69 @@ def test_not_answerable_needs_its_question():
     with pytest.raises(ApplicationError) as err:
         body("not-answerable", question=" ")
     assert err.value.field == "question"
+
+
+def _answers():
+    return stage_get("answers")
+
+
+def test_answer_form_state_keeps_what_was_typed_and_reads_a_broken_element_list_as_none():
+    state = _answers().form_state(post=_post(question="Q?", full_answer="A.", elements='[{"vh_index": 1}]'))
+    assert state == {"question": "Q?", "full_answer": "A.", "elements": [{"vh_index": 1}]}
+    for broken in ("not json", '{"a": 1}', ""):
+        assert _answers().form_state(post=_post(elements=broken)) == {"question": "", "full_answer": "", "elements": []}
+
+
+def test_answer_draft_lines_name_each_element_by_candidate_or_box():
+    draft = {
+        "question": "What is it?",
+        "elements": [
+            {"vh_index": 3, "text": "Save"},
+            {"bounds": [1, 2, 3, 4], "text": "Logo"},
+            {"vh_index": 5},  # no text: not shown
+            "junk",
+        ],
+        "full_answer": "It is Save.",
+    }
+    assert _answers().draft_lines(draft=draft) == [
+        ("Question", "What is it?"),
+        ("Element 1 (VH #3)", "Save"),
+        ("Element 2 (box [1, 2, 3, 4])", "Logo"),
+        ("Full answer", "It is Save."),
+    ]
+    assert _answers().draft_lines(draft={"question": "  ", "full_answer": " ", "elements": None}) == []
+
+
+def test_answer_page_shows_the_payloads_suggestion():
+    suggestion = {"model_version": "m", "elements": []}
+    assert _answers().page_context(payload={"suggestion": suggestion}, state={}, limits={}) == {
+        "suggestion": suggestion
+    }
+    assert _answers().page_context(payload={}, state={}, limits={}) == {"suggestion": None}
+
+
+def test_answers_pending_and_capacity():
+    stage = _answers()
+    assert (
+        stage.pending(project=None, screens={"answering": 9}, questions={"drafting": 2, "answering": 3, "kept": 7}) == 5
+    )
+    assert stage.pending(project=None, screens={}, questions={}) == 0
+    assert [stage.capacity(project=None, unit_answers_needed=n) for n in (None, 0, 1, 3)] == [1, 1, 1, 3]
+
+
+def test_an_empty_element_list_posts_as_none_and_names_the_field():
+    for raw in ("", "  "):
+        with pytest.raises(ApplicationError, match="Select or draw at least one element") as err:
+            body("answers", question="Q?", elements=raw, full_answer="x")
+        assert err.value.field == "elements"
+    with pytest.raises(ApplicationError, match="Select or draw at least one element"):
+        body("answers", question="Q?", full_answer="x")
+
+
+def test_a_hostile_element_list_is_refused_naming_its_field():
+    from annotation.hostile import JSON_MAX_DEPTH, HostileInputError
+
+    nested = "[" * (JSON_MAX_DEPTH + 5) + "]" * (JSON_MAX_DEPTH + 5)
+    with pytest.raises(HostileInputError) as err:
+        body("answers", question="Q?", elements=nested, full_answer="x")
+    assert err.value.field.startswith("elements[0]")
