@@ -184,6 +184,14 @@ def gold_promotable(*, project: Project, stage: str | None = None, limit: int = 
     """The newest accepted submissions (real work, submitted, not rejected in review) of the stages
     with gold, ``stage`` or all, whose unit is not gold yet: what the gold page offers a lead to
     promote. Each with its screen, question and annotator. One query."""
+    return list(gold_promotable_query(project=project, stage=stage, limit=limit))
+
+
+def gold_promotable_query(
+    *, project: Project, stage: str | None = None, limit: int = PROMOTABLE_LIMIT
+) -> QuerySet[Assignment]:
+    """``gold_promotable``'s statement: a walk of ``assignment_submitted_newest`` that stops after
+    ``limit`` rows, not a sort of every submission (``EXPLAIN`` checked in the tests)."""
     names = [stage] if stage else _gold_stage_names()
     for name in names:
         _stage_with_gold(name)
@@ -202,7 +210,7 @@ def gold_promotable(*, project: Project, stage: str | None = None, limit: int = 
         .defer("draft", "screen__vh")
         .order_by("-submitted_at", "-pk")
     )
-    return list(found[:limit])
+    return found[:limit]
 
 
 def _gold_stage_names() -> list[str]:
