@@ -331,9 +331,13 @@ SCREENQA_JOB_STALE_SECONDS = env_int("SCREENQA_JOB_STALE_SECONDS", 90)
 SCREENQA_JOB_SOFT_TIME_LIMIT = env_int("SCREENQA_JOB_SOFT_TIME_LIMIT", 3600)
 SCREENQA_JOB_TIME_LIMIT = env_int("SCREENQA_JOB_TIME_LIMIT", SCREENQA_JOB_SOFT_TIME_LIMIT + 120)
 CELERY_TASK_SOFT_TIME_LIMIT = SCREENQA_JOB_SOFT_TIME_LIMIT
-# The quality page's stored figures (pipeline.quality.figures): a view that finds them older than this many
-# seconds queues the job that refreshes them (and shows them, with the time they were computed, meanwhile).
-SCREENQA_QUALITY_FIGURES_MAX_AGE = env_int("SCREENQA_QUALITY_FIGURES_MAX_AGE", 300)
+# Every stored figure (the quality page's, pipeline.quality.figures; the analysis and project pages',
+# pipeline.analytics.stored): a view that finds them older than this many seconds queues the job that refreshes
+# them (and shows them, with the time they were computed, meanwhile). SCREENQA_QUALITY_FIGURES_MAX_AGE, its
+# name before it covered every page, is still read when the new name is not set.
+SCREENQA_STORED_FIGURES_MAX_AGE = env_int(
+    "SCREENQA_STORED_FIGURES_MAX_AGE", env_int("SCREENQA_QUALITY_FIGURES_MAX_AGE", 300)
+)
 # The project page's counts (pipeline.analytics.stored) are read from a snapshot refreshed the same way once a
 # project has this many screens; a smaller project's are counted on each view (milliseconds, and every
 # submit shows at once). The analysis page always reads its snapshot.

@@ -8,7 +8,7 @@ kind with the time it was computed, and the job kind that refreshes it (the one 
 ``pipeline.jobs``; a ``ReleaseJob``). The rules, as for the quality page's figures (``pipeline.quality.figures``):
 
 * on the first view of a project that has none, they are computed in the request;
-* a view that finds them older than ``SCREENQA_QUALITY_FIGURES_MAX_AGE`` seconds queues the job (unless one
+* a view that finds them older than ``SCREENQA_STORED_FIGURES_MAX_AGE`` seconds queues the job (unless one
   is alive; nobody's job, ``created_by`` empty) and shows what it has, with the time, until the job has
   stored new ones;
 * a lead may ask for a refresh (``snapshot_start``: the analysis page's *Compute again*, its API twin).
@@ -168,7 +168,7 @@ def snapshot_current(*, project: Project, kind: str) -> Stored:
         assert found is not None
         return Stored(found[0], found[1], refreshing=False)
     figures, computed_at = found
-    if (timezone.now() - computed_at).total_seconds() <= settings.SCREENQA_QUALITY_FIGURES_MAX_AGE:
+    if (timezone.now() - computed_at).total_seconds() <= settings.SCREENQA_STORED_FIGURES_MAX_AGE:
         return Stored(figures, computed_at, refreshing=False)
     snapshot_start(project=project, kind=kind, user=None)
     return Stored(figures, computed_at, refreshing=True)

@@ -10,7 +10,7 @@ was computed; the page and the API read those rows, sorted, searched and paginat
 When the figures are refreshed:
 
 * on the first view of a project that has none, in the request (a project's first figures);
-* when a view finds them older than ``SCREENQA_QUALITY_FIGURES_MAX_AGE`` seconds, a job is queued
+* when a view finds them older than ``SCREENQA_STORED_FIGURES_MAX_AGE`` seconds, a job is queued
   (unless one is alive already) and the page shows the figures it has, with the time they were
   computed, until the job has stored new ones;
 * when a lead asks for it (the page's *Refresh* button, ``POST .../quality/refresh/``).
@@ -144,7 +144,7 @@ def quality_figures_current(*, project: Project, user: Any) -> dict[str, Any]:
         quality_figures_refresh(project=project)
         return {"computed_at": quality_figures_computed_at(project=project), "refreshing": False}
     age = (timezone.now() - computed_at).total_seconds()
-    if age <= settings.SCREENQA_QUALITY_FIGURES_MAX_AGE:
+    if age <= settings.SCREENQA_STORED_FIGURES_MAX_AGE:
         return {"computed_at": computed_at, "refreshing": False}
     quality_figures_start(project=project, user=user)
     return {"computed_at": computed_at, "refreshing": True}

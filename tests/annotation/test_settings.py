@@ -137,3 +137,25 @@ def test_a_bucket_does_not_change_how_other_profiles_name_static_files(tmp_path)
     config = json.loads(result.stdout)
     assert config["storage"] == "storages.backends.s3.S3Storage"
     assert config["static"] == "django.contrib.staticfiles.storage.StaticFilesStorage"
+
+
+def test_the_stored_figures_age_has_one_name_and_the_old_one_still_works(tmp_path):
+    probe = (
+        "import importlib; print(importlib.import_module('annotation.settings.local').SCREENQA_STORED_FIGURES_MAX_AGE)"
+    )
+
+    def age(env: dict[str, str]) -> str:
+        clean = {k: v for k, v in os.environ.items() if "FIGURES_MAX_AGE" not in k}
+        done = subprocess.run(
+            [sys.executable, "-c", probe],
+            env={**clean, "SCREENQA_DATA_DIR": str(tmp_path), **env},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    assert age({}) == "300"
+    assert age({"SCREENQA_QUALITY_FIGURES_MAX_AGE": "60"}) == "60"  # the old name, before it covered every page
+    assert age({"SCREENQA_QUALITY_FIGURES_MAX_AGE": "60", "SCREENQA_STORED_FIGURES_MAX_AGE": "30"}) == "30"

@@ -153,13 +153,13 @@ def test_the_page_reads_stored_figures_and_says_when_they_were_computed(
     _add_screens(data, count=2, start=500, annotator=UserFactory(username="bea"))  # not in them yet
     assert re.search(r'data-step="imported">4<', client.get(url(data)).content.decode())
     # old figures: the view queues the job that computes them again, and shows the old ones meanwhile
-    settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 0
+    settings.SCREENQA_STORED_FIGURES_MAX_AGE = 0
     with django_capture_on_commit_callbacks(execute=True):
         html = client.get(url(data)).content.decode()
     assert "being computed again now" in html and re.search(r'data-step="imported">4<', html)
     job = ReleaseJob.objects.get(project=data, kind="analysis-figures")
     assert job.status == "done" and job.result["kind"] == "analysis" and job.created_by is None
-    settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 300
+    settings.SCREENQA_STORED_FIGURES_MAX_AGE = 300
     assert re.search(r'data-step="imported">6<', client.get(url(data)).content.decode())
 
 

@@ -377,11 +377,11 @@ class TestProjectPageAtScale:
         login(client, annotator)
         client.get("/projects/demo/")
         ScreenFactory(project=stored, rico_id="900", state=ScreenState.PREFILTER)
-        settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 0
+        settings.SCREENQA_STORED_FIGURES_MAX_AGE = 0
         with django_capture_on_commit_callbacks(execute=True):
             page = html(client.get("/projects/demo/"))
         assert "being counted again now" in page and 'data-step="imported">10<' in page
         job = ReleaseJob.objects.get(project=stored, kind="progress-figures")
         assert job.status == "done" and job.created_by is None  # nobody's job: an annotator's view queued it
-        settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 300
+        settings.SCREENQA_STORED_FIGURES_MAX_AGE = 300
         assert 'data-step="imported">11<' in html(client.get("/projects/demo/"))

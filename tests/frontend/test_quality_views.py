@@ -319,7 +319,7 @@ def test_the_page_reads_stored_figures_and_says_when_they_were_computed(
     annie = re.search(r'<tr data-annotator="annie">.*?</tr>', client.get(url(project)).content.decode(), re.S)
     assert "(3/4)" in annie.group(0)
     # old figures: the view queues the job that computes them again, and shows the old ones meanwhile
-    settings.SCREENQA_QUALITY_FIGURES_MAX_AGE = 0
+    settings.SCREENQA_STORED_FIGURES_MAX_AGE = 0
     with django_capture_on_commit_callbacks(execute=True):
         html = client.get(url(project)).content.decode()
     assert "being computed again now" in html
