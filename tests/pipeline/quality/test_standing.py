@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from annotation.exceptions import PermissionDeniedError
 from annotation.models import (
@@ -549,3 +550,172 @@ def test_leads_and_site_admins_are_never_gated(project, who):
     # then they get real work
     plan = plan_next(stage=PREFILTER, project=project, user=user, membership=membership, standing=brief, now=START)
     assert plan.purpose == Purpose.WORK
+
+
+# --- what each decision writes: the standing's reason and evidence, the event, the refusal's words ---
+
+
+class TestDecisionsInDetail:
+    def test_a_pass_writes_its_reason_resets_the_evidence_and_records_the_figures(self, project, annotator):
+        configure(project, qualification_items=3, qualification_threshold=0.6)
+        row = standing(
+            project, annotator, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START, evidence=0.7
+        )
+        for i in range(3):
+            control(project, annotator, correct=i < 2, purpose=Purpose.QUALIFICATION, attempt=1)
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        row = Standing.objects.get(pk=row.pk)
+        assert (row.status, row.reason, row.evidence) == (StandingStatus.ACTIVE, "qualified with 2 of 3", 0.0)
+        event = QualityEvent.objects.get(user=annotator, rule="qualification-passed")
+        assert (event.status_before, event.status_after, event.stage, event.project_id) == (
+            "qualifying",
+            "active",
+            "prefilter",
+            project.pk,
+        )
+        assert event.figures == {"attempt": 1, "correct": 2, "items": 3, "score": 0.6667, "threshold": 0.6}
+
+    def test_with_nothing_served_and_no_gold_left_the_annotator_starts_active(self, project, annotator):
+        row = standing(
+            project, annotator, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START, evidence=0.4
+        )
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        row = Standing.objects.get(pk=row.pk)
+        assert (row.status, row.reason, row.evidence) == (
+            StandingStatus.ACTIVE,
+            "no gold items were left for a qualification",
+            0.0,
+        )
+        event = QualityEvent.objects.get(user=annotator)
+        assert (event.rule, event.status_before, event.status_after, event.figures) == (
+            "no-gold",
+            "qualifying",
+            "active",
+            {},
+        )
+
+    def test_only_the_annotators_own_items_of_this_project_stage_and_purpose_count(self, project, annotator):
+        # given a set of 2, one item done right; the other waits on a gold item still to serve
+        configure(project, qualification_items=2)
+        row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START)
+        control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
+        gold(project)
+        # and done items that are not of this set: another annotator's, a control item, another
+        # stage's, another project's
+        other = member(project, "other")
+        control(project, other, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
+        control(project, annotator, correct=True, purpose=Purpose.CONTROL)
+        elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
+        control(elsewhere, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
+        (screen,) = screens(project, 1)
+        Assignment.objects.create(
+            project=project,
+            stage="prefilter",
+            screen=screen,
+            annotator=annotator,
+            status=AssignmentStatus.SUBMITTED,
+            lease_expires_at=START,
+            submitted_at=START,
+            purpose=Purpose.WORK,
+        )
+        # then the set is not decided: one of two done
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        assert status_of(annotator) == StandingStatus.QUALIFYING
+
+    def test_a_leased_item_holds_the_decision_even_with_no_gold_left(self, project, annotator):
+        configure(project, qualification_items=2)
+        row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START)
+        control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
+        lease = Assignment.objects.filter(annotator=annotator).first()
+        item = gold(project)
+        held = Assignment.objects.create(
+            project=project,
+            stage="prefilter",
+            screen=item.screen,
+            gold=item,
+            annotator=annotator,
+            status=AssignmentStatus.LEASED,
+            lease_expires_at=START + timedelta(hours=1),
+            purpose=Purpose.QUALIFICATION,
+            attempt=1,
+        )
+        assert lease is not None and held.pk != lease.pk
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        assert status_of(annotator) == StandingStatus.QUALIFYING
+        # once the lease ran out, it is done (and wrong): 1 of 2
+        Assignment.objects.filter(pk=held.pk).update(status=AssignmentStatus.EXPIRED)
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        assert Standing.objects.get(pk=row.pk).reason.startswith("1 of 2 right")
+
+    @pytest.mark.parametrize(("reason", "said"), [("3 of 10 right", ": 3 of 10 right"), ("", "")])
+    def test_the_refusal_after_the_last_attempt_gives_the_reason(self, project, annotator, reason, said):
+        configure(project, qualification_attempts=1)
+        gold(project)
+        standing(project, annotator, status=StandingStatus.NOT_QUALIFIED, attempt=1, reason=reason)
+        # another stage's and another project's standings of theirs are not read
+        standing(project, annotator, stage="answers", status=StandingStatus.NOT_QUALIFIED, reason="other stage")
+        with pytest.raises(PermissionDeniedError) as err:
+            assignment_next(project=project, user=annotator, stage="prefilter")
+        assert str(err.value.message) == f"You did not qualify for Pre-filtering{said}. Ask a lead."
+
+    def test_the_cooldown_refusal_says_when_and_how_many_attempts_were_used(self, project, annotator, settings):
+        settings.TIME_ZONE = "UTC"
+        gold(project)
+        now = timezone.now()
+        standing(project, annotator, status=StandingStatus.NOT_QUALIFIED, attempt=1, attempt_started_at=now)
+        with pytest.raises(PermissionDeniedError) as err:
+            assignment_next(project=project, user=annotator, stage="prefilter")
+        ready = timezone.localtime(now + timedelta(hours=24))
+        assert str(err.value.message) == (
+            f"You did not qualify for Pre-filtering yet; you can try again after {ready:%Y-%m-%d %H:%M} "
+            "(1 of 3 attempts used)."
+        )
+
+    def test_a_retry_starts_the_next_attempt_and_keeps_the_counts(self, project, annotator):
+        gold(project)
+        past = timezone.now() - timedelta(hours=25)
+        row = standing(
+            project,
+            annotator,
+            status=StandingStatus.NOT_QUALIFIED,
+            attempt=1,
+            attempt_started_at=past,
+            items_done=7,
+            controls_done=3,
+        )
+        brief = plan_next(
+            stage=PREFILTER,
+            project=project,
+            user=annotator,
+            membership=None,
+            standing=standing_read(project=project, user=annotator, stage="prefilter"),
+            now=timezone.now(),
+        )
+        assert (brief.purpose, brief.attempt) == (Purpose.QUALIFICATION, 2)
+        row = Standing.objects.get(pk=row.pk)
+        assert (row.status, row.reason, row.attempt, row.items_done, row.controls_done) == (
+            StandingStatus.QUALIFYING,
+            "qualification attempt 2",
+            2,
+            7,
+            3,
+        )
+        event = QualityEvent.objects.get(user=annotator, rule="qualification-retry")
+        assert (event.figures, event.status_before) == ({"attempt": 2}, "not_qualified")
+
+    def test_a_retry_without_a_start_time_counts_from_the_last_change(self, project, annotator):
+        row = standing(project, annotator, status=StandingStatus.NOT_QUALIFIED, attempt=1)
+        Standing.objects.filter(pk=row.pk).update(updated_at=START)
+        row = Standing.objects.get(pk=row.pk)
+        assert row.attempt_started_at is None
+        assert retry_after(stage=PREFILTER, standing=row, project=project) == START + timedelta(hours=24)
+
+    @pytest.mark.parametrize(
+        ("reason", "said"), [("4 of 5 control items wrong", ": 4 of 5 control items wrong"), ("", "")]
+    )
+    def test_a_paused_annotator_is_told_why_in_this_stage(self, project, annotator, reason, said):
+        standing(project, annotator, status=StandingStatus.PAUSED, reason=reason)
+        standing(project, annotator, stage="answers", status=StandingStatus.PAUSED, reason="another stage's")
+        with pytest.raises(PermissionDeniedError) as err:
+            assignment_next(project=project, user=annotator, stage="prefilter")
+        assert str(err.value.message) == f"You are paused in Pre-filtering{said}. A lead can reinstate you."
