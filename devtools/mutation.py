@@ -107,6 +107,8 @@ TARGETS: dict[str, Target] = {
             "tests/pipeline/quality/test_standing.py",
             "tests/pipeline/quality/test_control_draw.py",
             "tests/pipeline/quality/test_monitoring.py",
+            "tests/pipeline/quality/test_qualification_flow.py",
+            "tests/pipeline/quality/test_withdraw_and_restore.py",
         ),
     ),
     # the rules table and the sequential test behind the accuracy rule

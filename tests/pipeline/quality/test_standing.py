@@ -24,7 +24,9 @@ from annotation.exceptions import PermissionDeniedError
 from annotation.models import (
     Assignment,
     AssignmentStatus,
+    ControlResult,
     Membership,
+    PrefilterJudgment,
     Project,
     Purpose,
     QualityEvent,
@@ -35,15 +37,18 @@ from annotation.models import (
 from pipeline.engine import assignment_next, assignment_skip, assignment_submit, stage_get
 from pipeline.quality.sequential import sequential_test
 from pipeline.quality.standing import (
+    gold_left,
     gold_submitted,
     plan_next,
     qualification_check,
     retry_after,
     review_recorded,
+    standing_act,
     standing_read,
     work_submitted,
 )
-from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter, work_prefilter
+from tests.factories import MembershipFactory
+from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter, rule_pause, work_prefilter
 from tests.pipeline.quality.report_builders import START, control, gold, standing, work
 from tests.pipeline.stages.helpers import member, screens
 
@@ -533,6 +538,51 @@ class TestReviewQualification:
         # then only those count
         assert status_of(annotator, "questions-1") == StandingStatus.ACTIVE
 
+    def test_the_decision_writes_its_reason_and_figures(self, project, annotator):
+        configure(project, qualification_review_sets=3, qualification_threshold=0.6)
+        self.reviewed(project, annotator, [ReviewState.ACCEPTED, ReviewState.REJECTED, ReviewState.ACCEPTED])
+        row = Standing.objects.get(user=annotator, stage="questions-1")
+        assert (row.status, row.reason) == (StandingStatus.ACTIVE, "2 of your first 3 accepted")
+        event = QualityEvent.objects.get(user=annotator, rule="review-qualified")
+        assert event.figures == {"accepted": 2, "reviewed": 3, "score": 0.6667, "threshold": 0.6}
+
+    def test_the_first_submissions_are_the_earliest_submitted_not_the_first_ids(self, project, annotator):
+        # given 3 sets: the one with the highest id was submitted first, and is the only one rejected
+        configure(project, qualification_review_sets=2, qualification_threshold=1.0)
+        later = [
+            work(
+                project,
+                annotator,
+                stage="questions-1",
+                review_state=ReviewState.ACCEPTED,
+                at=START + timedelta(minutes=m),
+            )
+            for m in (10, 20)
+        ]
+        first = work(project, annotator, stage="questions-1", review_state=ReviewState.REJECTED, at=START)
+        assert first.pk > later[-1].pk
+        review_recorded(reviewed=later[-1], now=START + timedelta(hours=1))
+        # then the first two submitted (one rejected) decide: not qualified at 100%
+        assert status_of(annotator, "questions-1") == StandingStatus.NOT_QUALIFIED
+
+    def test_other_writers_stages_and_projects_do_not_count(self, project, annotator):
+        # given one of theirs accepted, of two needed, and accepted sets that are not theirs to count
+        configure(project, qualification_review_sets=2)
+        other = member(project, "other")
+        work(project, other, stage="questions-1", review_state=ReviewState.ACCEPTED, at=START)
+        work(project, annotator, stage="questions-2", review_state=ReviewState.ACCEPTED, at=START)
+        elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
+        work(elsewhere, annotator, stage="questions-1", review_state=ReviewState.ACCEPTED, at=START)
+        self.reviewed(project, annotator, [ReviewState.ACCEPTED])
+        # then nothing is decided: one of two
+        assert status_of(annotator, "questions-1") == StandingStatus.QUALIFYING
+
+    def test_a_writer_who_is_not_qualifying_is_left_alone(self, project, annotator):
+        Standing.objects.filter(user=annotator).update(status=StandingStatus.ACTIVE)
+        self.reviewed(project, annotator, [ReviewState.REJECTED] * 10)
+        assert status_of(annotator, "questions-1") == StandingStatus.ACTIVE
+        assert rules_of(annotator) == []
+
 
 # --- who is never gated ----------------------------------------------------------------------------------
 
@@ -719,3 +769,146 @@ class TestDecisionsInDetail:
         with pytest.raises(PermissionDeniedError) as err:
             assignment_next(project=project, user=annotator, stage="prefilter")
         assert str(err.value.message) == f"You are paused in Pre-filtering{said}. A lead can reinstate you."
+
+
+class TestFirstContactAndPauses:
+    @pytest.mark.parametrize(
+        ("stage", "with_gold", "status", "attempt", "reason", "mode"),
+        [
+            ("prefilter", True, StandingStatus.QUALIFYING, 1, "qualification set", "gold"),
+            ("prefilter", False, StandingStatus.ACTIVE, 0, "", ""),  # no gold yet: nothing to qualify on
+            ("questions-1", False, StandingStatus.QUALIFYING, 1, "first submissions are reviewed", "review"),
+        ],
+    )
+    def test_first_contact_with_a_stage(self, project, annotator, stage, with_gold, status, attempt, reason, mode):
+        if with_gold:
+            gold(project)
+        now = timezone.now()
+        plan_next(stage=stage_get(stage), project=project, user=annotator, membership=None, standing=None, now=now)
+        row = Standing.objects.get(user=annotator, stage=stage)
+        assert (row.status, row.attempt, row.reason) == (status, attempt, reason)
+        assert row.attempt_started_at == (now if mode else None)
+        event = QualityEvent.objects.get(user=annotator)
+        assert (event.rule, event.status_before, event.status_after, event.figures) == (
+            "started",
+            "",
+            status,
+            {"mode": mode},
+        )
+
+    def test_a_qualifying_writers_cap_counts_their_own_waiting_submissions_of_the_stage(self, project, annotator):
+        configure(project, qualification_review_sets=2)
+        row = standing(project, annotator, stage="questions-1", status=StandingStatus.QUALIFYING, attempt=1)
+        brief = standing_read(project=project, user=annotator, stage="questions-1")
+        other = member(project, "other")
+
+        def submitted(
+            user, *, stage="questions-1", review_state=ReviewState.SAMPLED, purpose=Purpose.WORK, proj=project
+        ):
+            (screen,) = screens(proj, 1)
+            return Assignment.objects.create(
+                project=proj,
+                stage=stage,
+                screen=screen,
+                annotator=user,
+                status=AssignmentStatus.SUBMITTED,
+                lease_expires_at=START,
+                submitted_at=START,
+                purpose=purpose,
+                review_state=review_state,
+            )
+
+        # one waiting of theirs, and waiting or decided ones that are not theirs or not of the stage
+        submitted(annotator)
+        submitted(other)
+        submitted(annotator, stage="questions-2")
+        submitted(annotator, review_state=ReviewState.ACCEPTED)
+        elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
+        submitted(annotator, proj=elsewhere)
+        plan = plan_next(stage=WRITING, project=project, user=annotator, membership=None, standing=brief, now=START)
+        assert plan.review is True
+        # a second waiting one of theirs reaches the cap
+        submitted(annotator)
+        with pytest.raises(PermissionDeniedError) as err:
+            plan_next(stage=WRITING, project=project, user=annotator, membership=None, standing=brief, now=START)
+        assert str(err.value.message) == (
+            "Your first 2 submissions in Questions, pass 1 are waiting for review; "
+            "you can go on once a reviewer has looked at them."
+        )
+        assert err.value.extra == {"waiting_for": "review"}
+        assert row.status == StandingStatus.QUALIFYING
+
+    def test_a_lead_pauses_without_withdrawing_and_is_named(self, project, annotator, lead):
+        # given an active annotator with a submitted judgment, a live lease, and a lease in another stage
+        gold_prefilter(project, 0)
+        standing(project, annotator)
+        screens(project, 2)
+        done = work_prefilter(project, annotator, RIGHT)
+        held = assignment_next(project=project, user=annotator, stage="prefilter")
+        standing_act(
+            project=project, user_id=annotator.pk, stage="prefilter", action="pause", actor=lead, note="Checking."
+        )
+        event = QualityEvent.objects.filter(user=annotator).latest("pk")
+        assert (event.actor_id, event.note, event.status_after) == (lead.pk, "Checking.", "paused")
+        held.refresh_from_db()
+        done.refresh_from_db()
+        assert held.status == AssignmentStatus.RELEASED
+        assert done.status == AssignmentStatus.SUBMITTED
+        assert PrefilterJudgment.objects.get(assignment=done).withdrawn_by is None
+
+    def test_a_rules_pause_releases_only_this_stages_leases_and_says_what_it_did(self, project, annotator):
+        # given an annotator with a live lease in pre-filtering, and another in pass 1 of another project
+        screens(project, 2)
+        held = assignment_next(project=project, user=annotator, stage="prefilter")
+        elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
+        MembershipFactory(project=elsewhere, user=annotator)
+        screens(elsewhere, 1)
+        far = assignment_next(project=elsewhere, user=annotator, stage="prefilter")
+        configure(project, paused_work="requeue")
+        decision = rule_pause(project, annotator, "prefilter")
+        held.refresh_from_db()
+        far.refresh_from_db()
+        assert (held.status, far.status) == (AssignmentStatus.RELEASED, AssignmentStatus.LEASED)
+        assert decision.figures["released"] == 1 and decision.figures["paused_work"] == "requeue"
+        assert decision.actor_id is None
+        # a project that keeps paused work: leases released, nothing withdrawn, no paused_work figure
+        other = member(project, "other")
+        configure(project, paused_work="keep")
+        kept = rule_pause(project, other, "prefilter")
+        assert kept.figures == {"correct": 2, "items": 5, "released": 0}  # the rule's own figures, and what it did
+
+
+class TestControlItemsLeft:
+    """A control or qualification item skipped or given back scores as wrong, with the reason shown."""
+
+    def lease_control(self, project, annotator):
+        configure(project, control_rate=1.0, control_rate_new=1.0)
+        items = gold_prefilter(project, 2)
+        screens(project, 1)  # real work waits (a control item is served only then)
+        standing(project, annotator)
+        lease = assignment_next(project=project, user=annotator, stage="prefilter")
+        assert lease.purpose == Purpose.CONTROL
+        return lease, {item.pk: item for item in items}[lease.gold_id]
+
+    def test_a_skipped_control_item_scores_wrong_once_with_its_reason(self, project, annotator):
+        lease, item = self.lease_control(project, annotator)
+        assignment_skip(assignment_id=lease.pk, user=annotator, reason="The screen did not load.")
+        result = ControlResult.objects.get(assignment=lease)
+        assert (result.correct, result.purpose, result.gold_id) == (False, Purpose.CONTROL, item.pk)
+        assert result.feedback == {
+            "given": None,
+            "gold": item.answer,
+            "why": "Skipped: a skipped control item counts as wrong.",
+        }
+        # and once only: leaving it again records nothing more
+        lease.refresh_from_db()
+        gold_left(stage=PREFILTER, assignment=lease, outcome="expired", now=timezone.now())
+        assert ControlResult.objects.filter(assignment=lease).count() == 1
+
+    def test_real_work_left_is_not_scored(self, project, annotator):
+        screens(project, 1)
+        standing(project, annotator)
+        lease = assignment_next(project=project, user=annotator, stage="prefilter")
+        assert lease.purpose == Purpose.WORK
+        gold_left(stage=PREFILTER, assignment=lease, outcome="skipped", now=timezone.now())
+        assert not ControlResult.objects.exists()
