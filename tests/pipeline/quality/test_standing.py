@@ -37,6 +37,8 @@ from annotation.models import (
 from pipeline.engine import assignment_next, assignment_skip, assignment_submit, stage_get
 from pipeline.quality.sequential import sequential_test
 from pipeline.quality.standing import (
+    StandingBrief,
+    control_rate_for,
     gold_left,
     gold_submitted,
     plan_next,
@@ -912,3 +914,64 @@ class TestControlItemsLeft:
         assert lease.purpose == Purpose.WORK
         gold_left(stage=PREFILTER, assignment=lease, outcome="skipped", now=timezone.now())
         assert not ControlResult.objects.exists()
+
+
+class TestCountsAndRates:
+    def test_review_sampling_draws_each_submission_at_the_rate(self, project, annotator):
+        # given an active writer's 200 pass-1 submissions, each checked as the engine does
+        def sampled_share(rate: float) -> float:
+            configure(project, review_rate=rate)
+            picked = 0
+            for _ in range(200):
+                row = work(project, annotator, stage="questions-1", review_state=ReviewState.NONE)
+                picked += work_submitted(stage=WRITING, assignment=row, now=START) == ReviewState.SAMPLED
+            return picked / 200
+
+        standing(project, annotator, stage="questions-1")
+        assert sampled_share(0.0) == 0.0
+        assert sampled_share(1.0) == 1.0
+        assert 0.3 <= sampled_share(0.5) <= 0.7  # a draw per submission: neither none nor all
+        # a submission the engine already sent to review (a qualifying writer's) stays sampled
+        configure(project, review_rate=0.0)
+        row = work(project, annotator, stage="questions-1", review_state=ReviewState.SAMPLED)
+        assert work_submitted(stage=WRITING, assignment=row, now=START) == ReviewState.SAMPLED
+        # and the review stage's own submissions are never sampled for review
+        configure(project, review_rate=1.0)
+        row = work(project, annotator, stage="questions-1", review_state=ReviewState.NONE)
+        assert work_submitted(stage=stage_get("review"), assignment=row, now=START) == ReviewState.NONE
+
+    def test_a_submit_counts_in_its_own_standing_only(self, project, annotator):
+        mine = standing(project, annotator)
+        other_stage = standing(project, annotator, stage="answers")
+        elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
+        other_project = standing(elsewhere, annotator)
+        row = work(project, annotator, stage="prefilter", review_state=ReviewState.NONE)
+        work_submitted(stage=PREFILTER, assignment=row, now=START)
+        counts = {s.pk: s.items_done for s in Standing.objects.all()}
+        assert counts == {mine.pk: 1, other_stage.pk: 0, other_project.pk: 0}
+        assert standing_read(project=project, user=annotator, stage="prefilter").items_done == 1
+        assert standing_read(project=elsewhere, user=annotator, stage="prefilter").items_done == 0
+        assert standing_read(project=project, user=member(project, "new"), stage="prefilter") is None
+
+    @pytest.mark.parametrize(
+        ("items_done", "evidence", "rate"),
+        [(4, 0.0, 0.3), (5, 0.0, 0.1), (6, 0.0, 0.1), (6, 0.5, 0.5), (2, 0.5, 0.5), (6, 1.5, 0.5)],
+    )
+    def test_the_control_rate_new_then_usual_and_on_alert(self, project, items_done, evidence, rate):
+        configure(project, control_rate_new=0.3, control_new_items=5, control_rate=0.1, control_rate_alert=0.5)
+        brief = StandingBrief("active", 0, items_done, 0, evidence)
+        assert control_rate_for(project=project, standing=brief) == rate
+
+    def test_a_control_submission_keeps_what_was_given_the_gold_and_why(self, project, annotator):
+        configure(project, control_rate=1.0, control_rate_new=1.0)
+        (item,) = gold_prefilter(project, 1)
+        screens(project, 1)
+        standing(project, annotator)
+        lease = assignment_next(project=project, user=annotator, stage="prefilter")
+        assert lease.gold_id == item.pk
+        assignment_submit(assignment_id=lease.pk, user=annotator, data=dict(WRONG))
+        result = ControlResult.objects.get(assignment=lease)
+        assert result.correct is False
+        assert set(result.feedback) == {"given", "gold", "why"}
+        assert (result.feedback["gold"], result.feedback["given"]["non_english_app"]) == (item.answer, True)
+        assert result.feedback["why"]
