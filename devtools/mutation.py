@@ -246,8 +246,15 @@ def out_of_scope(mutant: str, skip: tuple[str, ...]) -> bool:
     return any(re.fullmatch(pattern, function_of(mutant)) for pattern in skip)
 
 
-def summarise(folder: Path, seconds: float, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+def summarise(
+    folder: Path, seconds: float, skip: tuple[str, ...] = (), carried: set[str] | None = None
+) -> dict[str, Any]:
+    """The figures of ``folder``'s last run. ``carried``: the earlier run's survivors, when only they
+    ran again (``--survivors``); mutmut then reports every other mutant "not checked", and those
+    were killed by the earlier run."""
     verdicts = results(folder)
+    if carried is not None:
+        verdicts = {m: "killed" if s == "not checked" and m not in carried else s for m, s in verdicts.items()}
     by_module: dict[str, Counter[str]] = defaultdict(Counter)
     for mutant, status in list(verdicts.items()):
         if out_of_scope(mutant, skip):
@@ -313,7 +320,7 @@ def run(name: str, *, jobs: int, survivors: bool, verbose: bool) -> dict[str, An
         )
     if done.returncode != 0:
         raise SystemExit(f"{name}: mutmut failed (exit {done.returncode}); see {folder / 'run.log'}")
-    return summarise(folder, time.monotonic() - started, target.skip)
+    return summarise(folder, time.monotonic() - started, target.skip, set(names) if survivors else None)
 
 
 def main(argv: list[str] | None = None) -> int:
