@@ -724,6 +724,11 @@ def test_the_stage_withdraws_and_restores_one_annotators_answers_in_one_project(
     q3 = answering_question(screen, text="Three?")
     (theirs,) = _answers_of(project, q3, [b])
     stage, now = Answers(), timezone.now()
+    # and a's answer rejected in review (another decision), which the pause does not take and its
+    # overturning does not bring back
+    q4 = answering_question(screen, text="Four?")
+    (rejected,) = _answers_of(project, q4, [a])
+    stage.review_rejected(reviewed=rejected.assignment, reason="wrong-element", now=now)
     event = QualityEvent.objects.create(project=project, user=a, stage="answers", rule="lead", figures={})
     # when only the first assignment's answer is withdrawn
     assert (
@@ -733,17 +738,20 @@ def test_the_stage_withdraws_and_restores_one_annotators_answers_in_one_project(
     # then the rest stays; and withdrawing all of a's takes the other one in this project only
     assert stage.withdraw(project=project, user=a, requeue=True, now=now, event=event) == 1
     kept = dict(Answer.objects.values_list("pk", "kept"))
-    assert kept == {mine_1.pk: False, mine_2.pk: False, far_answer.pk: True, theirs.pk: True}
+    assert kept == {mine_1.pk: False, mine_2.pk: False, far_answer.pk: True, theirs.pk: True, rejected.pk: False}
     # and b's answer withdrawn by another decision does not come back with a's
     other_event = QualityEvent.objects.create(project=project, user=b, stage="answers", rule="lead", figures={})
     stage.withdraw(project=project, user=b, requeue=True, now=now, event=other_event)
     # when the lead overturns a's decision (the work was requeued by default), a's come back
     assert stage.restore(project=project, user=a, event=event, now=now)["restored"] == 2
+    rejected.refresh_from_db()
+    assert rejected.kept is False
     assert dict(Answer.objects.values_list("pk", "kept")) == {
         mine_1.pk: True,
         mine_2.pk: True,
         far_answer.pk: True,
         theirs.pk: False,
+        rejected.pk: False,
     }
 
 
@@ -772,10 +780,11 @@ def test_a_reverted_review_brings_back_only_the_answer_it_rejected(project):
     stage = Answers()
     for answer in (first, second):
         stage.review_rejected(reviewed=answer.assignment, reason="wrong-element", now=timezone.now())
-    Answer.objects.filter(pk=second.pk).update(drop_reason="withdrawn")  # then withdrawn by a pause
     assert stage.review_reverted(reviewed=first.assignment, now=timezone.now())["restored"] == 1
-    assert stage.review_reverted(reviewed=second.assignment, now=timezone.now())["restored"] == 0
     assert dict(Answer.objects.values_list("pk", "kept")) == {first.pk: True, second.pk: False}
+    # an answer rejected in review, then withdrawn by a pause: the review's revert does not bring it
+    Answer.objects.filter(pk=second.pk).update(drop_reason="withdrawn")
+    assert stage.review_reverted(reviewed=second.assignment, now=timezone.now())["restored"] == 0
 
 
 def test_a_lease_that_ran_out_or_was_given_back_does_not_bar_its_annotator(project):
@@ -819,3 +828,70 @@ def test_an_element_without_text_says_which(project):
         with pytest.raises(ApplicationError) as err:
             assignment_submit(assignment_id=lease.pk, user=a, data=answered(elements=elements))
         assert (err.value.field, str(err.value.message)) == ("elements[0].text", message)
+
+
+def test_restoring_counts_every_answer_kept_out_or_redone_and_goes_on_after_them(project, lead):
+    # given a's answers to five questions, withdrawn by one decision: two questions then dropped by
+    # quality control (their writer paused), two answered by others meanwhile, one still open
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1)
+    questions = [answering_question(screen, text=f"Q{i}?") for i in range(5)]
+    for question in questions:
+        _answers_of(project, question, [a])
+    event = QualityEvent.objects.create(project=project, user=a, stage="answers", rule="lead", figures={})
+    Answers().withdraw(project=project, user=a, requeue=True, now=timezone.now(), event=event)
+    for question in questions[:2]:
+        Question.objects.filter(pk=question.pk).update(state=QuestionState.DROPPED, drop_reason=REASON_AUTHOR_PAUSED)
+    for question in questions[2:4]:
+        _answers_of(project, question, [b])
+    # when the decision is overturned
+    counts = answers_restore(Answer.objects.filter(annotator=a), requeued=True, now=timezone.now())
+    # then each is counted, and the last one (after the others in id order) comes back
+    assert counts == {"restored": 1, "redone": 2, "kept_out": 2}
+    back = Answer.objects.get(annotator=a, question=questions[4])
+    assert (back.kept, back.drop_reason, back.withdrawn_by) == (True, "", None)
+
+
+def test_an_answer_without_elements_for_a_verdict_that_needs_none(project):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    assignment_submit(assignment_id=lease.pk, user=a, data={"question": "What?", "verdict": "not_answerable"})
+    answer = Answer.objects.get()
+    assert (answer.verdict, answer.full_answer) == ("not_answerable", "")
+    assert not AnswerElement.objects.exists()
+
+
+@pytest.mark.parametrize("bounds", [5, "abcd", {"a": 1, "b": 2, "c": 3, "d": 4}])
+def test_a_box_that_is_not_a_list_is_refused(project, bounds):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data=answered(elements=[{"bounds": bounds, "text": "x"}]))
+    assert err.value.field == "elements[0].bounds"
+
+
+def test_the_queue_breaks_ties_by_id(project):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    made = [answering_question(screen, text=f"Q{i}?") for i in range(3)]
+    Question.objects.filter(pk__in=[q.pk for q in made]).update(queue_key=7)
+    queued = Answers().queue(project=project, user=a, now=timezone.now())
+    assert [q.pk for q in queued] == sorted(q.pk for q in made)
+
+
+def test_a_gold_item_whose_question_still_waits_for_answers_is_not_served(project, lead):
+    # given a gold item whose question is still answering (real work could lease it too)
+    item = _gold_answers_item(project, lead)
+    Question.objects.filter(pk=item.question_id).update(state=QuestionState.ANSWERING)
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    project.control_rate = project.control_rate_new = 1.0
+    project.save(update_fields=["control_rate", "control_rate_new"])
+    a = member(project, "a")
+    Standing.objects.create(project=project, user=a, stage="answers", status=StandingStatus.ACTIVE)
+    lease = assignment_next(project=project, user=a, stage="answers")
+    assert lease.gold_id is None

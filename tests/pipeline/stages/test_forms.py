@@ -144,3 +144,17 @@ def test_a_hostile_element_list_is_refused_naming_its_field():
     with pytest.raises(HostileInputError) as err:
         body("answers", question="Q?", elements=nested, full_answer="x")
     assert err.value.field.startswith("elements[0]")
+
+
+def test_an_unknown_answer_action_is_named():
+    with pytest.raises(ApplicationError) as err:
+        body("answers", action="bogus", question="Q")
+    assert (err.value.field, str(err.value.message)) == ("action", "Unknown action.")
+
+
+def test_a_drawn_box_without_usable_bounds_goes_on_for_the_engine_to_refuse():
+    raw = json.dumps([{"vh_index": -1, "text": "a"}, {"vh_index": -1, "bounds": ["1", 2, 3, 4], "text": "b"}])
+    assert body("answers", question="Q?", elements=raw, full_answer="A.")["elements"] == [
+        {"bounds": None, "text": "a"},
+        {"bounds": ["1", 2, 3, 4], "text": "b"},
+    ]
