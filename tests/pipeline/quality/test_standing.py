@@ -47,6 +47,7 @@ from pipeline.quality.standing import (
     review_recorded,
     standing_act,
     standing_read,
+    work_refusal,
     work_submitted,
 )
 from tests.factories import MembershipFactory
@@ -975,3 +976,58 @@ class TestCountsAndRates:
         assert set(result.feedback) == {"given", "gold", "why"}
         assert (result.feedback["gold"], result.feedback["given"]["non_english_app"]) == (item.answer, True)
         assert result.feedback["why"]
+
+
+class TestWorkRefusal:
+    """Work submitted on a lease that is no longer open: refused while paused, not qualified or
+    qualifying on gold; the words say why."""
+
+    @pytest.mark.parametrize(
+        ("status", "reason", "said"),
+        [
+            (
+                StandingStatus.PAUSED,
+                "too fast",
+                "You are paused in Pre-filtering: too fast; this work is not accepted.",
+            ),
+            (StandingStatus.PAUSED, "", "You are paused in Pre-filtering; this work is not accepted."),
+            (
+                StandingStatus.NOT_QUALIFIED,
+                "1 of 2 right",
+                "You did not qualify for Pre-filtering: 1 of 2 right; this work is not accepted.",
+            ),
+            (StandingStatus.QUALIFYING, "", "You are qualifying for Pre-filtering; finish the qualification first."),
+            (StandingStatus.ACTIVE, "", None),
+        ],
+    )
+    def test_the_refusal_says_why(self, project, annotator, status, reason, said):
+        standing(project, annotator, status=status, reason=reason)
+        standing(project, annotator, stage="answers", status=StandingStatus.ACTIVE)  # another stage: not read
+        assert work_refusal(stage=PREFILTER, project=project, user=annotator) == said
+
+    def test_only_this_projects_standing_counts_and_none_means_no_refusal(self, project, annotator):
+        elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
+        MembershipFactory(project=elsewhere, user=annotator)
+        standing(elsewhere, annotator, status=StandingStatus.PAUSED, reason="elsewhere")
+        assert work_refusal(stage=PREFILTER, project=project, user=annotator) is None
+        other = member(project, "other")
+        standing(project, other, status=StandingStatus.PAUSED)
+        assert work_refusal(stage=PREFILTER, project=project, user=annotator) is None
+
+    def test_a_writer_qualifying_by_review_may_submit(self, project, annotator):
+        standing(project, annotator, stage="questions-1", status=StandingStatus.QUALIFYING)
+        assert work_refusal(stage=WRITING, project=project, user=annotator) is None
+
+    def test_a_lead_is_never_refused(self, project, lead):
+        standing(project, lead, status=StandingStatus.PAUSED, reason="x")
+        assert work_refusal(stage=PREFILTER, project=project, user=lead) is None
+
+    def test_a_paused_annotators_released_lease_is_refused_on_submit(self, project, annotator):
+        screens(project, 1)
+        standing(project, annotator)
+        lease = assignment_next(project=project, user=annotator, stage="prefilter")
+        rule_pause(project, annotator, "prefilter")
+        with pytest.raises(PermissionDeniedError) as err:
+            assignment_submit(assignment_id=lease.pk, user=annotator, data=dict(RIGHT))
+        assert str(err.value.message).startswith("You are paused in Pre-filtering")
+        assert not PrefilterJudgment.objects.exists()
