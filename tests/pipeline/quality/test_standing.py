@@ -44,6 +44,7 @@ from pipeline.quality.standing import (
     plan_next,
     qualification_check,
     retry_after,
+    review_qualifications_reopen,
     review_recorded,
     standing_act,
     standing_read,
@@ -1031,3 +1032,168 @@ class TestWorkRefusal:
             assignment_submit(assignment_id=lease.pk, user=annotator, data=dict(RIGHT))
         assert str(err.value.message).startswith("You are paused in Pre-filtering")
         assert not PrefilterJudgment.objects.exists()
+
+
+class TestReviewQualificationsReopen:
+    """Reviews withdrawn (their reviewer stopped): a qualification by review decided on them is open again."""
+
+    def decided(self, project, user, *, status=StandingStatus.ACTIVE, rule="review-qualified", actor=None):
+        """``user``'s qualification by review decided at START + 1 h on a submission made at START."""
+        row = standing(project, user, stage="questions-1", status=status, attempt=1, attempt_started_at=START)
+        submission = work(project, user, stage="questions-1", review_state=ReviewState.ACCEPTED, at=START)
+        Assignment.objects.filter(pk=submission.pk).update(submitted_at=START + timedelta(minutes=5))
+        submission.refresh_from_db()
+        event = QualityEvent.objects.create(
+            project=project,
+            user=user,
+            stage="questions-1",
+            rule=rule,
+            actor=actor,
+            status_before="qualifying",
+            status_after=status,
+        )
+        QualityEvent.objects.filter(pk=event.pk).update(created_at=START + timedelta(hours=1))
+        event.refresh_from_db()
+        return row, submission, event
+
+    def test_each_writer_decided_on_a_withdrawn_review_qualifies_again(self, project, annotator):
+        # given two writers qualified on reviews made before their decisions, and a third decided by a lead
+        other, third = member(project, "other"), member(project, "third")
+        lead = member(project, "lead", role="lead")
+        _, mine, decision = self.decided(project, annotator)
+        _, theirs, _ = self.decided(project, other, status=StandingStatus.NOT_QUALIFIED, rule="review-not-qualified")
+        _, by_lead, _ = self.decided(project, third, rule="lead-reinstate", actor=lead)
+        # when the three reviews are withdrawn (the lead's decision listed first: it is skipped, not the end)
+        made = START + timedelta(minutes=30)
+        reopened = review_qualifications_reopen(
+            withdrawn=[(by_lead, made), (mine, made), (theirs, made)], now=START + timedelta(hours=2)
+        )
+        # then both writers qualify again, the lead's decision stays
+        assert reopened == 2
+        assert status_of(annotator, "questions-1") == status_of(other, "questions-1") == StandingStatus.QUALIFYING
+        assert status_of(third, "questions-1") == StandingStatus.ACTIVE
+        row = Standing.objects.get(user=annotator, stage="questions-1")
+        assert row.reason == "first submissions are reviewed again"
+        event = QualityEvent.objects.filter(user=annotator).latest("pk")
+        assert (event.rule, event.status_before, event.figures) == (
+            "review-reopened",
+            "active",
+            {"overturned": "review-qualified", "overturned_event": decision.pk},
+        )
+
+    @pytest.mark.parametrize(
+        ("submitted", "reviewed", "reopened"),
+        [
+            (START, START + timedelta(minutes=30), 1),  # submitted as the attempt started: counted
+            (START - timedelta(seconds=1), START + timedelta(minutes=30), 0),  # before the attempt
+            (START + timedelta(minutes=5), START + timedelta(hours=1), 1),  # reviewed as the decision was made
+            (START + timedelta(minutes=5), START + timedelta(hours=1, seconds=1), 0),  # reviewed after it
+        ],
+    )
+    def test_only_a_review_the_decision_could_have_counted(self, project, annotator, submitted, reviewed, reopened):
+        _, submission, _ = self.decided(project, annotator)
+        Assignment.objects.filter(pk=submission.pk).update(submitted_at=submitted)
+        submission.refresh_from_db()
+        assert (
+            review_qualifications_reopen(withdrawn=[(submission, reviewed)], now=START + timedelta(hours=2)) == reopened
+        )
+
+    def test_the_decision_is_this_stages_and_projects_latest_event(self, project, annotator):
+        _, submission, _ = self.decided(project, annotator)
+        # later events of the writer in another stage and in another project do not hide the decision
+        for project_id, stage in ((project.pk, "prefilter"),):
+            QualityEvent.objects.create(project_id=project_id, user=annotator, stage=stage, rule="lead-pause")
+        elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
+        QualityEvent.objects.create(project=elsewhere, user=annotator, stage="questions-1", rule="lead-pause")
+        made = START + timedelta(minutes=30)
+        assert review_qualifications_reopen(withdrawn=[(submission, made)], now=START + timedelta(hours=2)) == 1
+
+    def test_a_later_decision_of_a_lead_stays(self, project, annotator):
+        lead = member(project, "lead", role="lead")
+        _, submission, _ = self.decided(project, annotator)
+        later = QualityEvent.objects.create(
+            project=project, user=annotator, stage="questions-1", rule="lead-reinstate", actor=lead
+        )
+        QualityEvent.objects.filter(pk=later.pk).update(created_at=START + timedelta(hours=1, minutes=1))
+        made = START + timedelta(minutes=30)
+        assert review_qualifications_reopen(withdrawn=[(submission, made)], now=START + timedelta(hours=2)) == 0
+
+
+class TestScopes:
+    """Every read of a standing, a set or a count is of this annotator, project, stage (and attempt)."""
+
+    def decoys(self, project, annotator, status):
+        """Standings that must not be read, made first (so that an unfiltered read would find them)."""
+        other = member(project, "decoy")
+        elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
+        standing(project, other, status=status, reason="someone else's", attempt=3)
+        standing(elsewhere, annotator, status=status, reason="another project's", attempt=3)
+        standing(project, annotator, stage="answers", status=status, reason="another stage's", attempt=3)
+
+    def test_the_paused_refusal_reads_this_standing(self, project, annotator):
+        self.decoys(project, annotator, StandingStatus.PAUSED)
+        standing(project, annotator, status=StandingStatus.PAUSED, reason="mine")
+        with pytest.raises(PermissionDeniedError, match=r"You are paused in Pre-filtering: mine\. A lead"):
+            assignment_next(project=project, user=annotator, stage="prefilter")
+
+    def test_the_not_qualified_refusal_reads_this_standing(self, project, annotator):
+        configure(project, qualification_attempts=3)
+        gold(project)
+        self.decoys(project, annotator, StandingStatus.NOT_QUALIFIED)
+        standing(
+            project, annotator, status=StandingStatus.NOT_QUALIFIED, reason="mine", attempt=1, attempt_started_at=START
+        )
+        # their own first attempt, long ago: a retry (the decoys, at their last attempt, would refuse)
+        lease = assignment_next(project=project, user=annotator, stage="prefilter")
+        assert (lease.purpose, lease.attempt) == (Purpose.QUALIFICATION, 2)
+
+    def test_standing_read_is_of_the_stage(self, project, annotator):
+        standing(project, annotator, stage="answers")
+        assert standing_read(project=project, user=annotator, stage="prefilter") is None
+
+    def test_a_sets_score_counts_its_own_results_only(self, project, annotator):
+        # given a set of 2, both done (one right, one wrong), and right results that are not of this set
+        configure(project, qualification_items=2, qualification_threshold=1.0, qualification_attempts=2)
+        row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=2, attempt_started_at=START)
+        control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=2)
+        control(project, annotator, correct=False, purpose=Purpose.QUALIFICATION, attempt=2)
+        control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
+        control(project, annotator, correct=True, purpose=Purpose.CONTROL, attempt=2)
+        elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
+        control(elsewhere, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=2)
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        # then 1 of 2: not qualified, and on the last attempt no retry is offered
+        assert Standing.objects.get(pk=row.pk).reason == "1 of 2 right"
+
+    def test_the_review_cap_counts_submissions_not_leases(self, project, annotator):
+        configure(project, qualification_review_sets=1)
+        standing(project, annotator, stage="questions-1", status=StandingStatus.QUALIFYING, attempt=1)
+        brief = standing_read(project=project, user=annotator, stage="questions-1")
+        # a live lease of theirs, marked for review as a qualifying writer's leases are
+        (screen,) = screens(project, 1)
+        Assignment.objects.create(
+            project=project,
+            stage="questions-1",
+            screen=screen,
+            annotator=annotator,
+            status=AssignmentStatus.LEASED,
+            lease_expires_at=timezone.now() + timedelta(minutes=5),
+            review_state=ReviewState.SAMPLED,
+        )
+        plan = plan_next(stage=WRITING, project=project, user=annotator, membership=None, standing=brief, now=START)
+        assert plan.review is True
+
+
+def test_skipped_control_items_count_in_the_skips_in_a_row(project, annotator):
+    # given the skips-in-a-row rule at 3, and every lease a control item
+    configure(project, skips_in_a_row=3, control_rate=1.0, control_rate_new=1.0)
+    gold_prefilter(project, 4)
+    screens(project, 1)
+    standing(project, annotator)
+    for _ in range(3):
+        lease = assignment_next(project=project, user=annotator, stage="prefilter")
+        assert lease.purpose == Purpose.CONTROL
+        assignment_skip(assignment_id=lease.pk, user=annotator, reason="Did not load.")
+    # then the third skip pauses them (and each skipped control item scored wrong)
+    assert status_of(annotator) == StandingStatus.PAUSED
+    assert ControlResult.objects.filter(user=annotator, correct=False).count() == 3
