@@ -31,6 +31,7 @@ from annotation.models import (
     Purpose,
     QualityEvent,
     ReviewState,
+    ScreenState,
     Standing,
     StandingStatus,
 )
@@ -868,11 +869,23 @@ class TestFirstContactAndPauses:
         MembershipFactory(project=elsewhere, user=annotator)
         screens(elsewhere, 1)
         far = assignment_next(project=elsewhere, user=annotator, stage="prefilter")
+        # and another annotator's lease in the stage, and the annotator's own lease in pass 1
+        theirs = assignment_next(project=project, user=member(project, "neighbour"), stage="prefilter")
+        (writing,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+        own_other_stage = Assignment.objects.create(
+            project=project,
+            stage="questions-1",
+            screen=writing,
+            annotator=annotator,
+            status=AssignmentStatus.LEASED,
+            lease_expires_at=timezone.now() + timedelta(minutes=10),
+        )
         configure(project, paused_work="requeue")
         decision = rule_pause(project, annotator, "prefilter")
-        held.refresh_from_db()
-        far.refresh_from_db()
+        for row in (held, far, theirs, own_other_stage):
+            row.refresh_from_db()
         assert (held.status, far.status) == (AssignmentStatus.RELEASED, AssignmentStatus.LEASED)
+        assert (theirs.status, own_other_stage.status) == (AssignmentStatus.LEASED, AssignmentStatus.LEASED)
         assert decision.figures["released"] == 1 and decision.figures["paused_work"] == "requeue"
         assert decision.actor_id is None
         # a project that keeps paused work: leases released, nothing withdrawn, no paused_work figure
