@@ -346,9 +346,11 @@ def main(argv: list[str] | None = None) -> int:
         for module, figures in summary["modules"].items():
             rate = figures["kill_rate"]
             shown = "n/a" if rate is None else f"{rate:.1%}"
+            measured = figures["mutants"] - figures.get("out_of_scope", 0)
+            apart = f", {figures['out_of_scope']} out of scope" if figures.get("out_of_scope") else ""
             print(
-                f"  {module}: {figures['killed']}/{figures['mutants']} killed ({shown}), "
-                f"{figures['survived']} survived, {figures['no_tests']} without tests"
+                f"  {module}: {figures['killed']}/{measured} killed ({shown}), "
+                f"{figures['survived']} survived, {figures['no_tests']} without tests{apart}"
             )
             if rate is not None and rate * 100 < args.fail_under:
                 failed.append(module)

@@ -895,3 +895,16 @@ def test_a_gold_item_whose_question_still_waits_for_answers_is_not_served(projec
     Standing.objects.create(project=project, user=a, stage="answers", status=StandingStatus.ACTIVE)
     lease = assignment_next(project=project, user=a, stage="answers")
     assert lease.gold_id is None
+
+
+def test_the_api_schema_says_a_box_is_four_integers():
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    bounds = schema["components"]["schemas"]["AnswerElementRequest"]["properties"]["bounds"]
+    assert (bounds["type"], bounds["items"], bounds["minItems"], bounds["maxItems"]) == (
+        "array",
+        {"type": "integer"},
+        4,
+        4,
+    )
