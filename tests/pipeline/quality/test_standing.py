@@ -1070,24 +1070,26 @@ class TestReviewQualificationsReopen:
         return row, submission, event
 
     def test_each_writer_decided_on_a_withdrawn_review_qualifies_again(self, project, annotator):
-        # given two writers qualified on reviews made before their decisions, and a third decided by a lead
-        other, third = member(project, "other"), member(project, "third")
+        # given a writer decided by a lead (the lowest id: handled first), one whose standing is paused,
+        # and two qualified on reviews made before their decisions
+        paused, other, third = member(project, "paused"), member(project, "other"), member(project, "third")
         lead = member(project, "lead", role="lead")
-        _, mine, decision = self.decided(project, annotator)
+        _, by_lead, _ = self.decided(project, annotator, rule="lead-reinstate", actor=lead)
+        _, moved_on, _ = self.decided(project, paused, status=StandingStatus.PAUSED)
         _, theirs, _ = self.decided(project, other, status=StandingStatus.NOT_QUALIFIED, rule="review-not-qualified")
-        _, by_lead, _ = self.decided(project, third, rule="lead-reinstate", actor=lead)
-        # when the three reviews are withdrawn (the lead's decision listed first: it is skipped, not the end)
+        _, mine, decision = self.decided(project, third)
+        # when the four reviews are withdrawn: the ones that stay are skipped, not the end of the list
         made = START + timedelta(minutes=30)
-        reopened = review_qualifications_reopen(
-            withdrawn=[(by_lead, made), (mine, made), (theirs, made)], now=START + timedelta(hours=2)
-        )
-        # then both writers qualify again, the lead's decision stays
+        withdrawn = [(mine, made), (theirs, made), (moved_on, made), (by_lead, made)]
+        reopened = review_qualifications_reopen(withdrawn=withdrawn, now=START + timedelta(hours=2))
+        # then both writers qualify again, the lead's decision and the paused standing stay
         assert reopened == 2
-        assert status_of(annotator, "questions-1") == status_of(other, "questions-1") == StandingStatus.QUALIFYING
-        assert status_of(third, "questions-1") == StandingStatus.ACTIVE
-        row = Standing.objects.get(user=annotator, stage="questions-1")
+        assert status_of(third, "questions-1") == status_of(other, "questions-1") == StandingStatus.QUALIFYING
+        assert status_of(annotator, "questions-1") == StandingStatus.ACTIVE
+        assert status_of(paused, "questions-1") == StandingStatus.PAUSED
+        row = Standing.objects.get(user=third, stage="questions-1")
         assert row.reason == "first submissions are reviewed again"
-        event = QualityEvent.objects.filter(user=annotator).latest("pk")
+        event = QualityEvent.objects.filter(user=third).latest("pk")
         assert (event.rule, event.status_before, event.figures) == (
             "review-reopened",
             "active",
