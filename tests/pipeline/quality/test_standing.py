@@ -52,7 +52,7 @@ from pipeline.quality.standing import (
     work_refusal,
     work_submitted,
 )
-from tests.factories import MembershipFactory
+from tests.factories import MembershipFactory, UserFactory
 from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter, rule_pause, work_prefilter
 from tests.pipeline.quality.report_builders import START, control, gold, standing, work
 from tests.pipeline.stages.helpers import member, screens
@@ -1212,3 +1212,26 @@ def test_skipped_control_items_count_in_the_skips_in_a_row(project, annotator):
     # then the third skip pauses them (and each skipped control item scored wrong)
     assert status_of(annotator) == StandingStatus.PAUSED
     assert ControlResult.objects.filter(user=annotator, correct=False).count() == 3
+
+
+def test_a_site_admin_is_never_refused_and_a_lead_elsewhere_is(project, annotator):
+    admin = UserFactory(username="root", is_superuser=True)
+    standing(project, admin, status=StandingStatus.PAUSED, reason="x")
+    assert work_refusal(stage=PREFILTER, project=project, user=admin) is None
+    # an annotator here who leads another project (that membership made first) is refused here
+    elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
+    boss = UserFactory(username="boss")
+    MembershipFactory(project=elsewhere, user=boss, role="lead")
+    MembershipFactory(project=project, user=boss, role="annotator")
+    standing(project, boss, status=StandingStatus.PAUSED, reason="x")
+    assert work_refusal(stage=PREFILTER, project=project, user=boss) == (
+        "You are paused in Pre-filtering: x; this work is not accepted."
+    )
+
+
+def test_a_failed_attempt_offers_a_retry_while_one_is_left(project, annotator):
+    configure(project, qualification_items=1, qualification_attempts=3)
+    row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=2, attempt_started_at=START)
+    control(project, annotator, correct=False, purpose=Purpose.QUALIFICATION, attempt=2)
+    qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+    assert Standing.objects.get(pk=row.pk).reason == "0 of 1 right; you can try again in 24 hours"
