@@ -88,7 +88,13 @@ TARGETS: dict[str, Target] = {
     ),
     "stages-questions": Target(
         ("pipeline/stages/questions.py",),
-        ("tests/pipeline/stages/test_questions.py", "tests/pipeline/quality/test_withdraw_and_restore.py"),
+        (
+            "tests/pipeline/stages/test_questions.py",
+            "tests/pipeline/stages/test_forms.py",
+            "tests/pipeline/quality/test_withdraw_and_restore.py",
+            "tests/pipeline/quality/test_mine.py",
+            "tests/frontend/test_workspace.py",
+        ),
         skip=CROWD,
     ),
     "stages-prefilter": Target(
