@@ -1200,8 +1200,8 @@ class TestScopes:
 
 
 def test_skipped_control_items_count_in_the_skips_in_a_row(project, annotator):
-    # given the skips-in-a-row rule at 3, and every lease a control item
-    configure(project, skips_in_a_row=3, control_rate=1.0, control_rate_new=1.0)
+    # given the skips-in-a-row rule at 3, every lease a control item, and the accuracy rule out of reach
+    configure(project, skips_in_a_row=3, control_rate=1.0, control_rate_new=1.0, monitoring_evidence=50.0)
     gold_prefilter(project, 4)
     screens(project, 1)
     standing(project, annotator)
@@ -1209,8 +1209,9 @@ def test_skipped_control_items_count_in_the_skips_in_a_row(project, annotator):
         lease = assignment_next(project=project, user=annotator, stage="prefilter")
         assert lease.purpose == Purpose.CONTROL
         assignment_skip(assignment_id=lease.pk, user=annotator, reason="Did not load.")
-    # then the third skip pauses them (and each skipped control item scored wrong)
+    # then the third skip pauses them, by the skips rule (and each skipped control item scored wrong)
     assert status_of(annotator) == StandingStatus.PAUSED
+    assert rules_of(annotator)[-1] == "skips-in-a-row"
     assert ControlResult.objects.filter(user=annotator, correct=False).count() == 3
 
 
