@@ -662,17 +662,7 @@ class TestDecisionsInDetail:
         control(project, annotator, correct=True, purpose=Purpose.CONTROL)
         elsewhere = Project.objects.create(slug="elsewhere", name="Elsewhere")
         control(elsewhere, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
-        (screen,) = screens(project, 1)
-        Assignment.objects.create(
-            project=project,
-            stage="prefilter",
-            screen=screen,
-            annotator=annotator,
-            status=AssignmentStatus.SUBMITTED,
-            lease_expires_at=START,
-            submitted_at=START,
-            purpose=Purpose.WORK,
-        )
+        work(project, annotator)  # real work of the stage
         # then the set is not decided: one of two done
         qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
         assert status_of(annotator) == StandingStatus.QUALIFYING
@@ -807,21 +797,8 @@ class TestFirstContactAndPauses:
         brief = standing_read(project=project, user=annotator, stage="questions-1")
         other = member(project, "other")
 
-        def submitted(
-            user, *, stage="questions-1", review_state=ReviewState.SAMPLED, purpose=Purpose.WORK, proj=project
-        ):
-            (screen,) = screens(proj, 1)
-            return Assignment.objects.create(
-                project=proj,
-                stage=stage,
-                screen=screen,
-                annotator=user,
-                status=AssignmentStatus.SUBMITTED,
-                lease_expires_at=START,
-                submitted_at=START,
-                purpose=purpose,
-                review_state=review_state,
-            )
+        def submitted(user, *, stage="questions-1", review_state=ReviewState.SAMPLED, proj=project):
+            return work(proj, user, stage=stage, review_state=review_state)
 
         # one waiting of theirs, and waiting or decided ones that are not theirs or not of the stage
         submitted(annotator)
