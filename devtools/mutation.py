@@ -74,7 +74,14 @@ TARGETS: dict[str, Target] = {
     # of the same rules; at about a minute a run it is too slow to run once per mutant)
     "permissions": Target(("annotation/permissions.py",), ("tests/annotation/test_permissions.py",)),
     # the stage engine, its queue rules, gold scores and withdrawals
-    "stages-engine": Target(("pipeline/engine/services.py",), ("tests/pipeline/engine/test_engine.py",)),
+    "stages-engine": Target(
+        ("pipeline/engine/services.py",),
+        (
+            "tests/pipeline/engine/test_engine.py",
+            "tests/pipeline/engine/test_claim_plan.py",
+            "tests/pipeline/stages/test_queue_order.py",
+        ),
+    ),
     "stages-answers": Target(
         ("pipeline/stages/answers.py",),
         (
@@ -99,11 +106,17 @@ TARGETS: dict[str, Target] = {
     ),
     "stages-prefilter": Target(
         ("pipeline/stages/prefilter.py",),
-        ("tests/pipeline/stages/test_prefilter.py", "tests/pipeline/stages/test_prefilter_withdraw.py"),
+        (
+            "tests/pipeline/stages/test_prefilter.py",
+            "tests/pipeline/stages/test_prefilter_withdraw.py",
+            "tests/pipeline/stages/test_forms.py",
+        ),
         skip=CROWD,
     ),
     "stages-not-answerable": Target(
-        ("pipeline/stages/not_answerable.py",), ("tests/pipeline/stages/test_not_answerable.py",), skip=CROWD
+        ("pipeline/stages/not_answerable.py",),
+        ("tests/pipeline/stages/test_not_answerable.py", "tests/pipeline/stages/test_forms.py"),
+        skip=CROWD,
     ),
     "stages-leases": Target(("pipeline/stages/leases.py",), ("tests/pipeline/stages/test_leases.py",)),
     # annotator quality: standings and every pause rule, gold items, consensus, mining, the report
@@ -126,11 +139,23 @@ TARGETS: dict[str, Target] = {
             "tests/pipeline/quality/test_standing.py",
         ),
     ),
-    "quality-gold": Target(("pipeline/quality/gold.py",), ("tests/pipeline/quality/test_gold_from_data.py",)),
+    "quality-gold": Target(
+        ("pipeline/quality/gold.py",),
+        (
+            "tests/pipeline/quality/test_gold_from_data.py",
+            "tests/pipeline/quality/test_gold_plan.py",
+            "tests/pipeline/stages/test_review_gold.py",
+        ),
+    ),
     "quality-consensus": Target(("pipeline/quality/consensus.py",), ("tests/pipeline/quality/test_consensus.py",)),
-    "quality-mine": Target(("pipeline/quality/mine.py",), ("tests/pipeline/quality/test_mine.py",)),
+    "quality-mine": Target(
+        ("pipeline/quality/mine.py",), ("tests/pipeline/quality/test_mine.py", "tests/pipeline/quality/test_tells.py")
+    ),
     "quality-report": Target(("pipeline/quality/report.py",), ("tests/pipeline/quality/test_report.py",)),
-    "quality-release": Target(("pipeline/quality/release.py",), ("tests/pipeline/quality/test_release_exclusion.py",)),
+    "quality-release": Target(
+        ("pipeline/quality/release.py",),
+        ("tests/pipeline/quality/test_release_exclusion.py", "tests/pipeline/quality/test_release_manifest.py"),
+    ),
     # post-processing's rules
     "agreement": Target(("pipeline/decisions/agreement.py",), ("tests/pipeline/decisions/test_agreement.py",)),
     "decide": Target(
