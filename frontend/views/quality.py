@@ -103,7 +103,7 @@ def quality_page(request: HttpRequest, slug: str) -> HttpResponse:
         found = quality_figures_rows(project=project, stage=stage, sort=sort, search=search)
     except ApplicationError as exc:
         return _error(request, project, exc.message)
-    state = quality_figures_current(project=project, user=request.user)
+    state = quality_figures_current(project=project)
     page = Paginator(found, QUALITY_ROWS_PER_PAGE).get_page(request.GET.get("page"))
     rows = figures_with_standings(project=project, rows=list(page.object_list), stage=stage)
 
@@ -128,8 +128,8 @@ def quality_page(request: HttpRequest, slug: str) -> HttpResponse:
         "stage": stage,
         "sort": sort,
         "search": search,
-        "computed_at": state["computed_at"],
-        "refreshing": state["refreshing"],
+        "computed_at": state.computed_at,
+        "refreshing": state.refreshing,
         "stage_choices": _stage_choices(),
         "requalifiable": _requalifiable(),
         "next": request.get_full_path(),

@@ -5,7 +5,8 @@ view, in seconds: the analysis page (the papers' figures, 3-4.6 s at full size) 
 stage funnel, the answers per split and the per-annotator counts, 2-2.6 s). Each is a kind of snapshot
 (``SNAPSHOTS``): a function that computes the figures, kept in one ``FiguresSnapshot`` row per project and
 kind with the time it was computed, and the job kind that refreshes it (the one job lifecycle,
-``pipeline.jobs``; a ``ReleaseJob``). The rules, as for the quality page's figures (``pipeline.quality.figures``):
+``pipeline.jobs``; a ``ReleaseJob``). When they are computed is the one rule of stored figures, shared with
+the quality page's (``pipeline.quality.figures``): ``pipeline.jobs.lifecycle.stored_figures_freshness``:
 
 * on the first view of a project that has none, they are computed in the request;
 * a view that finds them older than ``SCREENQA_STORED_FIGURES_MAX_AGE`` seconds queues the job (unless one
@@ -29,12 +30,11 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.models import FiguresSnapshot, Project, ReleaseJob, Screen
 from annotation.selectors.assignments import assignment_counts_by_annotator
-from pipeline.jobs.lifecycle import Outcome, Progress, job_create, jobs_alive
+from pipeline.jobs.lifecycle import Outcome, Progress, job_start_once, stored_figures_freshness
 from pipeline.stages.progress import ProjectProgress, project_progress
 
 from .figures import ProjectAnalytics, analytics_project
@@ -126,17 +126,10 @@ def progress_figures_job_work(*, job: ReleaseJob, progress: Progress, **options:
     return Outcome(snapshot_refresh(project=job.project, kind="progress", progress=progress))
 
 
-def _jobs(project: Project, kind: str) -> QuerySet[ReleaseJob]:
-    return ReleaseJob.objects.filter(project=project, kind=SNAPSHOTS[kind].job)
-
-
 def snapshot_start(*, project: Project, kind: str, user: Any) -> ReleaseJob:
     """Queue a refresh of ``kind`` (the caller checked that ``user`` may; ``None``: a view's automatic
     refresh); the job alive already if there is one (a second click starts nothing)."""
-    alive = jobs_alive(_jobs(project, kind)).order_by("-pk").first()
-    if alive is not None:
-        return alive
-    return job_create(model=ReleaseJob, project=project, user=user, kind=SNAPSHOTS[kind].job)
+    return job_start_once(model=ReleaseJob, project=project, user=user, kind=SNAPSHOTS[kind].job)
 
 
 def _read(project: Project, kind: str) -> tuple[Any, datetime] | None:
@@ -162,13 +155,18 @@ def snapshot_current(*, project: Project, kind: str) -> Stored:
     if snapshot.live and small and not Screen.objects.filter(project=project).order_by()[small - 1 :].exists():
         return Stored(snapshot.live(project), timezone.now(), refreshing=False, live=True)
     found = _read(project, kind)
-    if found is None:
+
+    def compute() -> datetime:
+        nonlocal found
         snapshot_refresh(project=project, kind=kind)
         found = _read(project, kind)
         assert found is not None
-        return Stored(found[0], found[1], refreshing=False)
-    figures, computed_at = found
-    if (timezone.now() - computed_at).total_seconds() <= settings.SCREENQA_STORED_FIGURES_MAX_AGE:
-        return Stored(figures, computed_at, refreshing=False)
-    snapshot_start(project=project, kind=kind, user=None)
-    return Stored(figures, computed_at, refreshing=True)
+        return found[1]
+
+    freshness = stored_figures_freshness(
+        computed_at=None if found is None else found[1],
+        compute=compute,
+        refresh=lambda: snapshot_start(project=project, kind=kind, user=None),
+    )
+    assert found is not None
+    return Stored(found[0], freshness.computed_at, refreshing=freshness.refreshing)

@@ -247,12 +247,12 @@ class QualityReportApi(APIView):
         params = query_params(self.ReportParams, request)
         stage = params.get("stage")
         found = quality_figures_rows(project=project, stage=stage, sort=params["sort"], search=params.get("q", ""))
-        state = quality_figures_current(project=project, user=request.user)
+        state = quality_figures_current(project=project)
         paginator = Pagination()
         page = paginator.paginate_queryset(found, request, view=self)
         rows = figures_with_standings(project=project, rows=list(page or []), stage=stage)
         response = paginator.get_paginated_response(AnnotatorFiguresSerializer(rows, many=True).data)
-        response.data = {**response.data, "computed_at": state["computed_at"], "refreshing": state["refreshing"]}
+        response.data = {**response.data, "computed_at": state.computed_at, "refreshing": state.refreshing}
         return response
 
 

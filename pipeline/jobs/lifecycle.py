@@ -24,6 +24,7 @@ kinds is ``pipeline.kinds``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol, TypeVar
@@ -99,6 +100,43 @@ def job_create(*, model: type[J], project: Project, user: Any, **fields: Any) ->
         )
         enqueue(kind=job.kind, job_id=job.pk)
     return job
+
+
+def job_start_once(*, model: type[J], project: Project, user: Any, kind: str) -> J:
+    """Queue a job of ``kind`` for ``project``, or return the one alive already (``jobs_alive``): a second
+    click, or a second view of stale figures, starts nothing. The caller checked that ``user`` may start it
+    (``None``: nobody's, a view's automatic refresh)."""
+    alive = jobs_alive(model._default_manager.filter(project=project, kind=kind)).order_by("-pk").first()
+    if alive is not None:
+        return alive
+    return job_create(model=model, project=project, user=user, kind=kind)
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """How old the stored figures a view shows are, and whether a job is computing them again."""
+
+    computed_at: datetime
+    refreshing: bool
+
+
+def stored_figures_freshness(
+    *, computed_at: datetime | None, compute: Callable[[], datetime], refresh: Callable[[], Any]
+) -> Freshness:
+    """The one rule of figures that a job computes and a page reads (the analysis and project pages'
+    snapshots, ``pipeline.analytics.stored``; the quality page's rows, ``pipeline.quality.figures``):
+
+    * none yet (``computed_at`` is ``None``): ``compute`` them in the request (it returns their time);
+    * older than ``SCREENQA_STORED_FIGURES_MAX_AGE`` seconds: ``refresh`` (queue the job, nobody's, unless
+      one is alive) and show the old ones with their time until the job has stored new ones;
+    * else: as they are.
+    """
+    if computed_at is None:
+        return Freshness(compute(), refreshing=False)
+    if (timezone.now() - computed_at).total_seconds() <= settings.SCREENQA_STORED_FIGURES_MAX_AGE:
+        return Freshness(computed_at, refreshing=False)
+    refresh()
+    return Freshness(computed_at, refreshing=True)
 
 
 def job_claim(*, model: type[J], job_id: int, kind: str) -> J | None:

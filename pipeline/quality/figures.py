@@ -7,12 +7,13 @@ and a lead opens the quality page dozens of times a day. So the figures are comp
 ``AnnotatorFigures`` rows, one per member and stage (and one over every stage), each with the time it
 was computed; the page and the API read those rows, sorted, searched and paginated by the database.
 
-When the figures are refreshed:
+When the figures are refreshed (the one rule of stored figures, shared with the analysis and project pages'
+snapshots: ``pipeline.jobs.lifecycle.stored_figures_freshness``):
 
 * on the first view of a project that has none, in the request (a project's first figures);
 * when a view finds them older than ``SCREENQA_STORED_FIGURES_MAX_AGE`` seconds, a job is queued
-  (unless one is alive already) and the page shows the figures it has, with the time they were
-  computed, until the job has stored new ones;
+  (nobody's, unless one is alive already) and the page shows the figures it has, with the time they
+  were computed, until the job has stored new ones;
 * when a lead asks for it (the page's *Refresh* button, ``POST .../quality/refresh/``).
 
 What is read live on every view, for the members of the page only: their standings (status, reason,
@@ -25,7 +26,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max, QuerySet
 from django.db.models.functions import Lower
@@ -34,7 +34,7 @@ from django.utils import timezone
 from annotation.exceptions import ApplicationError
 from annotation.models import AnnotatorFigures as FiguresRow
 from annotation.models import Membership, Project, ReleaseJob, Stage, Standing
-from pipeline.jobs.lifecycle import Outcome, Progress, job_create, jobs_alive
+from pipeline.jobs.lifecycle import Freshness, Outcome, Progress, job_start_once, stored_figures_freshness
 from pipeline.stages import stage_filter, stages
 
 from .report import SORT_KEYS, AnnotatorFigures, _add_standings, agreement_by_user, quality_report
@@ -117,17 +117,10 @@ def quality_figures_job_work(*, job: ReleaseJob, progress: Progress, **options: 
     return Outcome(quality_figures_refresh(project=job.project, progress=progress))
 
 
-def _jobs(project: Project) -> QuerySet[ReleaseJob]:
-    return ReleaseJob.objects.filter(project=project, kind=ReleaseJob.Kind.QUALITY_FIGURES)
-
-
 def quality_figures_start(*, project: Project, user: Any) -> ReleaseJob:
-    """Queue a refresh of the figures (the caller checked that ``user`` leads ``project``); the one alive
-    already if there is one (a second click starts nothing)."""
-    alive = jobs_alive(_jobs(project)).order_by("-pk").first()
-    if alive is not None:
-        return alive
-    return job_create(model=ReleaseJob, project=project, user=user, kind=ReleaseJob.Kind.QUALITY_FIGURES)
+    """Queue a refresh of the figures (the caller checked that ``user`` leads ``project``; ``None``: a view's
+    automatic refresh); the one alive already if there is one (a second click starts nothing)."""
+    return job_start_once(model=ReleaseJob, project=project, user=user, kind=ReleaseJob.Kind.QUALITY_FIGURES)
 
 
 def quality_figures_computed_at(*, project: Project) -> datetime | None:
@@ -136,18 +129,21 @@ def quality_figures_computed_at(*, project: Project) -> datetime | None:
     return found
 
 
-def quality_figures_current(*, project: Project, user: Any) -> dict[str, Any]:
-    """Make sure the project has figures and that they are being refreshed when old (see the module's
-    docstring): ``{"computed_at", "refreshing"}``. Two queries when the figures are fresh."""
-    computed_at = quality_figures_computed_at(project=project)
-    if computed_at is None:
+def quality_figures_current(*, project: Project) -> Freshness:
+    """Make sure the project has figures and that they are being refreshed when old (the one rule of stored
+    figures, ``stored_figures_freshness``; the module's docstring). Two queries when the figures are fresh."""
+
+    def compute() -> datetime:
         quality_figures_refresh(project=project)
-        return {"computed_at": quality_figures_computed_at(project=project), "refreshing": False}
-    age = (timezone.now() - computed_at).total_seconds()
-    if age <= settings.SCREENQA_STORED_FIGURES_MAX_AGE:
-        return {"computed_at": computed_at, "refreshing": False}
-    quality_figures_start(project=project, user=user)
-    return {"computed_at": computed_at, "refreshing": True}
+        computed_at = quality_figures_computed_at(project=project)
+        assert computed_at is not None
+        return computed_at
+
+    return stored_figures_freshness(
+        computed_at=quality_figures_computed_at(project=project),
+        compute=compute,
+        refresh=lambda: quality_figures_start(project=project, user=None),
+    )
 
 
 def quality_figures_rows(

@@ -24,11 +24,13 @@ from pipeline.jobs.lifecycle import (
     job_finish,
     job_is_stale,
     job_rerun,
+    job_start_once,
     jobs_alive,
+    stored_figures_freshness,
 )
 from pipeline.jobs.runner import Heartbeat, job_run, job_run_now
 from pipeline.jobs.tasks import job_run_task
-from tests.factories import JOB_KINDS, ScreenFactory, answered_question, job_of_kind, kept_question
+from tests.factories import JOB_KINDS, ProjectFactory, ScreenFactory, answered_question, job_of_kind, kept_question
 from tests.pipeline.ingest.test_jobs import synthetic_zip
 
 pytestmark = pytest.mark.django_db
@@ -299,3 +301,49 @@ def test_a_delivery_that_finds_the_job_live_looks_again_and_takes_it_over_once_s
         time.sleep(0.1)
     job.refresh_from_db()
     assert (job.status, job.attempts) == ("done", 2)
+
+
+# --- starting a job once, and the rule of stored figures ------------------------------------------
+
+
+def test_a_job_is_started_once_while_one_is_alive(project, lead, settings):
+    first = job_start_once(model=ReleaseJob, project=project, user=lead, kind="quality-figures")
+    assert (first.status, first.created_by) == ("queued", lead)
+    # a second click, or a view's automatic refresh, gets the job alive
+    assert job_start_once(model=ReleaseJob, project=project, user=None, kind="quality-figures") == first
+    # another kind, or another project, is another job
+    other_kind = job_start_once(model=ReleaseJob, project=project, user=None, kind="analysis-figures")
+    assert other_kind != first and other_kind.created_by is None
+    elsewhere = ProjectFactory(slug="elsewhere")
+    assert job_start_once(model=ReleaseJob, project=elsewhere, user=None, kind="quality-figures").project == elsewhere
+    # a dead job (stale), or a finished one, does not count: a new one starts
+    ReleaseJob.objects.filter(pk=first.pk).update(heartbeat_at=ago(settings.SCREENQA_JOB_STALE_SECONDS + 1))
+    second = job_start_once(model=ReleaseJob, project=project, user=None, kind="quality-figures")
+    assert second != first
+    ReleaseJob.objects.filter(pk=second.pk).update(status="done")
+    assert job_start_once(model=ReleaseJob, project=project, user=None, kind="quality-figures") not in (first, second)
+
+
+def test_stored_figures_are_computed_first_then_refreshed_when_old(settings):
+    settings.SCREENQA_STORED_FIGURES_MAX_AGE = 60
+    calls: list[str] = []
+    now = timezone.now()
+
+    def freshness(computed_at):
+        return stored_figures_freshness(
+            computed_at=computed_at,
+            compute=lambda: calls.append("compute") or now,
+            refresh=lambda: calls.append("refresh"),
+        )
+
+    # none yet: computed in the request, shown as computed now
+    assert dataclasses.astuple(freshness(None)) == (now, False) and calls == ["compute"]
+    # fresh, and exactly at the age: as they are
+    calls.clear()
+    young = ago(30)
+    assert dataclasses.astuple(freshness(young)) == (young, False) and calls == []
+    at_age = ago(59.5)
+    assert dataclasses.astuple(freshness(at_age)) == (at_age, False) and calls == []
+    # older than the age: the old ones, with their time, and a refresh under way
+    old = ago(61)
+    assert dataclasses.astuple(freshness(old)) == (old, True) and calls == ["refresh"]
