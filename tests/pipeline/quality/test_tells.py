@@ -6,10 +6,12 @@ collecting gold from many accounts."""
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from annotation.models import (
     Assignment,
@@ -21,7 +23,13 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
-from pipeline.engine import assignment_next, assignment_release, stage_get, stages_for_user
+from pipeline.engine import (
+    assignment_expire_leases,
+    assignment_next,
+    assignment_release,
+    stage_get,
+    stages_for_user,
+)
 from pipeline.quality import standing as quality_standing
 from pipeline.quality.gold import gold_open_to, gold_pick, gold_promote
 from pipeline.quality.mine import my_work_history
@@ -90,6 +98,26 @@ def test_giving_an_item_back_moves_available_alike(project, api_client, rate):
     assert waiting(api_client, project) == before - 1
     api_client.post(f"/api/assignments/{lease['id']}/release/")
     assert waiting(api_client, project) == before
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.0], ids=["control", "work"])
+def test_a_lease_left_to_run_out_moves_available_alike(project, api_client, rate):
+    # given an item leased and never submitted (a control item left to run out counts as wrong)
+    gold_prefilter(project, 2)
+    screens(project, 5)
+    rates(project, rate)
+    annie = active(project, "annie")
+    login(api_client, annie)
+    before = waiting(api_client, project)
+    lease = api_client.post(f"/api/projects/{project.slug}/stages/prefilter/next/").json()
+    assert Assignment.objects.get(pk=lease["id"]).purpose == (Purpose.CONTROL if rate else Purpose.WORK)
+    # when its time runs out: lapsed but not yet swept, then swept by the expiry task
+    Assignment.objects.filter(pk=lease["id"]).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    lapsed = waiting(api_client, project)
+    assert assignment_expire_leases(project=project) == 1
+    swept = waiting(api_client, project)
+    # then the figure reads the same either way at each step
+    assert (before - lapsed, before - swept) == (1, 0)
 
 
 def test_a_lead_reads_the_exact_figure(project, lead):
