@@ -828,3 +828,128 @@ def test_pass_two_checks_against_the_screens_questions_but_its_own(project):
         "max_questions": 2,
         "previous_questions": [{"id": asked.pk, "text": asked.text}, {"id": own.pk, "text": own.text}],
     }
+
+
+def test_questions_restore_counts_every_question_kept_out_wherever_it_is_in_the_list(
+    project, django_assert_num_queries
+):
+    a = member(project, "a")
+    (closed,) = screens(project, 1, state=ScreenState.EXCLUDED, exclusion_reason="non-english")
+    (answering,) = screens(project, 1, state=ScreenState.ANSWERING, split="validation")
+    (other,) = screens(project, 1, state=ScreenState.ANSWERING, split="train")
+
+    def dropped(screen, text, was="drafting", needed=0):
+        return _question(
+            screen,
+            text,
+            author=a,
+            state="dropped",
+            drop_reason="author-paused",
+            dropped_from=was,
+            answers_needed=needed,
+        )
+
+    # the kept-out questions come first (by id), then the ones that come back
+    first_out, second_out = dropped(closed, "Out one?", "answering", 2), dropped(closed, "Out two?", "answering", 2)
+    back = dropped(answering, "Back with the split's answers?")
+    other_back = dropped(other, "Back on another screen?")
+    # a live question that somehow kept an old quality reason is not touched (only dropped ones are)
+    stale = _question(answering, "Answered, with an old reason?", author=a, state="answered", answers_needed=2)
+    Question.objects.filter(pk=stale.pk).update(drop_reason="author-paused")
+    # one read (each screen with its project) and one update per target (state and answers needed:
+    # the validation and train splits need different numbers of answers)
+    assert project.answers_needed("validation") != project.answers_needed("train")
+    with django_assert_num_queries(3):
+        result = questions_restore(Question.objects.filter(author=a))
+    assert result == {"restored": 2, "redone": 0, "kept_out": 2}
+    rows = {q.pk: (q.state, q.answers_needed) for q in Question.objects.all()}
+    assert rows[first_out.pk] == rows[second_out.pk] == ("dropped", 2)
+    assert rows[back.pk] == ("answering", project.answers_needed("validation"))
+    assert rows[other_back.pk] == ("answering", project.answers_needed("train"))
+    assert rows[stale.pk] == ("answered", 2)
+
+
+def test_flags_come_back_only_on_the_pass_one_questions_the_submission_named(project):
+    _b, submission, flagged, written = _flagged_pass_two(project)
+    untouched = _question(flagged.screen, "Another pass-1 question?", answers_needed=2)
+    Question.objects.update(flag_reason="", flagged_by=None)
+    # the submission also names its own pass-2 question (only pass-1 questions take a flag)
+    submission.submission["flags"].append({"question_id": written.pk, "reason": "ads"})
+    _flags_apply([submission])
+    rows = {q.pk: (q.flag_reason, q.flagged_by_id) for q in Question.objects.all()}
+    assert rows == {
+        flagged.pk: ("counting", submission.pk),
+        untouched.pk: ("", None),
+        written.pk: ("", None),
+    }
+
+
+def test_pass_two_restore_reapplies_only_this_writers_flags_in_this_project(project):
+    b, submission, flagged, _written = _flagged_pass_two(project)
+    c, _theirs, their_flag, _ = _flagged_pass_two(project, writer="c")
+    # b also wrote pass 2 in another project, and c's flags were taken back when c was paused
+    elsewhere = ProjectFactory(slug="elsewhere")
+    MembershipFactory(project=elsewhere, user=b)
+    now = timezone.now()
+    (far,) = screens(elsewhere, 1, state=ScreenState.ANSWERING, split="train")
+    far_question = _question(far, "Far away?", answers_needed=2)
+    _assignment(
+        elsewhere,
+        b,
+        far,
+        "questions-2",
+        now=now,
+        submission={"questions": [], "flags": [{"question_id": far_question.pk, "reason": "ads"}]},
+    )
+    stage = stage_get("questions-2")
+    stage.withdraw(project=project, user=c, requeue=True, now=now)
+    event = QualityEvent.objects.create(project=project, user=b, stage="questions-2", rule="lead")
+    stage.withdraw(project=project, user=b, requeue=True, now=now, event=event)
+    stage.restore(project=project, user=b, event=event, now=now)
+    assert Question.objects.get(pk=flagged.pk).flagged_by_id == submission.pk
+    assert Question.objects.get(pk=their_flag.pk).flagged_by_id is None
+    assert Question.objects.get(pk=far_question.pk).flagged_by_id is None
+
+
+def test_pass_two_apply_refuses_only_the_writer_who_submitted_pass_one_of_this_screen(project):
+    now = timezone.now()
+    a, b = member(project, "a"), member(project, "b")
+    screen, elsewhere = screens(project, 2, state=ScreenState.QUESTIONS_2)
+    _assignment(project, a, screen, "questions-1", now=now)
+    # b submitted pass 1 of another screen, judged this screen in pre-filtering, and let a pass-1 lease of it lapse
+    _assignment(project, b, elsewhere, "questions-1", now=now)
+    _assignment(project, b, screen, "prefilter", now=now)
+    _assignment(project, b, screen, "questions-1", status=AssignmentStatus.EXPIRED, minutes=-1, now=now)
+    lease = _assignment(project, b, screen, "questions-2", status=AssignmentStatus.LEASED, minutes=10, now=now)
+    # a body without flags (the serializer always gives them) is fine too
+    stage_get("questions-2").apply(assignment=lease, unit=screen, cleaned={"questions": ["Which tab?"]}, now=now)
+    assert Screen.objects.get(pk=screen.pk).state == ScreenState.ANSWERING
+    assert list(Question.objects.filter(screen=screen).values_list("text", flat=True)) == ["Which tab?"]
+
+
+def test_pass_two_queue_leaves_out_what_the_writer_skipped(project):
+    now = timezone.now()
+    b = member(project, "b")
+    kept, skipped = screens(project, 2, state=ScreenState.QUESTIONS_2)
+    _assignment(project, b, skipped, "questions-2", status=AssignmentStatus.SKIPPED, now=now)
+    assert list(stage_get("questions-2").queue(project=project, user=b, now=now)) == [kept]
+
+
+def test_the_serializers_work_without_the_screens_context():
+    # the stage always gives ``asked``, ``flaggable`` and ``flag_reasons``; without them nothing is asked
+    # yet, no question can be flagged and no reason is known
+    pass2 = stage_get("questions-2").submit_serializer
+    bare = pass2(data={"questions": ["A?"]}, context={"limits": {"max_questions": 3}})
+    assert bare.is_valid(), bare.errors
+    flagged = pass2(
+        data={"questions": [], "flags": [{"question_id": 7, "reason": "ads"}]},
+        context={"limits": {"max_questions": 3}},
+    )
+    assert not flagged.is_valid()
+    assert flagged.errors["flags"] == {"0": ["Not a pass-1 question of this screen."]}
+    no_reasons = pass2(
+        data={"questions": [], "flags": [{"question_id": 7, "reason": "ads"}]},
+        context={"limits": {"max_questions": 3}, "flaggable": {7: "Q?"}},
+    )
+    assert not no_reasons.is_valid()
+    assert no_reasons.errors["flags"] == {"0": ["Unknown reason; one of ."]}
