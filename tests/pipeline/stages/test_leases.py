@@ -104,3 +104,63 @@ def test_qualification_items_stay_with_their_annotator(project, answers_lease):
     Assignment.objects.filter(pk=lease.pk).update(purpose="qualification", gold=gold)
     with pytest.raises(ApplicationError, match="cannot be handed"):
         lease_reassign(project=project, assignment_id=lease.pk, user_id=ready.pk)
+
+
+def test_the_refusals_say_what_went_wrong(project, answers_lease):
+    _, _, lease = answers_lease
+    with pytest.raises(NotFoundError) as err:
+        lease_free(project=ProjectFactory(slug="other"), assignment_id=lease.pk)
+    assert err.value.message == "No such lease in this project."
+    lease_free(project=project, assignment_id=lease.pk)
+    with pytest.raises(ConflictError) as err:
+        lease_free(project=project, assignment_id=lease.pk)
+    assert err.value.message == "This lease is no longer held (submitted, released or run out)."
+
+
+def test_a_lease_whose_time_is_up_this_instant_is_no_longer_held(project, answers_lease, monkeypatch):
+    _, _, lease = answers_lease
+    instant = timezone.now() + timedelta(minutes=1)
+    Assignment.objects.filter(pk=lease.pk).update(lease_expires_at=instant)
+    monkeypatch.setattr(timezone, "now", lambda: instant)
+    with pytest.raises(ConflictError):
+        lease_free(project=project, assignment_id=lease.pk)
+    assert Assignment.objects.get(pk=lease.pk).status == AssignmentStatus.LEASED
+
+
+def test_freeing_returns_the_lease_with_its_project_read_once(project, answers_lease, django_assert_num_queries):
+    _, _, lease = answers_lease
+    with django_assert_num_queries(6) as captured:
+        freed = lease_free(project=project, assignment_id=lease.pk)
+        assert freed.project.slug == project.slug  # read with the lease, not again
+    assert sum('"annotation_project"' in q["sql"] for q in captured.captured_queries) == 1
+
+
+def test_the_list_is_this_projects_live_leases_oldest_first_in_one_query(project, django_assert_num_queries):
+    author = member(project, "author")
+    question = answering_question(screens(project, 1)[0], author=author, needed=4)
+    holders = [member(project, f"holder{i}") for i in range(4)]
+    newest, oldest, tied_first, tied_second = (_lease(project, holder, question) for holder in holders)
+    holder = holders[0]
+    now = timezone.now()
+    Assignment.objects.filter(pk=newest.pk).update(created_at=now)
+    Assignment.objects.filter(pk=oldest.pk).update(created_at=now - timedelta(minutes=3))
+    Assignment.objects.filter(pk__in=[tied_first.pk, tied_second.pk]).update(created_at=now - timedelta(minutes=2))
+    elsewhere = ProjectFactory(slug="elsewhere")
+    _lease(elsewhere, holder, answering_question(screens(elsewhere, 1)[0], needed=1))
+    with django_assert_num_queries(1):
+        rows = [
+            (
+                a.pk,
+                a.stage,
+                a.purpose,
+                a.created_at,
+                a.lease_expires_at,
+                a.annotator_id,
+                a.annotator.username,
+                a.screen.rico_id,
+                a.question.text,
+            )
+            for a in lease_list(project=project)
+        ]
+    assert [row[0] for row in rows] == [oldest.pk, tied_first.pk, tied_second.pk, newest.pk]
+    assert rows[0][1:3] == ("answers", "work") and rows[0][6:] == ("holder1", question.screen.rico_id, question.text)
