@@ -67,3 +67,12 @@ def test_by_simulation_careful_workers_are_rarely_paused_and_random_ones_fast():
     # a random judge of two yes/no judgments (25% right) is paused within a handful of control items
     taken = sorted(_controls_to_pause(0.25, rng) or 10**9 for _ in range(2000))
     assert taken[len(taken) // 2] <= 4 and taken[int(len(taken) * 0.95)] <= 6
+
+
+@pytest.mark.parametrize("bar", [0.75, 0.6])
+def test_a_bar_so_low_that_h1_is_never_right_makes_a_right_answer_clear_everything(bar):
+    # H1's accuracy is 0 (1 - 4 x (1 - bar) <= 0): a right answer is impossible under it
+    test = SequentialTest(bar=bar, bound=5.0)
+    assert test.bad == 0.0
+    assert test.llr(True) == -math.inf
+    assert test.step(4.9, True) == 0.0
