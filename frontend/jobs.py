@@ -1,6 +1,6 @@
 """How the lead's pages show a job of any kind: ``job_display(job)`` describes one job for the one
-progress block (``frontend/jobs/_progress.html``), which the import, export and post-processing pages
-include and ``frontend.views.jobs.job_progress`` serves to htmx polls.
+progress block (``frontend/jobs/_progress.html``), which the import, export, post-processing, members and
+quality (suggestions) pages include and ``frontend.views.jobs.job_progress`` serves to htmx polls.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from annotation.models import ImportJob, Job, MemberJob, ReleaseJob
+from annotation.models import AssistJob, ImportJob, Job, MemberJob, ReleaseJob
 from pipeline.jobs.lifecycle import ACTIVE, job_can_rerun, job_is_stale
 
 
@@ -59,12 +59,20 @@ KIND_TEXT = {
         "Accounts already created are skipped.",
         "frontend/jobs/result_members.html",
     ),
+    "suggestions": KindText(
+        "suggestions job",
+        "questions",
+        "Suggestions stored before the failure are kept; running it again asks the backend for the rest.",
+        "Questions that have a suggestion already are skipped.",
+        "frontend/jobs/result_suggestions.html",
+    ),
 }
 # Each table's progress and re-run routes.
 ROUTES: dict[type[Job], tuple[str, str]] = {
     ImportJob: ("frontend:import-job-progress", "frontend:import-job-retry"),
     ReleaseJob: ("frontend:release-job-progress", "frontend:release-job-retry"),
     MemberJob: ("frontend:member-job-progress", "frontend:member-job-retry"),
+    AssistJob: ("frontend:assist-job-progress", "frontend:assist-job-retry"),
 }
 SPLIT_ORDER = ("train", "validation", "test", "total")
 
@@ -90,6 +98,8 @@ def job_page_url(job: Job) -> str:
         return reverse("frontend:member-job", kwargs={"slug": job.project.slug, "job_id": job.pk})
     if job.kind == "export":
         return reverse("frontend:export-detail", kwargs={"slug": job.project.slug, "job_id": job.pk})
+    if job.kind == "suggestions":  # the quality page's card of the suggestion backend
+        return reverse("frontend:quality", kwargs={"slug": job.project.slug}) + "#assist-backend"
     return reverse("frontend:postprocess", kwargs={"slug": job.project.slug})
 
 

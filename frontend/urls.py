@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from annotation.models import ImportJob, MemberJob, ReleaseJob
+from annotation.models import AssistJob, ImportJob, MemberJob, ReleaseJob
 from frontend.views import analytics, core, export, jobs, manage, members, mine, postprocess, quality, workspace
 
 app_name = "frontend"
@@ -33,6 +33,8 @@ urlpatterns = [
     path("release-jobs/<int:job_id>/retry/", jobs.job_rerun_view, {"model": ReleaseJob}, name="release-job-retry"),
     path("member-jobs/<int:job_id>/progress/", jobs.job_progress, {"model": MemberJob}, name="member-job-progress"),
     path("member-jobs/<int:job_id>/retry/", jobs.job_rerun_view, {"model": MemberJob}, name="member-job-retry"),
+    path("assist-jobs/<int:job_id>/progress/", jobs.job_progress, {"model": AssistJob}, name="assist-job-progress"),
+    path("assist-jobs/<int:job_id>/retry/", jobs.job_rerun_view, {"model": AssistJob}, name="assist-job-retry"),
     # the annotator workspace (see ``frontend.views.workspace`` for who may use each page)
     path("projects/<slug:slug>/work/", workspace.workspace_home, name="workspace"),
     path("projects/<slug:slug>/my-work/", mine.my_work, name="my-work"),
@@ -97,6 +99,7 @@ urlpatterns = [
     # quality control (leads)
     path("projects/<slug:slug>/quality/", quality.quality_page, name="quality"),
     path("projects/<slug:slug>/quality/refresh/", quality.quality_refresh, name="quality-refresh"),
+    path("projects/<slug:slug>/quality/suggestions/", quality.suggestions_start, name="quality-suggestions"),
     path("projects/<slug:slug>/quality/gold/", quality.gold_page, name="quality-gold"),
     path("projects/<slug:slug>/quality/gold/promote/", quality.gold_promote_view, name="quality-gold-promote"),
     path("projects/<slug:slug>/quality/gold/<int:gold_id>/active/", quality.gold_active, name="quality-gold-active"),

@@ -22,9 +22,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.exceptions import ApplicationError, ConflictError
-from annotation.models import Project, Stage
+from annotation.models import AssistJob, Project, Stage
 from annotation.permissions import project_get_for_lead
+from frontend.jobs import job_display
 from pipeline.assist.report import assist_annotator_figures, assist_backend_figures
+from pipeline.assist.service import assist_refill_for_lead
 from pipeline.engine import stages
 from pipeline.quality.figures import (
     figures_with_standings,
@@ -134,8 +136,39 @@ def quality_page(request: HttpRequest, slug: str) -> HttpResponse:
         "requalifiable": _requalifiable(),
         "next": request.get_full_path(),
         "assist": assist_backend_figures(project=project) if project.assist_url else None,
+        "assist_job": _last_suggestions_job(project) if project.assist_url else None,
     }
     return render(request, "frontend/quality/project.html", context)
+
+
+def _last_suggestions_job(project: Project) -> dict[str, Any] | None:
+    """The project's latest ``suggestions`` job with what its progress block shows (None: never ran)."""
+    job = AssistJob.objects.filter(project=project).select_related("project", "created_by").order_by("-pk").first()
+    return None if job is None else {"job": job, "d": job_display(job)}
+
+
+@require_POST
+@lead_page
+def suggestions_start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Compute the suggestions the queue's next questions and the control items lack, in the background
+    (the ``suggestions`` job; the API's ``POST /api/projects/<slug>/assist/refill/``), back to the quality
+    page's card of the backend, where its progress shows. Leads only."""
+    project = project_get_for_lead(user=request.user, slug=slug)
+    back = reverse("frontend:quality", kwargs={"slug": project.slug}) + "#assist-backend"
+    try:
+        job = assist_refill_for_lead(project=project, user=request.user)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return HttpResponseRedirect(back)
+    if job is None:
+        messages.info(
+            request,
+            "Nothing to compute: the queue's next questions and the control items have suggestions, "
+            "or a suggestions job is running already.",
+        )
+    else:
+        messages.success(request, f"Suggestions job #{job.pk} queued: its progress shows below.")
+    return HttpResponseRedirect(back)
 
 
 @require_POST

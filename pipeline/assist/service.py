@@ -96,9 +96,10 @@ def _targets(project: Project) -> list[Question]:
     return list({q.pk: q for q in picked}.values())
 
 
-def assist_refill(*, project: Project) -> AssistJob | None:
-    """Queue a ``suggestions`` job if there is something to suggest and none is running (else ``None``).
-    Two queries when the project has a backend; none when it has not."""
+def assist_refill(*, project: Project, user: Any = None) -> AssistJob | None:
+    """Queue a ``suggestions`` job if there is something to suggest and none is running (else ``None``),
+    started by ``user`` (``None``: nobody's, the refill after a submit). Two queries when the project has a
+    backend; none when it has not."""
     if not project.assist_url:
         return None
     if jobs_alive(AssistJob.objects.filter(project=project)).exists():
@@ -106,7 +107,7 @@ def assist_refill(*, project: Project) -> AssistJob | None:
     queue, gold = _missing(project)
     if not (queue[: project.assist_ahead].exists() or gold.exists()):
         return None
-    return job_create(model=AssistJob, project=project, user=None, stage=Stage.ANSWERS)
+    return job_create(model=AssistJob, project=project, user=user, stage=Stage.ANSWERS)
 
 
 def assist_refill_for_lead(*, project: Project, user: Any) -> AssistJob | None:
@@ -114,7 +115,7 @@ def assist_refill_for_lead(*, project: Project, user: Any) -> AssistJob | None:
     project_require_lead(user=user, project=project)
     if not project.assist_url:
         raise ApplicationError("Set the backend's address (assist_url) first.", field="assist_url")
-    return assist_refill(project=project)
+    return assist_refill(project=project, user=user)
 
 
 def assist_after_submit(*, assignment: Any) -> None:

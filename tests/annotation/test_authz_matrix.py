@@ -34,7 +34,7 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.authtoken.models import Token
 
-from annotation.models import MemberJob, Membership, Role
+from annotation.models import AssistJob, MemberJob, Membership, Role
 from annotation.services.members import invitation_create, invitation_join, member_add
 from pipeline.engine import assignment_next
 from tests.factories import MembershipFactory, ProjectFactory, ScreenFactory, UserFactory, job_of_kind, kept_question
@@ -269,6 +269,8 @@ EXPECTED: dict[str, Route] = {
     "frontend:release-job-retry": Route({"POST": page_lead(302)}, kwargs={"job_id": "export_job_id"}),
     "frontend:member-job-progress": Route({"GET": page_lead()}, kwargs={"job_id": "member_job_id"}),
     "frontend:member-job-retry": Route({"POST": page_lead(302)}, kwargs={"job_id": "member_job_id"}),
+    "frontend:assist-job-progress": Route({"GET": page_lead()}, kwargs={"job_id": "assist_job_id"}),
+    "frontend:assist-job-retry": Route({"POST": page_lead(302)}, kwargs={"job_id": "assist_job_id"}),
     # --- the workspace (members; an assignment: its annotator) ---
     "frontend:workspace": Route({"GET": page_member()}),
     "frontend:my-work": Route({"GET": page_member()}),
@@ -315,6 +317,8 @@ EXPECTED: dict[str, Route] = {
     "frontend:quality": Route({"GET": page_lead()}),
     "frontend:quality-gold": Route({"GET": page_lead()}),
     "frontend:quality-refresh": Route({"POST": page_lead(302)}),
+    # the world's project has no backend: the lead is sent back with the reason
+    "frontend:quality-suggestions": Route({"POST": page_lead(302)}),
     "frontend:quality-gold-promote": Route({"POST": page_lead(400)}),
     "frontend:quality-gold-active": Route({"POST": page_lead(400)}),
     "frontend:quality-annotator": Route({"GET": page_lead()}, kwargs={"user_id": "owner_id"}),
@@ -438,6 +442,7 @@ def _build() -> World:
         invitation_join(token=invitation_create(project=project, created_by=users["lead"]).token, user=users[who])
     invitation = invitation_create(project=project, created_by=users["lead"])
     member_job = MemberJob.objects.create(project=project, status="done", request={"names": []})
+    assist_job = AssistJob.objects.create(project=project, status="done", result={"suggested": 0, "failed": 0})
     tokens = {who: Token.objects.get_or_create(user=user)[0].key for who, user in users.items()}
     sessions = {"anonymous": ""}
     for who, user in users.items():
@@ -456,6 +461,7 @@ def _build() -> World:
         "owner_id": users["owner"].pk,
         "crowd_id": users["crowd"].pk,
         "member_job_id": member_job.pk,
+        "assist_job_id": assist_job.pk,
         "user_id": users["owner"].pk,
         "import_job_id": import_job.pk,
         "export_job_id": export_job.pk,

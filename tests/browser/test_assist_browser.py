@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Answer, Suggestion, SuggestionStatus, SuggestionUse
-from tests.browser.conftest import add_question, generated_screens, list_rows
+from tests.browser.conftest import add_question, generated_screens, list_rows, shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -57,3 +57,31 @@ def test_one_key_accepts_the_suggested_element_and_the_answer_says_so(demo, new_
     answer = Answer.objects.get(question=question)
     assert answer.suggestion_use == SuggestionUse.ACCEPTED
     assert [(e.vh_index, e.text) for e in answer.elements.all()] == [(preview.vh_index, preview.text)]
+
+
+def test_the_lead_asks_for_missing_suggestions_and_sees_the_job_on_the_quality_page(demo, new_page):
+    from tests.factories import MembershipFactory, UserFactory
+    from tests.pipeline.assist.servers import baseline
+
+    project = demo["project"]
+    lead = UserFactory(username="lena")
+    MembershipFactory(project=project, user=lead, role="lead")
+    (screen,) = generated_screens(project, start_id=932000, state="answering", split="train")
+    name, _time, _preview = list_rows(screen)[0]
+    add_question(screen, author=demo["author"], text=f"What did {name.text} write?")
+    with baseline() as backend:
+        project.assist_url = backend
+        project.save()
+        page = new_page("lena")
+        page.goto("/projects/demo/quality/")
+        card = page.locator("#assist-backend")
+        assert card.locator("[data-job-status]").count() == 0
+        card.locator('button[data-action="suggestions"]').click()
+        page.wait_for_url("**/projects/demo/quality/#assist-backend")
+        # the job ran (tasks run in-process here) and the card says what it did
+        page.wait_for_selector('#assist-backend [data-job-status="done"]')
+    assert "1 question got a suggestion." in card.inner_text()
+    assert "Suggestions job #" in page.inner_text(".messages, [role=status], body")
+    assert Suggestion.objects.filter(project=project, status=SuggestionStatus.OK).count() == 1
+    card.scroll_into_view_if_needed()
+    shoot(page, "quality-suggestions-job")

@@ -369,3 +369,78 @@ def test_gold_page_is_paginated(project, data, lead, client, monkeypatch):
     html = client.get(url(project, "quality-gold")).content.decode()
     assert html.count("<tr data-gold=") == 4 and f"Page 1 of 2 ({n})" in html
     assert client.get(url(project, "quality-gold") + "?page=2").content.decode().count("<tr data-gold=") == n - 4
+
+
+# --- the suggestions job (model assistance, docs/assist.md) ----------------------------------------
+
+
+def test_a_lead_computes_missing_suggestions_and_watches_the_job(
+    project, lead, annotator, client, django_capture_on_commit_callbacks
+):
+    from annotation.models import AssistJob, Suggestion
+    from tests.pipeline.assist.servers import baseline
+
+    first, second = screens(project, 2)
+    answering_question(first, text=f"What does Label 2 of {first.rico_id} say?")
+    answering_question(second)
+    login(client, lead)
+    with baseline() as backend:
+        project.assist_url = backend
+        project.save(update_fields=["assist_url"])
+        # the card of the backend offers the button; no job has run yet
+        html = client.get(url(project)).content.decode()
+        assert 'data-action="suggestions"' in html and "data-job-status" not in html
+        # when the lead asks for the missing suggestions, the job runs and the card shows what it did
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(url(project, "quality-suggestions"))
+    assert response.status_code == 302 and response["Location"] == url(project) + "#assist-backend"
+    job = AssistJob.objects.get(project=project)
+    assert (job.status, job.result, job.created_by) == ("done", {"suggested": 2, "failed": 0}, lead)
+    html = client.get(response["Location"]).content.decode()
+    assert f"Suggestions job #{job.pk} queued" in html
+    card = re.search(r'<section class="card" id="assist-backend".*?</section>', html, re.S).group(0)
+    assert f'id="job-suggestions-{job.pk}" data-job-status="done"' in card
+    assert "2 questions got a suggestion." in card
+    assert Suggestion.objects.filter(project=project, status="ok").count() == 2
+    # asking again finds nothing missing, and says so; no second job
+    response = client.post(url(project, "quality-suggestions"), follow=True)
+    assert "Nothing to compute" in response.content.decode()
+    assert AssistJob.objects.filter(project=project).count() == 1
+
+
+def test_a_running_suggestions_job_polls_its_progress_and_a_failed_one_runs_again(
+    project, lead, annotator, client, django_capture_on_commit_callbacks
+):
+    from annotation.models import AssistJob
+
+    project.assist_url = "http://127.0.0.1:9/"  # nothing listens: every call fails
+    project.save(update_fields=["assist_url"])
+    answering_question(screens(project, 1)[0])
+    job = AssistJob.objects.create(project=project, status="running", total=4, processed=1)
+    login(client, lead)
+    card = re.search(r'id="assist-backend".*?</section>', client.get(url(project)).content.decode(), re.S).group(0)
+    progress = reverse("frontend:assist-job-progress", kwargs={"job_id": job.pk})
+    assert f'hx-get="{progress}"' in card and "1 of 4 questions" in card
+    # the poll: leads only (annotators 403, others 404)
+    assert client.get(progress).status_code == 200
+    AssistJob.objects.filter(pk=job.pk).update(status="failed", error="ConnectionError: refused")
+    html = client.get(url(project)).content.decode()
+    assert "The suggestions job failed." in html and "ConnectionError: refused" in html
+    retry = reverse("frontend:assist-job-retry", kwargs={"job_id": job.pk})
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(retry)
+    assert response.status_code == 302 and response["Location"] == url(project) + "#assist-backend"
+    job.refresh_from_db()
+    # the backend still fails: the job is done, the question counted as failed, served without a suggestion
+    assert (job.status, job.result) == ("done", {"suggested": 0, "failed": 1})
+    login(client, annotator)
+    assert client.get(progress).status_code == 403
+    assert client.post(url(project, "quality-suggestions")).status_code == 403
+    login(client, UserFactory(username="stranger"))
+    assert client.get(progress).status_code == 404
+
+
+def test_without_a_backend_the_button_says_what_to_set(project, lead, client):
+    login(client, lead)
+    response = client.post(url(project, "quality-suggestions"), follow=True)
+    assert "Set the backend&#x27;s address (assist_url) first." in response.content.decode()
