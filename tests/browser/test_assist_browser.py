@@ -8,6 +8,7 @@ import pytest
 
 from annotation.models import Answer, Suggestion, SuggestionStatus, SuggestionUse
 from tests.browser.conftest import add_question, generated_screens, list_rows, shoot
+from tests.browser.test_workspace_browser import Tally
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -47,13 +48,17 @@ def test_one_key_accepts_the_suggested_element_and_the_answer_says_so(demo, new_
     assert _rows(page) == []
     # one key puts it in the answer; the dashed box goes (it is an element now)
     page.locator("#question-text").blur()
-    page.keyboard.press("g")
+    tally = Tally(page)
+    tally.press("g")
     assert _rows(page) == [preview.text]
     assert page.locator("[data-testid=suggested-box]").count() == 0
-    page.keyboard.press("Alt+w")
-    page.keyboard.type(f"{name.text} wrote {preview.text}.")
-    page.keyboard.press("Control+Enter")
+    tally.press("Alt+w")
+    tally.type(f"{name.text} wrote {preview.text}.")
+    tally.press("Control+Enter")
     page.wait_for_selector(NOTHING)
+    # what it took (docs/assist.md): no click, three keys, the full answer typed; without a suggestion the
+    # same one-element answer takes a click and two keys (test_workspace_browser's tally, docs/ux.md)
+    assert tally.counts() == {"clicks": 0, "drags": 0, "keys": 3, "typed": len(f"{name.text} wrote {preview.text}.")}
     answer = Answer.objects.get(question=question)
     assert answer.suggestion_use == SuggestionUse.ACCEPTED
     assert [(e.vh_index, e.text) for e in answer.elements.all()] == [(preview.vh_index, preview.text)]
