@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from django.utils import timezone
 
@@ -167,6 +169,12 @@ def test_many_votes_on_one_item_do_not_underflow():
     result = dawid_skene(votes)
     assert result.labels == {1: "yes", 2: "no"}
     assert sum(result.posteriors[1].values()) == pytest.approx(1)
+    # 600 coin-flipping workers on each of ten items: every class's likelihood is about 0.5^600, far under
+    # the smallest float; only the step to the best class's log (``v - top``) keeps the posteriors finite
+    rng = random.Random(3)
+    coins = [(item, f"w{n}", rng.choice(["a", "b"])) for item in range(10) for n in range(600)]
+    flipped = dawid_skene(coins)
+    assert all(sum(p.values()) == pytest.approx(1) for p in flipped.posteriors.values())
 
 
 def test_a_majority_is_more_than_half():
@@ -177,6 +185,8 @@ def test_a_majority_is_more_than_half():
     na, invalid = AnswerView(verdict="not_answerable"), AnswerView(verdict="invalid")
     assert majority_of([na, na, na, invalid], settings=settings) == {0, 1, 2}
     assert majority_of([na, na, invalid, invalid], settings=settings) == set()  # a tie
+    # a group of exactly half (the other two agree with nobody) is not a majority
+    assert majority_of([na, na, invalid, AnswerView(verdict="answered")], settings=settings) == set()
     assert majority_of([na, na, invalid], settings=settings) == {0, 1}
     assert majority_of([na, invalid], settings=settings) == set()
 
