@@ -199,16 +199,17 @@ def test_the_control_accuracy_finding_reads_this_standings_last_ten_control_resu
     elsewhere = ProjectFactory(slug="elsewhere")
     project.monitoring_threshold, project.monitoring_evidence = 0.91237, 4.0
     project.save()
-    # decoys, all wrong, made first: another project's, another annotator's, another stage's, a qualification item
+    # annie's control items: one wrong long ago, then ten: 7 right, 3 wrong
+    control(project, annie, correct=False)
+    for correct in [True] * 7 + [False] * 3:
+        control(project, annie, correct=correct)
+    # decoys, all wrong, made last (the read takes the newest): another project's, another annotator's,
+    # another stage's, a qualification item
     control(elsewhere, annie, correct=False)
     control(project, bob, correct=False)
     other_stage = control(project, annie, correct=False)
     ControlResult.objects.filter(pk=other_stage.pk).update(stage="answers")
     control(project, annie, correct=False, purpose=Purpose.QUALIFICATION, attempt=1)
-    # annie's control items: one wrong long ago, then ten: 7 right, 3 wrong
-    control(project, annie, correct=False)
-    for correct in [True] * 7 + [False] * 3:
-        control(project, annie, correct=correct)
     row = standing(project, annie, evidence=4.5)
     finding = rules.control_accuracy(_seen(project, work(project, annie), standing=row))
     assert finding == Finding(
