@@ -31,6 +31,7 @@ from annotation.selectors.screens import candidates_aggregated
 from pipeline.engine.services import _claim_build
 from pipeline.stages.registry import stage_get
 from tests.factories import ProjectFactory
+from tests.pipeline.bulk import clone_questions, clone_screens
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = [
@@ -43,44 +44,6 @@ MANY = 6000  # per bulk of rows that must not be walked
 _plan_names = itertools.count()
 
 
-def _clone_screens(template_id: int, count: int, *, project_id: int, state: str, sampled: bool = False) -> None:
-    """``count`` copies of a screen in one statement, with random keys (set-based: fast)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            INSERT INTO annotation_screen (project_id, app_id, rico_id, activity_name, image, width, height, vh,
-                device_width, device_height, content_sha256, overlay, state, exclusion_reason, excluded_from,
-                split, not_answerable_sampled, imported_at, queue_key)
-            SELECT %s, s.app_id, s.rico_id || '-' || %s || '-' || g, s.activity_name, s.image, s.width, s.height,
-                '{}'::jsonb, s.device_width, s.device_height, s.content_sha256, s.overlay, %s,
-                CASE WHEN %s = 'excluded' THEN 'rule' ELSE '' END, '', 'train', %s, s.imported_at,
-                floor(random() * 2147483648)::integer
-            FROM annotation_screen s, generate_series(1, %s) g
-            WHERE s.id = %s
-            """,
-            [project_id, state, state, state, sampled, count, template_id],
-        )
-
-
-def _clone_questions(template_id: int, screen_state: str, project_id: int, state: str) -> None:
-    """One question per screen of ``project_id`` in ``screen_state``, in ``state``."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            INSERT INTO annotation_question (screen_id, author_id, origin_id, source, position, text, final_text,
-                state, answers_needed, answers_done, drop_reason, dropped_from, withdrawn_by_id, flag_reason,
-                flagged_by_id, agreement, short_answers, short_answers_source, short_answers_reviewed_by_id,
-                created_at, queue_key)
-            SELECT s.id, NULL, NULL, q.source, 0, q.text, '', %s, q.answers_needed, q.answers_needed, '', '', NULL,
-                '', NULL, '', '[]'::jsonb, '', NULL, q.created_at, floor(random() * 2147483648)::integer
-            FROM annotation_screen s, annotation_question q
-            WHERE s.project_id = %s AND s.state = %s AND q.id = %s
-                AND NOT EXISTS (SELECT 1 FROM annotation_question x WHERE x.screen_id = s.id)
-            """,
-            [state, project_id, screen_state, template_id],
-        )
-
-
 @pytest.fixture
 def crowded(project):
     """``project`` with a few waiting units per stage, buried among many rows the claims must skip."""
@@ -88,16 +51,16 @@ def crowded(project):
     for state in (ScreenState.PREFILTER, ScreenState.QUESTIONS_1, ScreenState.QUESTIONS_2):
         screens(project, 3, state=state, candidates=1)
         # another project's screens, waiting in the same state
-        _clone_screens(screens(other, 1, state=state, candidates=0)[0].pk, MANY, project_id=other.pk, state=state)
+        clone_screens(screens(other, 1, state=state, candidates=0)[0].pk, MANY, project_id=other.pk, state=state)
     sampled = screens(project, 3, state=ScreenState.ANSWERING, split="train", not_answerable_sampled=True)
     question = answering_question(sampled[0], needed=3)
     # the project's own finished screens (and answering ones not sampled for not-answerable),
     # each with an answered question
     template = screens(project, 1, state=ScreenState.NO_QUESTIONS, candidates=0)[0].pk
     for state in (ScreenState.NO_QUESTIONS, ScreenState.EXCLUDED, ScreenState.ANSWERING):
-        _clone_screens(template, MANY, project_id=project.pk, state=state)
-    _clone_questions(question.pk, ScreenState.ANSWERING, project.pk, QuestionState.ANSWERED)
-    _clone_questions(question.pk, ScreenState.NO_QUESTIONS, project.pk, QuestionState.KEPT)
+        clone_screens(template, MANY, project_id=project.pk, state=state)
+    clone_questions(question.pk, ScreenState.ANSWERING, project.pk, QuestionState.ANSWERED)
+    clone_questions(question.pk, ScreenState.NO_QUESTIONS, project.pk, QuestionState.KEPT)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_screen")
         cursor.execute("ANALYZE annotation_question")

@@ -20,7 +20,7 @@ from django.utils import timezone
 from annotation.models import Assignment, AssignmentStatus, Purpose, ScreenState
 from pipeline.quality.gold import gold_promotable, gold_promotable_query
 from tests.factories import ProjectFactory
-from tests.pipeline.engine.test_claim_plan import _clone_screens
+from tests.pipeline.bulk import clone_screens
 from tests.pipeline.stages.helpers import member, screens
 
 pytestmark = [
@@ -62,10 +62,10 @@ def test_the_promotable_submissions_walk_the_newest_index_and_stop_after_a_page(
     # given thousands of submitted judgments in this project and in another, and leases
     judge, leaser = member(project, "judge"), member(project, "leaser")
     (template,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
-    _clone_screens(template.pk, MANY, project_id=project.pk, state=ScreenState.QUESTIONS_1)
+    clone_screens(template.pk, MANY, project_id=project.pk, state=ScreenState.QUESTIONS_1)
     other = ProjectFactory(slug="other")
     (far,) = screens(other, 1, state=ScreenState.QUESTIONS_1)
-    _clone_screens(far.pk, MANY, project_id=other.pk, state=ScreenState.QUESTIONS_1)
+    clone_screens(far.pk, MANY, project_id=other.pk, state=ScreenState.QUESTIONS_1)
     assert _submissions(project, judge) == MANY + 1
     _submissions(other, judge)
     _submissions(project, leaser, status=AssignmentStatus.LEASED)
