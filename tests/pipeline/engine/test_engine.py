@@ -5,23 +5,50 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
-from annotation.models import Assignment, AssignmentStatus, Question, ScreenState
+from annotation.db import compiled
+from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    ControlResult,
+    GoldItem,
+    Membership,
+    Purpose,
+    Question,
+    ScreenState,
+    Standing,
+    StandingStatus,
+)
 from pipeline.engine import (
+    assignment_double_leases,
+    assignment_draft_save,
+    assignment_expire_leases,
+    assignment_extend,
     assignment_next,
+    assignment_next_by_slug,
+    assignment_payload,
     assignment_release,
     assignment_result,
     assignment_skip,
     assignment_submit,
     stages_for_user,
+    work_payload,
 )
-from tests.factories import UserFactory
+from pipeline.engine.services import _next, _still_open, member_context_get
+from pipeline.quality.standing import StandingBrief
+from pipeline.stages.registry import stage_get
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+from tests.pipeline.quality.builders import RIGHT, gold_prefilter, rule_pause
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db
 BODY = {"questions": ["What is the title?"]}
+CLAIM = ("first", ("claim", ("questions-1", "from")))  # the compiled claim from the pivot
 
 
 def run_out(assignment):
@@ -212,3 +239,644 @@ def test_the_fresh_recheck_sees_a_lease_taken_after_the_claim(project, stage):
     # then the re-check says it is no longer open to a, and a's next finds nothing
     assert not _still_open(stage=definition, project=project, user=a, now=now, unit=unit)
     assert assignment_next(project=project, user=a, stage=stage) is None
+
+
+# --- the survivors of mutation testing (docs/mutation.md) ---
+
+
+def lease_by_hand(project, user, screen, stage="questions-1", **kw):
+    """A live lease made by hand (no queue, no check)."""
+    return Assignment.objects.create(
+        project=project,
+        stage=stage,
+        screen=screen,
+        annotator=user,
+        lease_expires_at=timezone.now() + timedelta(minutes=30),
+        **kw,
+    )
+
+
+def test_member_context_reads_the_callers_own_open_lease_and_standing_of_the_stage(project):
+    # given the member-open statement forgotten (so that this test compiles it)
+    compiled.forget(("first", ("member-open", "questions-1")))
+    other = ProjectFactory(slug="other")
+    a, b = member(project, "a"), member(project, "b")
+    MembershipFactory(project=other, user=a)
+    decoy_screens = screens(other, 1, state=ScreenState.QUESTIONS_1)
+    made = screens(project, 4, state=ScreenState.QUESTIONS_1)
+    now = timezone.now()
+    # decoys made first: a's lease in another project and in another stage, b's lease of the stage,
+    # a's lease of the stage that ended, and a's standings elsewhere
+    lease_by_hand(other, a, decoy_screens[0])
+    lease_by_hand(project, a, made[0], stage="questions-2")
+    lease_by_hand(project, b, made[1])
+    lease_by_hand(project, a, made[2], status=AssignmentStatus.EXPIRED)
+    Standing.objects.create(project=other, user=a, stage="questions-1", status=StandingStatus.PAUSED)
+    Standing.objects.create(project=project, user=a, stage="questions-2", status=StandingStatus.NOT_QUALIFIED)
+    Standing.objects.create(project=project, user=b, stage="questions-1", status=StandingStatus.QUALIFYING)
+    # when a has no open lease nor standing of the stage, then neither is read
+    context = member_context_get(slug="demo", user=a, stage="questions-1")
+    assert (context.project.pk, context.project.slug) == (project.pk, "demo")
+    assert (context.membership.user_id, context.membership.project_id) == (a.pk, project.pk)
+    assert context.membership.project is context.project
+    assert (context.open, context.standing) == (None, None)
+    # when a holds two leases of the stage (the later made first) and a standing in it
+    later = lease_by_hand(project, a, made[3])
+    earlier = lease_by_hand(project, a, made[2])
+    Assignment.objects.filter(pk=later.pk).update(created_at=now)
+    Assignment.objects.filter(pk=earlier.pk).update(created_at=now - timedelta(minutes=1))
+    Standing.objects.create(
+        project=project,
+        user=a,
+        stage="questions-1",
+        status=StandingStatus.ACTIVE,
+        attempt=2,
+        items_done=7,
+        controls_done=3,
+        evidence=1.5,
+    )
+    context = member_context_get(slug="demo", user=a, stage="questions-1")
+    # then the open one is the earliest made, and the standing is a's own in the stage
+    assert context.open == (earlier.pk, earlier.lease_expires_at)
+    assert context.standing == StandingBrief(StandingStatus.ACTIVE, 2, 7, 3, 1.5)
+
+
+def test_member_context_refuses_strangers_and_reads_a_site_admins_open_lease(project):
+    # given the member-open statement forgotten; a non-member, an unknown slug, an anonymous caller
+    compiled.forget(("first", ("member-open", "questions-1")))
+    a = member(project, "a")
+    stranger = UserFactory(username="stranger")
+    with pytest.raises(NotFoundError, match=r"^Project not found\.$"):
+        member_context_get(slug="demo", user=stranger, stage="questions-1")
+    with pytest.raises(NotFoundError, match=r"^Project not found\.$"):
+        member_context_get(slug="nowhere", user=a, stage="questions-1")
+    with pytest.raises(NotFoundError, match=r"^Project not found\.$"):
+        member_context_get(slug="demo", user=AnonymousUser(), stage="questions-1")
+    # a site admin needs no membership, but a project that exists
+    admin = UserFactory(username="root", is_superuser=True)
+    with pytest.raises(NotFoundError, match=r"^Project not found\.$"):
+        member_context_get(slug="nowhere", user=admin, stage="questions-1")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    held = lease_by_hand(project, admin, screen)
+    context = member_context_get(slug="demo", user=admin, stage="questions-1")
+    assert (context.project.pk, context.membership, context.open) == (
+        project.pk,
+        None,
+        (held.pk, held.lease_expires_at),
+    )
+    assert context.standing is True
+
+
+def test_an_own_lease_that_ran_out_is_renewed_when_nobody_took_it(project):
+    # given a's lease whose time ran out, nobody having taken the screen (both ways of asking)
+    a = member(project, "a")
+    screens(project, 2, state=ScreenState.QUESTIONS_1)
+    for ask in (
+        lambda: assignment_next(project=project, user=a, stage="questions-1"),
+        lambda: assignment_next_by_slug(slug="demo", user=a, stage="questions-1").assignment,
+    ):
+        lease = ask()
+        run_out(lease)
+        # when a asks again, then a gets the same assignment with a fresh lease, stored
+        again = ask()
+        assert (again.pk, again.status) == (lease.pk, AssignmentStatus.LEASED)
+        assert again.lease_expires_at > timezone.now() + timedelta(minutes=29)
+        lease.refresh_from_db()
+        assert lease.lease_expires_at > timezone.now() + timedelta(minutes=29)
+        assignment_submit(assignment_id=lease.pk, user=a, data=BODY)
+
+
+def test_extend_refuses_a_closed_assignment_in_words(project):
+    # given a submitted assignment, when its lease is extended, then a conflict naming its status
+    a = member(project, "a")
+    screens(project, 1, state=ScreenState.QUESTIONS_1)
+    lease = assignment_next(project=project, user=a, stage="questions-1")
+    assignment_submit(assignment_id=lease.pk, user=a, data=BODY)
+    with pytest.raises(ConflictError) as err:
+        assignment_extend(assignment_id=lease.pk, user=a)
+    assert err.value.message == "This assignment is submitted; ask for new work instead."
+    assert err.value.extra == {"status": "submitted"}
+
+
+def controls_only(project):
+    """Every lease of an active annotator a control item, beside two real screens that wait."""
+    screens(project, 2)
+    project.control_rate = project.control_rate_new = 1.0
+    project.save(update_fields=["control_rate", "control_rate_new"])
+
+
+def control_lease(project, user):
+    """``user`` (made active in pre-filtering) leases a control item."""
+    Standing.objects.get_or_create(
+        project=project, user=user, stage="prefilter", defaults={"status": StandingStatus.ACTIVE}
+    )
+    lease = assignment_next(project=project, user=user, stage="prefilter")
+    assert lease is not None and lease.purpose == Purpose.CONTROL
+    return lease
+
+
+def test_expiring_leases_scores_the_gold_items_left_in_this_sweep_and_project(project):
+    # given control items in two projects, and a qualification item in this one
+    other = ProjectFactory(slug="other")
+    for p in (other, project):
+        gold_prefilter(p, 3)
+        controls_only(p)
+    annie, olga, quinn, earl = (member(project, n) for n in ("annie", "olga", "quinn", "earl"))
+    MembershipFactory(project=other, user=olga)
+    elsewhere = control_lease(other, olga)  # another project's, ended in the same sweep's instant
+    earlier = control_lease(project, earl)  # this project's, ended before (no result: a decoy)
+    mine = control_lease(project, annie)
+    project.qualification_items = 2
+    project.save(update_fields=["qualification_items"])
+    qualifying = assignment_next(project=project, user=quinn, stage="prefilter")
+    assert qualifying.purpose == Purpose.QUALIFICATION
+    now = timezone.now()
+    Assignment.objects.filter(pk=elsewhere.pk).update(status=AssignmentStatus.EXPIRED, updated_at=now)
+    Assignment.objects.filter(pk=earlier.pk).update(
+        status=AssignmentStatus.EXPIRED, updated_at=now - timedelta(minutes=1)
+    )
+    Assignment.objects.filter(pk__in=[mine.pk, qualifying.pk]).update(lease_expires_at=now - timedelta(seconds=1))
+    # when this project's run-out leases expire
+    assert assignment_expire_leases(project=project, now=now) == 2
+    # then only the two gold items left in this sweep of this project count as wrong, left to expire
+    results = ControlResult.objects.order_by("assignment_id").values_list("assignment_id", "correct", "outcome")
+    assert list(results) == [(mine.pk, False, "expired"), (qualifying.pk, False, "expired")]
+    # and a sweep of every project scores the other project's too
+    assert assignment_expire_leases(now=now) == 0
+    assert ControlResult.objects.filter(assignment_id=elsewhere.pk, outcome="expired").exists()
+    assert not ControlResult.objects.filter(assignment_id=earlier.pk).exists()
+
+
+def test_giving_back_a_gold_item_counts_it_as_released_and_a_beacon_keeps_it(project):
+    # given annie's control item: leaving it untouched keeps it; giving it back scores it wrong, "released"
+    gold_prefilter(project, 3)
+    controls_only(project)
+    annie = member(project, "annie")
+    lease = control_lease(project, annie)
+    kept = assignment_release(assignment_id=lease.pk, user=annie, untouched_leave=True)
+    assert kept.status == AssignmentStatus.LEASED and not ControlResult.objects.exists()
+    gone = assignment_release(assignment_id=lease.pk, user=annie)
+    assert gone.status == AssignmentStatus.RELEASED
+    results = ControlResult.objects.values_list("assignment_id", "correct", "outcome")
+    assert list(results) == [(lease.pk, False, "released")]
+
+
+def test_the_payload_names_the_work_and_its_draft(project):
+    # given the claim compiled afresh (it reads the candidates along)
+    compiled.forget(CLAIM)
+    a = member(project, "a")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    work = assignment_next_by_slug(slug="demo", user=a, stage="questions-1")
+    # then the payload names the assignment, its stage and status, the screen with the candidates
+    # the claim read, and an empty draft; once a draft is saved, that draft
+    payload = work_payload(work=work)
+    assert (payload["id"], payload["stage"], payload["status"], payload["draft"]) == (
+        work.assignment.pk,
+        "questions-1",
+        "leased",
+        {},
+    )
+    assert payload["screen"]["rico_id"] == screen.rico_id
+    assert [c["text"] for c in payload["screen"]["candidates"]] == [f"Label {k} of {screen.rico_id}" for k in (1, 2, 3)]
+    saved = assignment_draft_save(assignment_id=work.assignment.pk, user=a, draft={"questions": ["Half"]})
+    assert assignment_payload(assignment=saved)["draft"] == {"questions": ["Half"]}
+
+
+def test_stages_for_user_takes_control_items_off_available_down_to_zero(project):
+    # given two real prefilter screens and gold items served as control items only
+    gold_prefilter(project, 3)
+    controls_only(project)
+    annie = member(project, "annie")
+    # when annie holds one control item, then one of the two is off her figure
+    first = control_lease(project, annie)
+    rows = {row["stage"]: row for row in stages_for_user(project=project, user=annie)}
+    assert (rows["prefilter"]["available"], rows["prefilter"]["open_assignment"]) == (1, first.pk)
+    assert rows["prefilter"]["done_today"] == 0
+    assert rows["prefilter"]["standing"].status == StandingStatus.ACTIVE
+    # when she has done three, then the figure stops at zero
+    for _ in range(3):
+        lease = assignment_next(project=project, user=annie, stage="prefilter")
+        assert lease.purpose == Purpose.CONTROL
+        assignment_submit(assignment_id=lease.pk, user=annie, data={**RIGHT, "note": ""})
+    rows = {row["stage"]: row for row in stages_for_user(project=project, user=annie)}
+    assert (rows["prefilter"]["available"], rows["prefilter"]["open_assignment"]) == (0, None)
+    assert rows["prefilter"]["done_today"] == 3
+
+
+def test_stages_for_user_names_the_callers_oldest_open_lease_of_each_stage(project):
+    # given a's two open leases of pass 1 (the newer made first), and leases that are not a's open ones here
+    other = ProjectFactory(slug="other")
+    a, b = member(project, "a"), member(project, "b")
+    MembershipFactory(project=other, user=a)
+    (elsewhere,) = screens(other, 1, state=ScreenState.QUESTIONS_2)
+    made = screens(project, 4, state=ScreenState.QUESTIONS_1)
+    now = timezone.now()
+    # decoys first: a's lease in another project, b's lease, a's submitted and expired work
+    lease_by_hand(other, a, elsewhere, stage="questions-2")
+    lease_by_hand(project, b, made[0], stage="questions-2")
+    lease_by_hand(project, a, made[1], stage="questions-2", status=AssignmentStatus.EXPIRED)
+    newer = lease_by_hand(project, a, made[2])
+    older = lease_by_hand(project, a, made[3])
+    Assignment.objects.filter(pk=newer.pk).update(created_at=now)
+    Assignment.objects.filter(pk=older.pk).update(created_at=now - timedelta(minutes=1))
+    # when a's stages are listed, then only pass 1 names an open lease: the oldest
+    rows = {row["stage"]: row for row in stages_for_user(project=project, user=a)}
+    assert {stage: row["open_assignment"] for stage, row in rows.items()} == {
+        "prefilter": None,
+        "questions-1": older.pk,
+        "questions-2": None,
+        "answers": None,
+        "not-answerable": None,
+    }
+    assert {row["label"] for row in rows.values()} >= {"Questions, pass 1"}
+
+
+def work_span(project, user, screen, *, stage="questions-1", start, end, status="leased", updated=None, **kw):
+    """An assignment made by hand that began at ``start`` with its lease running to ``end``."""
+    made = Assignment.objects.create(
+        project=project,
+        stage=stage,
+        screen=screen,
+        annotator=user,
+        status=status,
+        lease_expires_at=end,
+        submitted_at=updated if status == "submitted" else None,
+        **kw,
+    )
+    Assignment.objects.filter(pk=made.pk).update(created_at=start, updated_at=updated or start)
+    return made
+
+
+def test_double_leases_end_a_finished_lease_when_it_finished_and_a_live_one_at_its_expiry(project):
+    a, b = member(project, "a"), member(project, "b")
+    t = timezone.now()
+    one, two, three, four = screens(project, 4, state=ScreenState.QUESTIONS_1)
+    # a submitted at t+1 of a lease to t+30; b leased at t+5: no overlap
+    work_span(
+        project, a, one, start=t, end=t + timedelta(minutes=30), status="submitted", updated=t + timedelta(minutes=1)
+    )
+    work_span(project, b, one, start=t + timedelta(minutes=5), end=t + timedelta(minutes=35))
+    assert assignment_double_leases(project=project) == 0
+    # an expired lease held its unit until its expiry, whenever it was marked
+    work_span(
+        project, a, two, start=t, end=t + timedelta(minutes=30), status="expired", updated=t + timedelta(minutes=1)
+    )
+    work_span(project, b, two, start=t + timedelta(minutes=5), end=t + timedelta(minutes=35))
+    assert assignment_double_leases(project=project) == 1
+    # a lease that ends the instant the next begins does not overlap it
+    work_span(
+        project, a, three, start=t, end=t + timedelta(minutes=5), status="released", updated=t + timedelta(minutes=5)
+    )
+    work_span(project, b, three, start=t + timedelta(minutes=5), end=t + timedelta(minutes=35))
+    assert assignment_double_leases(project=project) == 1
+    # a released lease ended when it was given back, before its expiry
+    work_span(
+        project, a, four, start=t, end=t + timedelta(minutes=30), status="released", updated=t + timedelta(minutes=2)
+    )
+    work_span(project, b, four, start=t + timedelta(minutes=3), end=t + timedelta(minutes=35))
+    assert assignment_double_leases(project=project) == 1
+
+
+def test_double_leases_count_per_stage_and_unit_against_its_capacity(project):
+    # given leases that overlap in time, made by hand
+    users = [member(project, f"u{k}") for k in range(4)]
+    other = ProjectFactory(slug="other")
+    t = timezone.now()
+    end = t + timedelta(minutes=30)
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    # pass 1 and pass 2 of one screen at once: two units
+    work_span(project, users[0], screen, start=t, end=end)
+    work_span(project, users[1], screen, stage="questions-2", start=t, end=end)
+    # another project's overlap is not this one's
+    (theirs,) = screens(other, 1, state=ScreenState.QUESTIONS_1)
+    work_span(other, users[0], theirs, start=t, end=end, status="expired")
+    work_span(other, users[1], theirs, start=t, end=end)
+    # a gold item served to two people at once is not a unit held twice (nor beside its real work)
+    gold = GoldItem.objects.create(project=project, stage="questions-1", screen=screen, answer={"questions": ["Q?"]})
+    for user in users[2:]:
+        work_span(project, user, screen, start=t, end=end, purpose=Purpose.CONTROL, gold=gold)
+    assert assignment_double_leases(project=project) == 0
+    # a question needing two answers holds two answerers, not three
+    (answering,) = screens(project, 1)
+    question = answering_question(answering, needed=2)
+    for user in users[:2]:
+        work_span(project, user, answering, stage="answers", question=question, start=t, end=end)
+    assert assignment_double_leases(project=project) == 0
+    work_span(project, users[2], answering, stage="answers", question=question, start=t, end=end)
+    assert assignment_double_leases(project=project) == 1
+    # prefilter holds as many judges as the project asks for
+    (judged,) = screens(project, 1)
+    for user in users[: project.prefilter_judgments]:
+        work_span(project, user, judged, stage="prefilter", start=t, end=end)
+    assert assignment_double_leases(project=project) == 1
+    work_span(project, users[project.prefilter_judgments], judged, stage="prefilter", start=t, end=end)
+    assert assignment_double_leases(project=project) == 2
+
+
+def test_a_lease_taken_by_another_request_of_the_caller_meanwhile_is_returned(project):
+    # given a's open lease, made after a request of a's read that a held nothing (the claim compiled afresh)
+    compiled.forget(CLAIM)
+
+    a = member(project, "a")
+    screens(project, 2, state=ScreenState.QUESTIONS_1)
+    held = assignment_next(project=project, user=a, stage="questions-1")
+    membership = Membership.objects.get(project=project, user=a)
+    # when that request goes on (as if its read came before the lease): the claim finds nothing
+    work = _next(stage=stage_get("questions-1"), project=project, membership=membership, user=a, brief=None)
+    # then it returns the lease the other request took, and leases nothing more
+    assert work.assignment.pk == held.pk
+    assert Assignment.objects.filter(annotator=a).count() == 1
+    # and once that lease ran out, it is renewed rather than a second one taken
+    run_out(held)
+    work = _next(stage=stage_get("questions-1"), project=project, membership=membership, user=a, brief=None)
+    assert work.assignment.pk == held.pk and work.assignment.lease_expires_at > timezone.now()
+    assert Assignment.objects.filter(annotator=a).count() == 1
+
+
+def test_a_control_item_is_a_lease_of_the_gold_screen_counted_as_served(project, django_assert_num_queries):
+    # given gold items, served as control items beside real work
+    golds = gold_prefilter(project, 1)
+    controls_only(project)
+    annie = member(project, "annie")
+    # when annie asks for work
+    lease = control_lease(project, annie)
+    # then she holds a lease of the gold item's screen, the item counted as served once
+    assert (lease.gold_id, lease.screen_id, lease.attempt, lease.status) == (
+        golds[0].pk,
+        golds[0].screen_id,
+        0,
+        AssignmentStatus.LEASED,
+    )
+    golds[0].refresh_from_db()
+    assert golds[0].exposures == 1
+    # and its screen came loaded with the project: the payload only reads the candidates
+    with django_assert_num_queries(1):
+        payload = assignment_payload(assignment=lease)
+    assert payload["screen"]["rico_id"] == golds[0].screen.rico_id
+
+
+def test_a_control_item_waits_for_real_work_but_a_qualification_item_does_not(project):
+    # given gold items and no real work waiting in pre-filtering
+    gold_prefilter(project, 2)
+    project.control_rate = project.control_rate_new = 1.0
+    project.save(update_fields=["control_rate", "control_rate_new"])
+    annie, quinn = member(project, "annie"), member(project, "quinn")
+    Standing.objects.create(project=project, user=annie, stage="prefilter", status=StandingStatus.ACTIVE)
+    # when an active annotator asks, then there is nothing (a lease could only be a control item)
+    assert assignment_next(project=project, user=annie, stage="prefilter") is None
+    # when a newcomer qualifies on two items, then they get their set all the same, in attempt 1
+    project.qualification_items = 2
+    project.save(update_fields=["qualification_items"])
+    lease = assignment_next(project=project, user=quinn, stage="prefilter")
+    assert (lease.purpose, lease.attempt) == (Purpose.QUALIFICATION, 1)
+
+
+def test_a_writer_qualifying_by_review_gets_leases_marked_for_review(project, django_assert_num_queries):
+    # given a new writer (qualifying by review) and a lead, the claim compiled afresh
+    compiled.forget(CLAIM)
+    a = member(project, "a")
+    lead = member(project, "lead", role="lead")
+    screens(project, 2, state=ScreenState.QUESTIONS_1, candidates=2)
+    work = assignment_next_by_slug(slug="demo", user=a, stage="questions-1")
+    assert Assignment.objects.get(pk=work.assignment.pk).review_state == "sampled"
+    lead_work = assignment_next_by_slug(slug="demo", user=lead, stage="questions-1")
+    assert Assignment.objects.get(pk=lead_work.assignment.pk).review_state == ""
+    # the lease came with its screen, project and candidates: its payload needs no query
+    with django_assert_num_queries(0):
+        payload = work_payload(work=work)
+    assert len(payload["screen"]["candidates"]) == 2
+
+
+def test_a_lease_a_constraint_refuses_is_a_conflict_and_nothing_is_written(project):
+    # given a screen in pass 2 whose pass-1 lease a still holds (made by hand: the race the checks miss)
+    a = member(project, "a")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_2)
+    lease_by_hand(project, a, screen, stage="questions-1")
+    # when a asks for pass 2, then the constraint's refusal is a conflict in words, and no lease is made
+    with pytest.raises(ConflictError) as err:
+        assignment_next(project=project, user=a, stage="questions-2")
+    assert err.value.message == "Somebody took this work at the same moment; ask again."
+    assert not Assignment.objects.filter(stage="questions-2").exists()
+
+
+def test_a_submit_a_constraint_refuses_is_kept_as_a_draft(project):
+    # given a's lease, and b's pass 1 of the same screen submitted meanwhile (by hand)
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    lease = assignment_next(project=project, user=a, stage="questions-1")
+    Assignment.objects.create(
+        project=project,
+        stage="questions-1",
+        screen=screen,
+        annotator=b,
+        status="submitted",
+        lease_expires_at=timezone.now(),
+        submitted_at=timezone.now(),
+    )
+    # when a submits, then it is a conflict in words, nothing written, and a's content is a's draft
+    with pytest.raises(ConflictError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data=BODY)
+    assert err.value.message == (
+        "This submission conflicts with another one made at the same moment; it is kept as a draft."
+    )
+    assert err.value.extra == {"draft_saved": True}
+    lease.refresh_from_db()
+    assert (lease.status, lease.draft) == (AssignmentStatus.LEASED, BODY)
+    assert not Question.objects.exists()
+
+
+LOST = (
+    "Your lease ended and this work went to someone else (or is complete). "
+    "Your content is kept as this assignment's draft."
+)
+
+
+def test_submit_refusals_in_words(project):
+    # a body that is not an object, other content for a submitted assignment, a lease someone else took
+    a, b = member(project, "a"), member(project, "b")
+    screens(project, 2, state=ScreenState.QUESTIONS_1)
+    lease = assignment_next(project=project, user=a, stage="questions-1")
+    with pytest.raises(ApplicationError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data="text")  # type: ignore[arg-type]
+    assert (err.value.message, err.value.field) == ("The submission must be a JSON object.", "body")
+    assignment_submit(assignment_id=lease.pk, user=a, data=BODY)
+    with pytest.raises(ConflictError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data={"questions": ["Other?"]})
+    assert err.value.message == "This assignment is already submitted, with other content."
+    # a lease that went to someone else
+    lost = assignment_next(project=project, user=a, stage="questions-1")
+    run_out(lost)
+    assignment_next(project=project, user=b, stage="questions-1")
+    with pytest.raises(ConflictError) as err:
+        assignment_submit(assignment_id=lost.pk, user=a, data=BODY)
+    assert (err.value.message, err.value.extra) == (LOST, {"status": "expired", "draft_saved": True})
+
+
+def test_a_gold_item_given_back_is_refused_like_lost_work(project):
+    # given annie's control item given back (scored wrong), when she submits it, then the words of lost
+    # work, her content kept as the draft and no second result
+    gold_prefilter(project, 3)
+    controls_only(project)
+    annie = member(project, "annie")
+    lease = control_lease(project, annie)
+    assignment_release(assignment_id=lease.pk, user=annie)
+    body = {**RIGHT, "note": ""}
+    with pytest.raises(ConflictError) as err:
+        assignment_submit(assignment_id=lease.pk, user=annie, data=body)
+    assert (err.value.message, err.value.extra) == (LOST, {"status": "released", "draft_saved": True})
+    lease.refresh_from_db()
+    assert (lease.status, lease.draft) == (AssignmentStatus.RELEASED, body)
+    assert ControlResult.objects.filter(assignment=lease).count() == 1
+
+
+def test_work_of_a_paused_annotator_is_refused_in_words(project):
+    # given a's lease released by a pause, when a submits it, then the refusal says why, and nothing moves
+    a = member(project, "a")
+    screens(project, 1, state=ScreenState.QUESTIONS_1)
+    lease = assignment_next(project=project, user=a, stage="questions-1")
+    rule_pause(project, a, "questions-1")  # releases a's leases
+    with pytest.raises(PermissionDeniedError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data=BODY)
+    assert err.value.message.startswith("You are paused in Questions, pass 1")
+    lease.refresh_from_db()
+    assert lease.status == AssignmentStatus.RELEASED
+
+
+@pytest.mark.parametrize("stage", ["questions-1", "answers", "prefilter"])
+def test_the_fresh_recheck_asks_about_the_claimed_unit_only(project, stage):
+    # given the re-check's statement forgotten (this test compiles it), and two units open to a
+
+    compiled.forget(("first", ("exists", ("still-open", stage))))
+    a, b = member(project, "a"), member(project, "b")
+    state = {"questions-1": ScreenState.QUESTIONS_1, "prefilter": ScreenState.PREFILTER}.get(stage)
+    made = screens(project, 2, state=state or ScreenState.QUESTIONS_1)
+    units = [answering_question(s, needed=1) for s in made] if stage == "answers" else made
+    definition, now = stage_get(stage), timezone.now()
+    # when b leases one of them
+    taken = assignment_next(project=project, user=b, stage=stage)
+    held = taken.question_id if stage == "answers" else taken.screen_id
+    (free,) = [unit for unit in units if unit.pk != held]
+    # then that one is no longer open to a, the other still is
+    assert not _still_open(stage=definition, project=project, user=a, now=now, unit=taken.question or taken.screen)
+    assert _still_open(stage=definition, project=project, user=a, now=now, unit=free)
+
+
+def test_the_claim_serves_from_the_pivot_at_or_after_it_then_wraps_around(project, monkeypatch):
+    # given three screens with keys 0, 5 and 9 (the claim from the pivot compiled afresh)
+    compiled.forget(CLAIM)
+    compiled.forget(("first", ("claim", "questions-1")))
+    made = screens(project, 3, state=ScreenState.QUESTIONS_1)
+    for screen, key in zip(made, (0, 5, 9), strict=True):
+        type(screen).objects.filter(pk=screen.pk).update(queue_key=key)
+    users = [member(project, f"u{k}") for k in range(4)]
+
+    def ask(user, pivot):
+        monkeypatch.setattr("pipeline.engine.services._pivot", lambda: pivot)
+        lease = assignment_next(project=project, user=user, stage="questions-1")
+        return None if lease is None else lease.screen_id
+
+    # when the pivot is a unit's key, that unit is served; else the first after it
+    assert ask(users[0], 5) == made[1].pk
+    assert ask(users[1], 6) == made[2].pk
+    # when nothing is left at or after the pivot (1), the queue's head from the start (key 0)
+    assert ask(users[2], 1) == made[0].pk
+    # and when nothing is left at all, nothing
+    assert ask(users[3], 0) is None
+
+
+def test_the_claim_is_empty_only_for_the_callers_own_open_lease_of_the_stage(project):
+    # given the claim compiled afresh, and a's leases elsewhere and b's here (made first)
+    compiled.forget(CLAIM)
+    other = ProjectFactory(slug="other")
+    a, b = member(project, "a"), member(project, "b")
+    MembershipFactory(project=other, user=a)
+    (elsewhere,) = screens(other, 1, state=ScreenState.QUESTIONS_1)
+    made = screens(project, 4, state=ScreenState.QUESTIONS_1)
+    lease_by_hand(other, a, elsewhere)
+    lease_by_hand(project, a, made[0], stage="prefilter")
+    lease_by_hand(project, b, made[1])
+    lease_by_hand(project, a, made[2], status=AssignmentStatus.EXPIRED)
+    # when a asks for pass 1 here, then a gets the queue's first screen b does not hold
+    lease = assignment_next(project=project, user=a, stage="questions-1")
+    assert lease.screen_id == made[0].pk
+
+
+def test_run_out_leases_of_other_units_and_stages_cost_no_update(project):
+    # given the claim compiled afresh; a first lease's statements counted with no run-out lease anywhere
+    compiled.forget(CLAIM)
+    other = ProjectFactory(slug="other")
+    a, b, c = member(project, "a"), member(project, "b"), member(project, "c")
+    MembershipFactory(project=other, user=c)
+    made = screens(project, 2, state=ScreenState.QUESTIONS_1)
+    (elsewhere,) = screens(other, 1, state=ScreenState.QUESTIONS_1)
+    with CaptureQueriesContext(connection) as before:
+        assert assignment_next(project=project, user=a, stage="questions-1").screen_id == made[0].pk
+    # given run-out leases: pass 2 of the next screen, pass 1 of another project's screen
+    run_out(lease_by_hand(project, c, made[1], stage="questions-2"))
+    run_out(lease_by_hand(other, c, elsewhere))
+    # when b leases that next screen, then it costs the same statements (no UPDATE of run-out leases)
+    with CaptureQueriesContext(connection) as after:
+        assert assignment_next(project=project, user=b, stage="questions-1").screen_id == made[1].pk
+    assert len(after) == len(before), [q["sql"][:60] for q in after]
+
+
+def test_answers_outside_the_answer_pool_are_refused_before_anything_is_leased(project):
+    # given a member outside the answer pool and a question waiting, both ways of asking are refused
+    writer_only = member(project, "w", pool=False)
+    (screen,) = screens(project, 1)
+    answering_question(screen)
+    with pytest.raises(PermissionDeniedError):
+        assignment_next(project=project, user=writer_only, stage="answers")
+    with pytest.raises(PermissionDeniedError):
+        assignment_next_by_slug(slug="demo", user=writer_only, stage="answers")
+    assert not Assignment.objects.exists()
+
+
+def test_a_lease_that_ended_between_the_read_and_the_lock_gives_way_to_new_work(project):
+    # given a request that read an open lease of a's whose time ran out, and that lease gone meanwhile
+    compiled.forget(CLAIM)
+    a = member(project, "a")
+    made = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    membership = Membership.objects.get(project=project, user=a)
+    gone = (10**9, timezone.now() - timedelta(seconds=1))
+    # when the request goes on, then it leases the queue's head (the caller holds nothing now)
+    work = _next(stage=stage_get("questions-1"), project=project, membership=membership, user=a, brief=gone)
+    assert (work.assignment.screen_id, work.assignment.purpose) == (made[0].pk, Purpose.WORK)
+
+
+def test_a_lease_that_ended_meanwhile_gives_way_to_a_control_item_too(project):
+    # the same for an active annotator whose every lease is a control item
+    gold = gold_prefilter(project, 1)
+    controls_only(project)
+    annie = member(project, "annie")
+    Standing.objects.create(project=project, user=annie, stage="prefilter", status=StandingStatus.ACTIVE)
+    membership = Membership.objects.get(project=project, user=annie)
+    gone = (10**9, timezone.now() - timedelta(seconds=1))
+    work = _next(stage=stage_get("prefilter"), project=project, membership=membership, user=annie, brief=gone)
+    assert (work.assignment.purpose, work.assignment.gold_id) == (Purpose.CONTROL, gold[0].pk)
+
+
+def test_a_skipped_gold_item_counts_as_wrong(project):
+    # given annie's control item, when she skips it, then it is scored wrong, "skipped"
+    gold_prefilter(project, 3)
+    controls_only(project)
+    annie = member(project, "annie")
+    lease = control_lease(project, annie)
+    skipped = assignment_skip(assignment_id=lease.pk, user=annie, reason="unreadable")
+    assert skipped.status == AssignmentStatus.SKIPPED
+    results = ControlResult.objects.values_list("assignment_id", "correct", "outcome")
+    assert list(results) == [(lease.pk, False, "skipped")]
+
+
+def test_next_by_slug_reads_the_standing_with_the_membership(project, django_assert_num_queries):
+    # given an active writer (their standing comes with their membership and open lease)
+    a = member(project, "a")
+    screens(project, 3, state=ScreenState.QUESTIONS_1)
+    Standing.objects.create(project=project, user=a, stage="questions-1", status=StandingStatus.ACTIVE)
+    # when they ask for work: the membership read, the savepoint, the user lock, the claim, the
+    # re-check, the lease and the release of the savepoint; nothing reads the standing again
+    with django_assert_num_queries(7):
+        work = assignment_next_by_slug(slug="demo", user=a, stage="questions-1")
+    # and asking again costs the membership read and the assignment
+    with django_assert_num_queries(2):
+        assert assignment_next_by_slug(slug="demo", user=a, stage="questions-1").assignment.pk == work.assignment.pk
