@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation.models import (
     Answer,
@@ -258,12 +258,14 @@ def _withdrawn(rows: Iterable[Withdrawn], decisions: Mapping[int, tuple[int | No
 def released_on_withdrawn_evidence(*, project: Project) -> dict[str, int]:
     """Screens with kept questions whose pre-filtering decision rested on withdrawn judgments
     (fewer judgments that count than the project takes), and their kept questions."""
+    # The withdrawn judgment is asked for in a subquery: a filter on ``judgments`` before the count would
+    # restrict the count's join to the withdrawn judgments, and every screen would count none.
+    withdrawn = PrefilterJudgment.objects.filter(screen=OuterRef("pk")).exclude(withdrawn_reason="")
     screens = list(
-        Screen.objects.filter(project=project, state=ScreenState.ANSWERING, judgments__withdrawn_reason__gt="")
+        Screen.objects.filter(Exists(withdrawn), project=project, state=ScreenState.ANSWERING)
         .annotate(counting=Count("judgments", filter=Q(judgments__withdrawn_reason=""), distinct=True))
         .filter(counting__lt=project.prefilter_judgments)
         .values_list("pk", flat=True)
-        .distinct()
     )
     kept = Question.objects.filter(screen_id__in=screens, state=QuestionState.KEPT)
     with_kept = set(kept.values_list("screen_id", flat=True))

@@ -6,14 +6,24 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.utils import timezone
 
-from annotation.models import Question, QuestionState, ScreenState, Standing, StandingStatus
+from annotation.models import (
+    Assignment,
+    PrefilterJudgment,
+    Question,
+    QuestionState,
+    ScreenState,
+    Standing,
+    StandingStatus,
+)
 from pipeline.engine import app_mark_non_english, assignment_next, assignment_submit, stages
 from pipeline.jobs.runner import job_run_now
 from pipeline.quality.gold import gold_item_create
-from pipeline.quality.release import ITEMS
+from pipeline.quality.release import ITEMS, released_on_withdrawn_evidence
 from pipeline.quality.standing import standing_act
 from pipeline.release.export.service import release_export
+from tests.factories import ProjectFactory
 from tests.pipeline.quality.builders import rule_pause
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
@@ -137,3 +147,50 @@ def test_each_kind_of_work_lands_in_its_bucket(project, tmp_path, django_capture
 
 def test_every_stage_says_what_its_items_are():
     assert set(ITEMS) == set(stages())
+
+
+@pytest.mark.django_db
+def test_released_on_withdrawn_evidence_counts_only_screens_short_of_judgments_that_count(project):
+    # given a project that takes two judgments a screen, and three screens in the release, each with one
+    # withdrawn judgment: one still has two that count, one has one, one has none
+    project.prefilter_judgments = 2
+    project.save()
+    judges = [member(project, f"j{i}") for i in range(3)]
+    now = timezone.now()
+
+    def judged(screen, judge, *, withdrawn=False):
+        lease = Assignment.objects.create(
+            project=screen.project,
+            stage="prefilter",
+            screen=screen,
+            annotator=judge,
+            status="submitted",
+            lease_expires_at=now,
+            submitted_at=now,
+        )
+        PrefilterJudgment.objects.create(
+            assignment=lease,
+            screen=screen,
+            annotator=judge,
+            non_english_app=False,
+            vh_out_of_sync=False,
+            withdrawn_reason="author-paused" if withdrawn else "",
+        )
+
+    enough, short, none = screens(project, 3, state=ScreenState.ANSWERING, split="train")
+    for screen, counting in ((enough, 2), (short, 1), (none, 0)):
+        judged(screen, judges[0], withdrawn=True)
+        for judge in judges[1 : 1 + counting]:
+            judged(screen, judge)
+        kept = answering_question(screen)
+        Question.objects.filter(pk=kept.pk).update(state=QuestionState.KEPT)
+    # decoys: a screen short of judgments with none withdrawn, another project's screen on withdrawn evidence
+    (unjudged,) = screens(project, 1, state=ScreenState.ANSWERING, split="train")
+    judged(unjudged, judges[1])
+    Question.objects.filter(pk=answering_question(unjudged).pk).update(state=QuestionState.KEPT)
+    elsewhere = ProjectFactory(slug="elsewhere")
+    (far,) = screens(elsewhere, 1, state=ScreenState.ANSWERING, split="train")
+    judged(far, judges[0], withdrawn=True)
+    Question.objects.filter(pk=answering_question(far).pk).update(state=QuestionState.KEPT)
+    # then only the two screens short of judgments that count are reported, with their kept questions
+    assert released_on_withdrawn_evidence(project=project) == {"screens": 2, "questions": 2}
