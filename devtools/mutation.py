@@ -142,6 +142,7 @@ TARGETS: dict[str, Target] = {
     "quality-gold": Target(
         ("pipeline/quality/gold.py",),
         (
+            "tests/pipeline/quality/test_gold.py",
             "tests/pipeline/quality/test_gold_from_data.py",
             "tests/pipeline/quality/test_gold_plan.py",
             "tests/pipeline/stages/test_review_gold.py",
@@ -154,7 +155,11 @@ TARGETS: dict[str, Target] = {
     "quality-report": Target(("pipeline/quality/report.py",), ("tests/pipeline/quality/test_report.py",)),
     "quality-release": Target(
         ("pipeline/quality/release.py",),
-        ("tests/pipeline/quality/test_release_exclusion.py", "tests/pipeline/quality/test_release_manifest.py"),
+        (
+            "tests/pipeline/quality/test_release.py",
+            "tests/pipeline/quality/test_release_exclusion.py",
+            "tests/pipeline/quality/test_release_manifest.py",
+        ),
     ),
     # post-processing's rules
     "agreement": Target(("pipeline/decisions/agreement.py",), ("tests/pipeline/decisions/test_agreement.py",)),
