@@ -7,10 +7,21 @@ from datetime import timedelta
 
 import pytest
 
-from annotation.exceptions import ApplicationError
-from annotation.models import AssignmentStatus, Purpose, QualityEvent, Question, QuestionSource
-from pipeline.quality.report import control_timeline, gold_stats, quality_events, quality_report
-from tests.factories import MembershipFactory, UserFactory
+from annotation.exceptions import ApplicationError, NotFoundError
+from annotation.models import Assignment, AssignmentStatus, Purpose, QualityEvent, Question, QuestionSource, Review
+from pipeline.quality.report import (
+    AnnotatorFigures,
+    StageStanding,
+    agreement_by_user,
+    control_timeline,
+    gold_stat,
+    gold_stats,
+    member_get_for_report,
+    quality_events,
+    quality_report,
+    rule_label,
+)
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
 from .report_builders import START, answer, control, gold, question, standing, work
 
@@ -198,3 +209,286 @@ def test_timeline_and_gold_stats_are_one_query_each(project, crowd, django_asser
         stats = gold_stats(project=project)
         [s.gold.screen.rico_id for s in stats]
     assert len(stats) == 12
+
+
+# --- each part called directly (written for the mutation target: each boundary, word and filter) ---
+
+
+def test_shares_round_to_four_places_and_a_lowest_qualification_score(project):
+    # given annie 1 of 3 right in her last pre-filtering set and 2 of 3 in answers; control 2 of 3
+    annie = member(project, "annie")
+    standing(project, annie, stage="questions-1", status="qualifying", attempt=1)
+    standing(project, annie, attempt=1)
+    standing(project, annie, stage="answers", attempt=1)  # no result: no score
+    for right in (True, False, False):
+        control(project, annie, correct=right, purpose=Purpose.QUALIFICATION, attempt=1)
+    for right in (True, True, False):
+        control(
+            project,
+            annie,
+            correct=right,
+            purpose=Purpose.QUALIFICATION,
+            attempt=1,
+            item=gold(project, stage="questions-1"),
+        )
+    for right in (True, True, False):
+        control(project, annie, correct=right)
+
+    [row] = quality_report(project=project)
+
+    assert [(s.stage, s.qualification_correct, s.qualification_items) for s in row.standings] == [
+        ("answers", 0, 0),
+        ("prefilter", 1, 3),
+        ("questions-1", 2, 3),
+    ]
+    assert [s.qualification_score for s in row.standings] == [None, 0.3333, 0.6667]
+    assert row.qualification_score == 0.3333
+    assert row.control_accuracy == 0.6667
+    assert row.status == "qualifying"
+
+
+def test_the_worst_standing_is_the_status():
+    def figures(*statuses):
+        row = AnnotatorFigures(1, "annie", "annotator")
+        row.standings = [StageStanding("prefilter", s, "", 1, 0) for s in statuses]
+        return row.status
+
+    assert figures("active", "paused", "not_qualified") == "paused"
+    assert figures("active", "qualifying", "not_qualified") == "not_qualified"
+    assert figures("active", "qualifying") == "qualifying"
+    assert figures("active") == "active"
+    assert figures() == ""
+
+
+def test_a_new_attempt_without_results_shows_the_one_before(project):
+    annie = member(project, "annie")
+    standing(project, annie, status="qualifying", attempt=3)
+    control(project, annie, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
+    control(project, annie, correct=False, purpose=Purpose.QUALIFICATION, attempt=2)
+    control(project, annie, correct=True, purpose=Purpose.QUALIFICATION, attempt=2)
+    [row] = quality_report(project=project)
+    assert (row.standings[0].attempt, row.standings[0].qualification_correct, row.standings[0].qualification_items) == (
+        3,
+        1,
+        2,
+    )
+
+
+@pytest.fixture
+def three(project):
+    """Three annotators with a figure in every column, each column ordering them differently."""
+    zoe, amy, Bea = member(project, "zoe"), member(project, "amy"), member(project, "Bea")
+    member(project, "nil")  # no figure at all
+    standing(project, zoe, status="active")
+    standing(project, amy, status="not_qualified")
+    standing(project, Bea, status="qualifying")
+    for user, rights in ((zoe, (True, False)), (amy, (True, True)), (Bea, (False, False))):
+        for right in rights:
+            control(project, user, correct=right, purpose=Purpose.QUALIFICATION, attempt=0)
+            control(project, user, correct=right)
+    return zoe, amy, Bea
+
+
+def names(project, sort):
+    return [r.username for r in quality_report(project=project, sort=sort)]
+
+
+def test_each_column_sorts(project, three):
+    zoe, amy, Bea = three
+    # work: zoe 3 submitted (median 30 s), amy 1 (5 s) and 2 skips, Bea 2 (100 s) and 1 skip
+    for seconds in (10, 30, 50):
+        work(project, zoe, seconds=seconds, review_state="accepted")
+    work(project, amy, seconds=5, review_state="rejected")
+    for _ in range(2):
+        work(project, amy, status=AssignmentStatus.SKIPPED)
+    for _ in range(2):
+        work(project, Bea, seconds=100, review_state="rejected")
+    work(project, Bea, status=AssignmentStatus.SKIPPED)
+    assert names(project, "username") == ["amy", "Bea", "nil", "zoe"]
+    assert names(project, "-username") == ["zoe", "nil", "Bea", "amy"]
+    assert names(project, "status") == ["amy", "Bea", "zoe", "nil"]
+    assert names(project, "qualification") == ["Bea", "zoe", "amy", "nil"]
+    assert names(project, "-control") == ["amy", "zoe", "Bea", "nil"]
+    assert names(project, "accepted") == ["amy", "Bea", "nil", "zoe"]
+    assert names(project, "-rejected") == ["Bea", "amy", "zoe", "nil"]  # ties: by name, descending too
+    assert names(project, "median") == ["amy", "zoe", "Bea", "nil"]
+    assert names(project, "-submitted") == ["zoe", "Bea", "amy", "nil"]
+    assert names(project, "-skips") == ["amy", "Bea", "zoe", "nil"]
+    with pytest.raises(ApplicationError) as err:
+        quality_report(project=project, sort="-height")
+    assert str(err.value) == (
+        "Unknown sort '-height'; one of username, status, qualification, control, agreement, accepted, rejected, "
+        "invalid, median, submitted, skips."
+    )
+
+
+def test_work_counts_done_items_only_and_rounds_the_median(project):
+    # given annie's work: 10 s and 10.5 s (median 10.25 → 10.2); an open lease, a released and an
+    # expired one; a leased item already accepted in review (counts as reviewed, not as submitted);
+    # and decoys: bob's, another project's, a control item
+    annie, bob = member(project, "annie"), member(project, "bob")
+    work(project, bob, seconds=1000)
+    other = ProjectFactory(slug="other")
+    work(other, annie, seconds=1000)
+    control(project, annie, correct=True)
+    work(project, annie, seconds=10)
+    work(project, annie, seconds=10.5)
+    for status in (AssignmentStatus.LEASED, AssignmentStatus.RELEASED, AssignmentStatus.EXPIRED):
+        work(project, annie, status=status)
+    work(project, annie, status=AssignmentStatus.RELEASED, review_state="accepted")
+    work(project, annie, status=AssignmentStatus.EXPIRED, review_state="sampled")
+    # a released lease with a time (not a submission: its time is not a duration of work)
+    late = work(project, annie, status=AssignmentStatus.RELEASED, review_state="rejected")
+    Assignment.objects.filter(pk=late.pk).update(submitted_at=START + timedelta(seconds=900))
+
+    row = by_name(quality_report(project=project))["annie"]
+
+    assert (row.submitted, row.skips, row.reviews_accepted, row.reviews_rejected) == (2, 0, 1, 1)
+    assert row.median_seconds == 10.2
+
+
+def test_one_annotator_or_none(project):
+    annie, bob = member(project, "annie"), member(project, "bob")
+    outsider = UserFactory(username="outsider")
+    control(project, annie, correct=True)
+    control(project, bob, correct=False)
+    [row] = quality_report(project=project, user_id=bob.pk)
+    assert (row.username, row.role, row.control_items, row.control_correct) == ("bob", "annotator", 1, 0)
+    assert quality_report(project=project, user_id=outsider.pk) == []
+
+
+def test_agreement_given_is_used_for_the_answers_stage_only(project):
+    annie, _bob = member(project, "annie"), member(project, "bob")
+    given = {annie.pk: (2, 3), 999_999: (1, 1)}
+    rows = by_name(quality_report(project=project, agreement=given))
+    assert (rows["annie"].agreement_agreed, rows["annie"].agreement_answers, rows["annie"].agreement) == (2, 3, 0.6667)
+    assert rows["bob"].agreement is None
+    answers = by_name(quality_report(project=project, stage="answers", agreement=given))["annie"]
+    assert answers.agreement_answers == 3
+    assert by_name(quality_report(project=project, stage="prefilter", agreement=given))["annie"].agreement is None
+    assert [r.username for r in quality_report(project=project, agreement=given, sort="-agreement")] == ["annie", "bob"]
+
+
+def test_reviewers_agreement_in_the_review_stage(project):
+    # given a double-reviewed submission of carl's: annie accepted it, bob rejected it
+    annie, bob, carl = member(project, "annie"), member(project, "bob"), member(project, "carl")
+    submission = work(project, carl, review_state="rejected")
+    Assignment.objects.filter(pk=submission.pk).update(review_double=True)
+    Review.objects.create(reviewed=submission, reviewer=bob, verdict="rejected", reason="sync")
+    Review.objects.create(second_of=submission, reviewer=annie, verdict="accepted")
+
+    for stage in (None, "review"):
+        rows = by_name(quality_report(project=project, stage=stage))
+        assert (rows["annie"].review_agreement_agreed, rows["annie"].review_agreement_compared) == (0, 1)
+        assert rows["bob"].review_agreement == 0.0 and rows["carl"].review_agreement is None
+    assert by_name(quality_report(project=project, stage="prefilter"))["annie"].review_agreement is None
+
+
+def test_agreement_counts_decided_validation_and_test_questions_with_two_answers(project):
+    # given validation questions: one all in where annie and bob agree and carl not; one still
+    # answering; one with a single answer; a train one; and a test one kept where all three agree
+    annie, bob, carl = member(project, "annie"), member(project, "bob"), member(project, "carl")
+    decided = question(project, split="validation")
+    for user, texts in ((annie, ("Send",)), (bob, ("Send",)), (carl, ("Cancel",))):
+        answer(decided, user, "answered", texts)
+    running = question(project, split="validation", state="answering")
+    lonely = question(project, split="test")
+    train = question(project, split="train")
+    kept = question(project, split="test", state="kept")
+    for q in (running, train, kept):
+        for user in (annie, bob, carl):
+            answer(q, user, "answered", ("Same",))
+    answer(lonely, carl, "answered", ("Alone",))
+    gone = member(project, "gone")
+    answer(decided, gone, "answered", ("Send",))
+    gone.delete()  # an answer whose annotator left counts for nobody
+    elsewhere = ProjectFactory(slug="other")
+    for user in (annie, carl):
+        answer(question(elsewhere, split="validation"), user, "answered", ("Other",))
+
+    assert agreement_by_user(project=project) == {annie.pk: (2, 2), bob.pk: (2, 2), carl.pk: (1, 2)}
+    assert agreement_by_user(project=project, user_id=carl.pk) == {carl.pk: (1, 2)}
+    # and only the questions the one annotator answered
+    dana = member(project, "dana")
+    assert agreement_by_user(project=project, user_id=dana.pk) == {}
+
+
+def test_control_timeline_of_one_stage(project):
+    annie, bob = member(project, "annie"), member(project, "bob")
+    control(project, bob, correct=True, at=START)
+    control(project, annie, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
+    control(project, annie, correct=False, item=gold(project, stage="questions-1"), at=START - timedelta(days=1))
+    control(project, annie, correct=True, at=START + timedelta(days=1))
+    control(project, annie, correct=False, at=START)
+    control(ProjectFactory(slug="other"), annie, correct=True, at=START)
+
+    days = control_timeline(project=project, user_id=annie.pk, stage="prefilter")
+
+    assert [(p.label, p.correct, p.items, p.accuracy) for p in days] == [
+        ("2026-03-02", 0, 1, 0.0),
+        ("2026-03-03", 1, 1, 1.0),
+    ]
+    runs = control_timeline(project=project, user_id=annie.pk, per=2)
+    assert [(p.label, p.correct, p.items) for p in runs] == [("1–2", 0, 2), ("3–4", 1, 1)]
+    with pytest.raises(ApplicationError) as err:
+        control_timeline(project=project, user_id=annie.pk, per=0)
+    assert (str(err.value), err.value.field) == ("per is a number of control items, 1 or more.", "per")
+    assert [len(p.results) for p in control_timeline(project=project, user_id=annie.pk, per=1)] == [1, 1, 1]
+
+
+def test_a_report_on_a_non_member_is_not_found(project):
+    annie = member(project, "annie", role="lead")
+    found = member_get_for_report(project=project, user_id=annie.pk)
+    assert (found.user.username, found.role) == ("annie", "lead")
+    outsider = UserFactory(username="outsider")
+    with pytest.raises(NotFoundError) as err:
+        member_get_for_report(project=project, user_id=outsider.pk)
+    assert str(err.value) == "This user is not a member of the project."
+
+
+def test_quality_events_newest_first_of_the_project(project):
+    annie, bob = member(project, "annie"), member(project, "bob")
+    QualityEvent.objects.create(project=ProjectFactory(slug="other"), user=annie, stage="prefilter", rule="lead-pause")
+    first = QualityEvent.objects.create(project=project, user=annie, stage="prefilter", rule="lead-pause")
+    second = QualityEvent.objects.create(project=project, user=annie, stage="answers", rule="control-accuracy")
+    third = QualityEvent.objects.create(project=project, user=bob, stage="prefilter", rule="skips")
+    QualityEvent.objects.filter(pk=first.pk).update(created_at=START + timedelta(days=1))
+    QualityEvent.objects.filter(pk__in=[second.pk, third.pk]).update(created_at=START)
+
+    assert [e.pk for e in quality_events(project=project)] == [first.pk, third.pk, second.pk]
+    assert [e.pk for e in quality_events(project=project, user_id=annie.pk, stage="prefilter")] == [first.pk]
+    assert rule_label("control-accuracy") != "control-accuracy" and rule_label("made-up") == "made-up"
+
+
+def test_gold_stats_at_the_boundaries_of_most_fail(project):
+    people = [member(project, name) for name in ("a", "b", "c", "d")]
+    two_wrong = gold(project)  # 0 of 2: too few to tell
+    half = gold(project)  # 2 of 4: half, not fewer
+    one_of_three = gold(project)  # 1 of 3: suspect
+    answers_item = gold(project, stage="questions-1")
+    for user in people[:2]:
+        control(project, user, correct=False, item=two_wrong)
+    for user, right in zip(people, (True, True, False, False), strict=True):
+        control(project, user, correct=right, item=half)
+    for user, right in zip(people, (True, False, False), strict=False):
+        control(project, user, correct=right, item=one_of_three)
+
+    stats = {s.gold.pk: s for s in gold_stats(project=project, stage="prefilter")}
+    assert answers_item.pk not in stats
+    assert (stats[two_wrong.pk].served, stats[two_wrong.pk].share, stats[two_wrong.pk].suspect) == (2, 0.0, False)
+    assert (stats[half.pk].share, stats[half.pk].suspect) == (0.5, False)
+    assert (stats[one_of_three.pk].share, stats[one_of_three.pk].suspect) == (0.3333, True)
+    one = gold_stat(project=project, gold_id=half.pk)
+    assert (one.gold.pk, one.served, one.correct) == (half.pk, 4, 2)
+    with pytest.raises(NotFoundError) as err:
+        gold_stat(project=ProjectFactory(slug="other"), gold_id=half.pk)
+    assert str(err.value) == "Gold item not found."
+
+
+def test_events_and_a_member_are_one_query_each(project, django_assert_num_queries):
+    annie, leo = member(project, "annie"), member(project, "leo", role="lead")
+    QualityEvent.objects.create(project=project, user=annie, stage="prefilter", rule="lead-pause", actor=leo)
+    with django_assert_num_queries(1):
+        assert [(e.user.username, e.actor.username) for e in quality_events(project=project)] == [("annie", "leo")]
+    with django_assert_num_queries(1):
+        assert member_get_for_report(project=project, user_id=annie.pk).user.username == "annie"
