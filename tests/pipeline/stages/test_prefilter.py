@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+import math
+from datetime import timedelta
+
 import pytest
+from django.db.models import Q
+from django.http import QueryDict
 from django.utils import timezone
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import (
+    App,
     Assignment,
     AssignmentStatus,
     ControlResult,
     GoldItem,
     PrefilterJudgment,
     Question,
+    QuestionSource,
     QuestionState,
     Screen,
     ScreenState,
 )
-from pipeline.engine import app_language_list, app_mark_non_english, assignment_next, assignment_submit
-from pipeline.stages.prefilter import judge_weights, prefilter_decide, prefilter_decide_weighted
+from pipeline.engine import app_language_list, app_mark_non_english, assignment_next, assignment_submit, stage_get
+from pipeline.stages.prefilter import app_language_check, judge_weights, prefilter_decide, prefilter_decide_weighted
+from tests.factories import AppFactory, ProjectFactory
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db
@@ -319,3 +327,355 @@ def test_queue_is_oldest_first_and_skips_non_english_apps(project):
     assert assignment_next(project=project, user=a, stage="prefilter").screen_id == first.pk
     assert assignment_next(project=project, user=member(project, "b"), stage="prefilter").screen_id == second.pk
     assert assignment_next(project=project, user=member(project, "c"), stage="prefilter") is None
+
+
+# --- the pure rules ------------------------------------------------------------------------------
+
+
+def test_no_vote_and_no_weight_exclude_nothing():
+    assert prefilter_decide(votes_non_english=0, votes_out_of_sync=0, judgments=0) == ""
+    assert prefilter_decide_weighted([]) == ""
+    assert prefilter_decide_weighted([(False, False, 0.0)]) == ""
+    # the weight raising a flag just under the weight against: it does not hold; equal: it does
+    assert prefilter_decide_weighted([(True, True, 1.0), (False, False, 1.01)]) == ""
+    assert prefilter_decide_weighted([(False, True, 1.5), (True, False, 0.5), (False, False, 1.0)]) == "vh_out_of_sync"
+
+
+def control_results(project, user, *, right, wrong, stage="prefilter"):
+    """``right`` then ``wrong`` scored control items of ``user`` in ``stage`` of ``project``."""
+    for i, gold_screen in enumerate(screens(project, right + wrong, state=ScreenState.QUESTIONS_1, candidates=0)):
+        gold = GoldItem.objects.create(project=project, stage=stage, screen=gold_screen, answer={})
+        done = Assignment.objects.create(
+            project=project,
+            stage=stage,
+            screen=gold_screen,
+            annotator=user,
+            status=AssignmentStatus.SUBMITTED,
+            lease_expires_at=timezone.now(),
+            submitted_at=timezone.now(),
+            purpose="control",
+            gold=gold,
+        )
+        ControlResult.objects.create(
+            assignment=done, gold=gold, project=project, user=user, stage=stage, purpose="control", correct=i < right
+        )
+
+
+def log_odds_per_flag(accuracy):
+    p = math.sqrt(accuracy)
+    return math.log(p / (1 - p))
+
+
+def test_a_judges_weight_is_the_log_odds_of_their_record_on_this_projects_prefilter_gold(project):
+    # given a judge with no record, one right on 2 of 12 control items, one right on none of 30
+    fresh, sloppy, hopeless = member(project, "fresh"), member(project, "sloppy"), member(project, "hopeless")
+    control_results(project, sloppy, right=2, wrong=10)
+    control_results(project, hopeless, right=0, wrong=30)
+    # and (decoys) the fresh judge's wrong items in another stage and in another project
+    control_results(project, fresh, right=0, wrong=5, stage="questions-1")
+    other = ProjectFactory(slug="other")
+    control_results(other, fresh, right=0, wrong=5)
+    weights = judge_weights(project=project, user_ids=[fresh.pk, sloppy.pk, hopeless.pk])
+    # then each weighs the log-odds of the square root of their accuracy under the prior (0.9 over 10 items)
+    assert weights[fresh.pk] == pytest.approx(log_odds_per_flag(0.9), rel=1e-9)
+    assert weights[sloppy.pk] == pytest.approx(log_odds_per_flag((2 + 9) / (12 + 10)), rel=1e-9)
+    # and one worse than chance weighs nothing (their votes are ignored, not inverted)
+    assert weights[hopeless.pk] == 0.0
+
+
+# --- the stage's small parts ---------------------------------------------------------------------
+
+
+def test_gold_scoring_names_each_flag_judged_differently():
+    stage = stage_get("prefilter")
+    gold = {"non_english_app": True, "vh_out_of_sync": False}
+    same = {"non_english_app": True, "vh_out_of_sync": False}
+    assert stage.gold_score(given=same, gold=gold, project=None) == (True, "")
+    both = {"non_english_app": False, "vh_out_of_sync": True}
+    assert stage.gold_score(given=both, gold=gold, project=None) == (
+        False,
+        "Judged differently: non-English app, VH out of sync.",
+    )
+    sync = {"non_english_app": True, "vh_out_of_sync": True}
+    assert stage.gold_score(given=sync, gold=gold, project=None) == (False, "Judged differently: VH out of sync.")
+    # a flag missing reads as not raised
+    missing = {"vh_out_of_sync": False}
+    assert stage.gold_score(given=missing, gold=gold, project=None) == (False, "Judged differently: non-English app.")
+    # the gold answer is the submission's two flags, nothing else; a gold item waits with its screen
+    submitted = {"non_english_app": True, "vh_out_of_sync": False, "note": "menu"}
+    assert stage.gold_answer(submission=submitted) == {"non_english_app": True, "vh_out_of_sync": False}
+    assert stage.gold_unit_waiting() == Q(screen__state="prefilter")
+
+
+def test_a_draft_reads_as_lines_and_a_form_keeps_what_was_typed():
+    stage = stage_get("prefilter")
+    draft = {"non_english_app": True, "vh_out_of_sync": False, "note": "menu over content"}
+    assert stage.draft_lines(draft=draft) == [
+        ("Non-English app", "yes"),
+        ("VH out of sync", "no"),
+        ("Note", "menu over content"),
+    ]
+    assert stage.draft_lines(draft={"vh_out_of_sync": True, "note": "  "}) == [("VH out of sync", "yes")]
+    assert stage.draft_lines(draft={"note": 3}) == []
+    post = QueryDict(mutable=True)
+    post.update({"vh_out_of_sync": "on", "note": " as typed "})
+    assert stage.form_state(post=post) == {"non_english_app": False, "vh_out_of_sync": True, "note": " as typed "}
+    assert stage.form_state(post=QueryDict()) == {"non_english_app": False, "vh_out_of_sync": False, "note": ""}
+
+
+def test_pending_capacity_and_limits(project):
+    stage = stage_get("prefilter")
+    project.prefilter_judgments = 3
+    assert stage.pending(project=project, screens={"prefilter": 4, "questions-1": 2}, questions={}) == 4
+    assert stage.pending(project=project, screens={"questions-1": 2}, questions={}) == 0
+    assert stage.capacity(project=project, unit_answers_needed=None) == 3
+    assert stage.limits(project=project) == {"note_max": 2000}
+
+
+# --- who may judge a screen ----------------------------------------------------------------------
+
+
+def run_out(lease):
+    """The lease's time ran out and it was reclaimed (``expired``)."""
+    Assignment.objects.filter(pk=lease.pk).update(
+        status=AssignmentStatus.EXPIRED, lease_expires_at=timezone.now() - timedelta(minutes=1)
+    )
+
+
+def test_with_several_judges_a_screen_is_offered_until_its_leases_reach_the_number(project):
+    # given two judgments per screen, and (a decoy) a live pass-1 lease on the screen, made first
+    project.prefilter_judgments = 2
+    project.save()
+    (screen,) = screens(project, 1)
+    Assignment.objects.create(
+        project=project,
+        stage="questions-1",
+        screen=screen,
+        annotator=member(project, "writer"),
+        status=AssignmentStatus.LEASED,
+        lease_expires_at=timezone.now() + timedelta(hours=1),
+    )
+    # when two judges hold it at once
+    assert assignment_next(project=project, user=member(project, "a"), stage="prefilter").screen_id == screen.pk
+    assert assignment_next(project=project, user=member(project, "b"), stage="prefilter").screen_id == screen.pk
+    # then a third finds nothing
+    assert assignment_next(project=project, user=member(project, "c"), stage="prefilter") is None
+
+
+def test_a_lease_that_ran_out_is_accepted_while_the_screen_is_still_open_to_its_judge(project):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    lease = assignment_next(project=project, user=a, stage="prefilter")
+    run_out(lease)
+    done = assignment_submit(assignment_id=lease.pk, user=a, data={**OK, "vh_out_of_sync": True})
+    assert done.status == AssignmentStatus.SUBMITTED
+    screen.refresh_from_db()
+    assert (screen.state, screen.exclusion_reason) == (ScreenState.EXCLUDED, "vh_out_of_sync")
+
+
+def test_a_lease_that_ran_out_is_refused_when_another_judge_holds_the_screen(project):
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1)
+    lease = assignment_next(project=project, user=a, stage="prefilter")
+    run_out(lease)
+    assert assignment_next(project=project, user=b, stage="prefilter").screen_id == screen.pk
+    with pytest.raises(ConflictError, match="went to someone else"):
+        assignment_submit(assignment_id=lease.pk, user=a, data=OK)
+    assert Screen.objects.get(pk=screen.pk).state == ScreenState.PREFILTER
+
+
+def test_a_lease_that_ran_out_is_refused_when_its_judge_holds_the_screen_again(project):
+    # given two judgments per screen, and a judge whose first lease ran out who took the screen again
+    project.prefilter_judgments = 2
+    project.save()
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    first = assignment_next(project=project, user=a, stage="prefilter")
+    run_out(first)
+    second = assignment_next(project=project, user=a, stage="prefilter")
+    assert second.pk != first.pk and second.screen_id == screen.pk
+    # then the old lease is refused: one judge, one judgment per screen
+    with pytest.raises(ConflictError, match="went to someone else"):
+        assignment_submit(assignment_id=first.pk, user=a, data=OK)
+
+
+def test_a_lease_that_ran_out_is_refused_once_its_app_is_non_english(project):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    lease = assignment_next(project=project, user=a, stage="prefilter")
+    run_out(lease)
+    App.objects.filter(pk=screen.app_id).update(non_english=True)
+    with pytest.raises(ConflictError, match="went to someone else"):
+        assignment_submit(assignment_id=lease.pk, user=a, data=OK)
+
+
+def test_a_judgment_on_a_screen_that_left_pre_filtering_is_refused(project):
+    a = member(project, "a")
+    (screen,) = screens(project, 1)
+    lease = assignment_next(project=project, user=a, stage="prefilter")
+    Screen.objects.filter(pk=screen.pk).update(state=ScreenState.QUESTIONS_1)
+    with pytest.raises(ConflictError) as err:
+        assignment_submit(assignment_id=lease.pk, user=a, data=OK)
+    assert str(err.value) == "This screen is no longer waiting for pre-filtering."
+    assert not PrefilterJudgment.objects.exists()
+
+
+# --- app language ----------------------------------------------------------------------------------
+
+
+def test_the_app_rule_needs_the_share_of_judged_screens(project):
+    # given the rule "1 screen, half of the judged ones", an app judged 2 fine then 2 non-English,
+    # and one judged 3 fine then 2 non-English (the queue is oldest first)
+    project.app_non_english_screens = 1
+    project.save()
+    a = member(project, "a")
+    half = screens(project, 4)
+    under = screens(project, 5)
+    for flags in ({}, {}, {"non_english_app": True}, {"non_english_app": True}):
+        judge(project, a, **flags)
+    for flags in ({}, {}, {}, {"non_english_app": True}, {"non_english_app": True}):
+        judge(project, a, **flags)
+    # then 2 of 4 make the first app non-English, 2 of 5 do not make the second
+    assert App.objects.get(pk=half[0].app_id).non_english
+    assert not App.objects.get(pk=under[0].app_id).non_english
+
+
+def test_app_language_check_says_whether_the_app_became_non_english(project):
+    # given an app with two screens judged non-English while the rule asked for three
+    project.app_non_english_screens = 3
+    project.save()
+    a = member(project, "a")
+    made = screens(project, 3)
+    judge(project, a, non_english_app=True)
+    judge(project, a, non_english_app=True)
+    app = App.objects.get(pk=made[0].app_id)
+    assert not app.non_english
+    # when the rule asks for two: the check makes it non-English (its last screen leaves the queue)
+    project.app_non_english_screens = 2
+    project.save()
+    assert app_language_check(project=project, app_id=app.pk) is True
+    app.refresh_from_db()
+    assert (app.non_english, app.language_set_by) == (True, "rule")
+    assert Screen.objects.get(pk=made[2].pk).state == ScreenState.EXCLUDED
+    # and checking again, or from another project, or a lead's English app, changes nothing
+    assert app_language_check(project=project, app_id=app.pk) is False
+    assert app_language_check(project=ProjectFactory(slug="other"), app_id=app.pk) is False
+    english = AppFactory(project=project, language_set_by="lead")
+    assert app_language_check(project=project, app_id=english.pk) is False
+
+
+def test_with_several_judges_a_screen_counts_for_its_app_once_all_judged_it(project):
+    project.prefilter_judgments = 2
+    project.save()
+    (screen,) = screens(project, 1)
+    judge(project, member(project, "a"), non_english_app=True)
+    rows = {row.package: row for row in app_language_list(project=project)}
+    assert (rows[screen.app.package].judged, rows[screen.app.package].judged_non_english) == (0, 0)
+    judge(project, member(project, "b"))
+    # a tie of the screen's judges counts as non-English, as it excludes the screen
+    rows = {row.package: row for row in app_language_list(project=project)}
+    assert (rows[screen.app.package].judged, rows[screen.app.package].judged_non_english) == (1, 1)
+
+
+def test_app_language_list_of_some_apps(project, django_assert_num_queries):
+    a = member(project, "a")
+    screens(project, 1)  # (a decoy: another app, judged too)
+    (second,) = screens(project, 1)
+    judge(project, a, non_english_app=True)
+    judge(project, a, non_english_app=True)
+    app_mark_non_english(project=project, package=second.app.package)
+    rows = app_language_list(project=project, app_ids=[second.app_id])
+    assert [(r.package, r.judged, r.judged_non_english, r.decision) for r in rows] == [
+        (second.app.package, 1, 1, "non-English")
+    ]
+    with django_assert_num_queries(0):
+        assert app_language_list(project=project, app_ids=[]) == []
+
+
+def test_marking_an_app_reports_its_votes(project):
+    a = member(project, "a")
+    made = screens(project, 3)
+    judge(project, a, non_english_app=True)
+    judge(project, a)
+    result = app_mark_non_english(project=project, package=made[0].app.package)
+    assert result == {
+        "app": made[0].app.package,
+        "non_english": True,
+        "language_set_by": "lead",
+        "excluded": 2,
+        "excluded_by_state": {"prefilter": 1, "questions-1": 1},
+        "questions_dropped": 0,
+        "restored": 0,
+        "restored_by_state": {},
+        "questions_restored": 0,
+        "judged": 2,
+        "judged_non_english": 1,
+    }
+    undone = app_mark_non_english(project=project, package=made[0].app.package, english=True)
+    assert undone == {
+        "app": made[0].app.package,
+        "non_english": False,
+        "language_set_by": "lead",
+        "excluded": 0,
+        "excluded_by_state": {},
+        "questions_dropped": 0,
+        "restored": 3,
+        "restored_by_state": {"prefilter": 1, "questions-1": 2},
+        "questions_restored": 0,
+        "judged": 2,
+        "judged_non_english": 1,
+    }
+
+
+def test_marking_an_app_records_the_state_each_question_was_dropped_from(project):
+    author = member(project, "author")
+    (screen,) = screens(project, 1, state=ScreenState.ANSWERING, split="train")
+    asked = answering_question(screen, author=author)
+    done = answering_question(screen, author=author, text="What is done?")
+    Question.objects.filter(pk=done.pk).update(state=QuestionState.ANSWERED, answers_done=1)
+    app_mark_non_english(project=project, package=screen.app.package)
+    dropped = {q.pk: (q.state, q.drop_reason, q.dropped_from) for q in Question.objects.all()}
+    assert dropped == {
+        asked.pk: ("dropped", "non-english-app", "answering"),
+        done.pk: ("dropped", "non-english-app", "answered"),
+    }
+
+
+def test_questions_dropped_without_a_record_of_their_state_come_back_as_their_screen_implies(project):
+    # given an app's screens excluded as non-English from the question passes and from answering,
+    # with questions dropped before the state they left was recorded
+    author = member(project, "author")
+    excluded = {"state": ScreenState.EXCLUDED, "exclusion_reason": "non_english", "split": "train"}
+    (drafting,) = screens(project, 1, excluded_from=ScreenState.QUESTIONS_2, **excluded)
+    (answering,) = screens(project, 1, app=drafting.app, excluded_from=ScreenState.ANSWERING, **excluded)
+
+    def dropped(screen, *, needed, done):
+        return Question.objects.create(
+            screen=screen,
+            author=author,
+            source=QuestionSource.PASS_1,
+            position=Question.objects.filter(screen=screen).count(),
+            text=f"Question {needed} {done}?",
+            state=QuestionState.DROPPED,
+            drop_reason="non-english-app",
+            answers_needed=needed,
+            answers_done=done,
+        )
+
+    written = dropped(drafting, needed=0, done=0)
+    complete, partial, unset = (
+        dropped(answering, needed=2, done=2),
+        dropped(answering, needed=2, done=1),
+        dropped(answering, needed=0, done=0),
+    )
+    # when a lead declares the app English
+    result = app_mark_non_english(project=project, package=drafting.app.package, english=True)
+    # then each question returns to drafting (its screen in the question passes), to answered (all
+    # its answers in) or to answering
+    assert result["questions_restored"] == 4
+    assert {q.pk: q.state for q in Question.objects.all()} == {
+        written.pk: "drafting",
+        complete.pk: "answered",
+        partial.pk: "answering",
+        unset.pk: "answering",
+    }

@@ -5,10 +5,14 @@ nobody redid."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from annotation.models import (
     App,
+    Assignment,
     AssignmentStatus,
     PausedWork,
     PrefilterJudgment,
@@ -16,9 +20,15 @@ from annotation.models import (
     QuestionState,
     ScreenState,
 )
-from pipeline.engine import app_language_list, app_mark_non_english, assignment_next, assignment_submit
+from pipeline.engine import app_language_list, app_mark_non_english, assignment_next, assignment_submit, stage_get
 from pipeline.quality.standing import standing_act
-from pipeline.stages.prefilter import prefilter_settled
+from pipeline.stages.prefilter import (
+    app_language_recheck,
+    judgments_restore,
+    judgments_withdraw,
+    prefilter_settled,
+)
+from tests.factories import MembershipFactory, ProjectFactory
 from tests.pipeline.quality.builders import rule_pause
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
@@ -216,3 +226,236 @@ def test_a_decision_is_settled_when_the_missing_judgments_cannot_change_it(votes
     ne, oos, n, needed = votes
     settled = prefilter_settled(votes_non_english=ne, votes_out_of_sync=oos, judgments=n, needed=needed)
     assert settled == expected
+
+
+@pytest.mark.parametrize(
+    ("votes", "language", "expected"),
+    [
+        ((0, 1, 2, 2), True, "vh_out_of_sync"),  # all judged: nothing missing
+        ((1, 0, 3, 2), True, ""),  # more judgments than needed: 1 of 3
+        ((0, 0, 2, 2), False, ""),  # the language votes do not count...
+        ((2, 0, 2, 2), False, ""),
+        ((2, 0, 2, 3), False, ""),  # ...nor could a missing one's
+        ((2, 0, 2, 3), True, "non_english"),
+    ],
+)
+def test_a_decision_is_settled_by_the_judgments_that_count(votes, language, expected):
+    ne, oos, n, needed = votes
+    settled = prefilter_settled(
+        votes_non_english=ne, votes_out_of_sync=oos, judgments=n, needed=needed, language=language
+    )
+    assert settled == expected
+
+
+def withdraw(judgments, capture):
+    with capture(execute=True):
+        return judgments_withdraw(judgments, reason="withdrawn", now=timezone.now())
+
+
+def test_withdrawing_reports_what_moved_and_holds_the_non_english_apps_screens(project, spammed):
+    s = spammed["screens"]
+    mine = PrefilterJudgment.objects.filter(annotator=spammed["sam"])
+    # when the judge's judgments are withdrawn (before the app-language check, which runs on commit)
+    moved = judgments_withdraw(mine, reason="withdrawn", now=timezone.now())
+    # then five screens go back (those of a non-English app held excluded, from pre-filtering) and
+    # the one whose questions are written stays
+    assert moved == {"withdrawn": 6, "screens_requeued": 5, "screens_further_along": 1}
+    assert [state_of(s[k]) for k in ("a1", "a2", "d1")] == [("excluded", "non_english", "prefilter")] * 3
+    assert [state_of(s[k]) for k in ("b1", "b2")] == [("prefilter", "", "")] * 2
+    assert state_of(s["c1"]) == ("questions-2", "", "")
+    # and withdrawing again finds nothing left to withdraw
+    again = judgments_withdraw(mine, reason="withdrawn", now=timezone.now())
+    assert again == {"withdrawn": 0, "screens_requeued": 0, "screens_further_along": 0}
+
+
+def test_rechecking_app_languages_restores_and_excludes_by_the_rule(project, spammed):
+    apps = spammed["apps"]
+    judgments_withdraw(
+        PrefilterJudgment.objects.filter(annotator=spammed["sam"]), reason="withdrawn", now=timezone.now()
+    )
+    app_ids = [apps["A"].pk, apps["D"].pk]
+    # the rule's app A no longer meets the rule; the lead's app D stands; checking twice changes nothing
+    assert app_language_recheck(project_id=project.pk, app_ids=app_ids) == {
+        "restored": [apps["A"].package],
+        "excluded": [],
+    }
+    assert app_language_recheck(project_id=project.pk, app_ids=app_ids) == {"restored": [], "excluded": []}
+    # brought back, the judgments make A non-English again
+    PrefilterJudgment.objects.filter(annotator=spammed["sam"]).update(withdrawn_reason="")
+    assert app_language_recheck(project_id=project.pk, app_ids=app_ids) == {
+        "restored": [],
+        "excluded": [apps["A"].package],
+    }
+    assert App.objects.filter(pk=apps["A"].pk, non_english=True, language_set_by="rule").exists()
+    # and another project's check does not reach its apps
+    PrefilterJudgment.objects.filter(annotator=spammed["sam"]).update(withdrawn_reason="withdrawn")
+    other = ProjectFactory(slug="other")
+    assert app_language_recheck(project_id=other.pk, app_ids=app_ids) == {"restored": [], "excluded": []}
+
+
+def test_a_withdrawn_judgment_on_a_screen_its_app_holds_moves_nothing(project, django_capture_on_commit_callbacks):
+    # given two judges per screen, a screen judged once, then excluded with its app by a lead
+    project.prefilter_judgments = 2
+    project.save()
+    sam = member(project, "sam")
+    (screen,) = screens(project, 1)
+    judge(project, sam)
+    app_mark_non_english(project=project, package=screen.app.package)
+    # when the judgment is withdrawn: the screen is neither requeued nor further along
+    moved = withdraw(PrefilterJudgment.objects.all(), django_capture_on_commit_callbacks)
+    assert moved == {"withdrawn": 1, "screens_requeued": 0, "screens_further_along": 0}
+    assert state_of(screen) == ("excluded", "non_english", "prefilter")
+
+
+def test_with_three_judges_a_leads_english_outweighs_the_language_votes_also_once_one_is_withdrawn(
+    project, django_capture_on_commit_callbacks
+):
+    # given three judges per screen, and an app a lead declared English
+    project.prefilter_judgments = 3
+    project.save()
+    (screen,) = screens(project, 1)
+    app_mark_non_english(project=project, package=screen.app.package, english=True)
+    ann, bob, sam = member(project, "ann"), member(project, "bob"), member(project, "sam")
+    # when two of three judges say non-English: the screen goes on to the question passes
+    judge(project, ann)
+    judge(project, bob, non_english_app=True)
+    judge(project, sam, non_english_app=True)
+    assert state_of(screen) == ("questions-1", "", "")
+    # when sam's judgment is withdrawn: the two left force that decision (language votes do not count)
+    moved = withdraw(PrefilterJudgment.objects.filter(annotator=sam), django_capture_on_commit_callbacks)
+    assert moved == {"withdrawn": 1, "screens_requeued": 0, "screens_further_along": 0}
+    assert state_of(screen) == ("questions-1", "", "")
+
+
+def test_a_withdrawn_judgment_leaves_its_place_to_a_lease_that_ran_out(project, django_capture_on_commit_callbacks):
+    # given a judge whose lease ran out (reclaimed), and another who judged the screen meanwhile, withdrawn
+    a, b = member(project, "a"), member(project, "b")
+    (screen,) = screens(project, 1)
+    late = assignment_next(project=project, user=a, stage="prefilter")
+    Assignment.objects.filter(pk=late.pk).update(
+        status=AssignmentStatus.EXPIRED, lease_expires_at=timezone.now() - timedelta(minutes=1)
+    )
+    judge(project, b, vh_out_of_sync=True)
+    withdraw(PrefilterJudgment.objects.filter(annotator=b), django_capture_on_commit_callbacks)
+    assert state_of(screen) == ("prefilter", "", "")
+    # then the late judgment is accepted and decides the screen
+    assignment_submit(assignment_id=late.pk, user=a, data=OK)
+    assert state_of(screen) == ("questions-1", "", "")
+
+
+def test_a_review_rejection_withdraws_the_judgment_and_its_reversal_brings_it_back(
+    project, django_capture_on_commit_callbacks
+):
+    # given a screen excluded as out of sync by one judge, and (a decoy) another judgment withdrawn
+    a, b = member(project, "a"), member(project, "b")
+    (decoy,) = screens(project, 1)
+    (screen,) = screens(project, 1)
+    judge(project, b)
+    done = judge(project, a, vh_out_of_sync=True)
+    assert done.screen_id == screen.pk
+    withdraw(PrefilterJudgment.objects.filter(annotator=b), django_capture_on_commit_callbacks)
+    stage = stage_get("prefilter")
+    # when a reviewer rejects the judgment: it is withdrawn as rejected, its screen decided again
+    with django_capture_on_commit_callbacks(execute=True):
+        stage.review_rejected(reviewed=done, reason="sync", now=timezone.now())
+    assert PrefilterJudgment.objects.get(assignment=done).withdrawn_reason == "review-rejected"
+    assert state_of(screen) == ("prefilter", "", "")
+    # when the rejection is reverted: the judgment counts again and decides its screen (the decoy stays)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert stage.review_reverted(reviewed=done, now=timezone.now()) == {"restored": 1, "redone": 0}
+    assert state_of(screen) == ("excluded", "vh_out_of_sync", "")
+    assert PrefilterJudgment.objects.get(screen=decoy).withdrawn_reason == "withdrawn"
+
+
+def test_withdrawing_some_assignments_of_a_judge_in_one_project(project, django_capture_on_commit_callbacks):
+    # given a judge's two judgments, and (a decoy) their judgment in another project
+    sam = member(project, "sam")
+    first, second = screens(project, 2)
+    one = judge(project, sam)
+    judge(project, sam)
+    other = ProjectFactory(slug="other")
+    MembershipFactory(project=other, user=sam)
+    screens(other, 1)
+    judge(other, sam)
+    stage = stage_get("prefilter")
+    # when quality control withdraws one assignment's judgment, then all of this project's
+    with django_capture_on_commit_callbacks(execute=True):
+        assert stage.withdraw(project=project, user=sam, requeue=False, now=timezone.now(), assignments=[one.pk]) == 1
+    withdrawn = PrefilterJudgment.objects.exclude(withdrawn_reason="")
+    assert list(withdrawn.values_list("assignment_id", flat=True)) == [one.pk]
+    assert (state_of(first), state_of(second)) == (("prefilter", "", ""), ("questions-1", "", ""))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert stage.withdraw(project=project, user=sam, requeue=True, now=timezone.now()) == 1
+    # then the other project's judgment still counts
+    assert list(PrefilterJudgment.objects.filter(withdrawn_reason="").values_list("screen__project", flat=True)) == [
+        other.pk
+    ]
+
+
+def test_restoring_a_pause_brings_back_only_what_that_pause_withdrew(project, django_capture_on_commit_callbacks):
+    # given a judge whose judgment on one screen a reviewer rejected, whose judgment on another a
+    # pause withdrew, and (a decoy) whose judgment in another project the same pause names
+    sam = member(project, "sam")
+    rejected, paused = screens(project, 2)
+    reviewed = judge(project, sam, vh_out_of_sync=True)
+    judge(project, sam, vh_out_of_sync=True)
+    other = ProjectFactory(slug="other")
+    MembershipFactory(project=other, user=sam)
+    (elsewhere,) = screens(other, 1)
+    judge(other, sam, vh_out_of_sync=True)
+    stage = stage_get("prefilter")
+    with django_capture_on_commit_callbacks(execute=True):
+        stage.review_rejected(reviewed=reviewed, reason="sync", now=timezone.now())
+        event = rule_pause(project, sam, "prefilter")
+    PrefilterJudgment.objects.filter(screen=elsewhere).update(withdrawn_reason="withdrawn", withdrawn_by=event)
+    # when the pause is undone
+    with django_capture_on_commit_callbacks(execute=True):
+        assert stage.restore(project=project, user=sam, event=event, now=timezone.now()) == {"restored": 1, "redone": 0}
+    # then only the pause's judgment in this project counts again
+    counting = PrefilterJudgment.objects.filter(withdrawn_reason="").values_list("screen_id", flat=True)
+    assert list(counting) == [paused.pk]
+    assert state_of(paused) == ("excluded", "vh_out_of_sync", "")
+    assert state_of(rejected) == ("prefilter", "", "")
+
+
+def test_restoring_counts_other_judges_live_leases_and_one_judgment_per_place(
+    project, django_capture_on_commit_callbacks
+):
+    # given sam's withdrawn judgments on four screens: one another judge holds now, one ann judged
+    # again (withdrawn too), two of an app a lead marked non-English since (sam said one is out of sync)
+    sam, ann, jo = member(project, "sam"), member(project, "ann"), member(project, "jo")
+    taken, twice = screens(project, 2)
+    out_of_sync, fine = screens(project, 2)
+    for flags in ({}, {}, {"vh_out_of_sync": True}, {}):
+        judge(project, sam, **flags)
+    withdraw(PrefilterJudgment.objects.filter(annotator=sam), django_capture_on_commit_callbacks)
+    assert assignment_next(project=project, user=jo, stage="prefilter").screen_id == taken.pk
+    assert judge(project, ann).screen_id == twice.pk
+    withdraw(PrefilterJudgment.objects.filter(annotator=ann), django_capture_on_commit_callbacks)
+    app_mark_non_english(project=project, package=fine.app.package)
+    # when all are brought back
+    with django_capture_on_commit_callbacks(execute=True):
+        done = judgments_restore(PrefilterJudgment.objects.all(), now=timezone.now())
+    # then the held screen's judgment stays withdrawn, one of the twice-judged screen's two comes
+    # back and decides it, and the judgments on the app's screens come back and decide where they would go
+    assert done == {"restored": 3, "redone": 2}
+    assert PrefilterJudgment.objects.get(screen=taken).withdrawn_reason == "withdrawn"
+    assert PrefilterJudgment.objects.filter(screen=twice, withdrawn_reason="").count() == 1
+    assert state_of(taken) == ("prefilter", "", "")
+    assert state_of(twice) == ("questions-1", "", "")
+    assert state_of(out_of_sync) == ("excluded", "vh_out_of_sync", "")
+    assert state_of(fine) == ("excluded", "non_english", "questions-1")
+    # and restoring again brings back nothing
+    again = judgments_restore(PrefilterJudgment.objects.filter(screen=out_of_sync), now=timezone.now())
+    assert again == {"restored": 0, "redone": 0}
+
+
+def test_restored_language_votes_do_not_outweigh_a_leads_english(project, django_capture_on_commit_callbacks):
+    sam = member(project, "sam")
+    (screen,) = screens(project, 1)
+    judge(project, sam, non_english_app=True)
+    withdraw(PrefilterJudgment.objects.all(), django_capture_on_commit_callbacks)
+    app_mark_non_english(project=project, package=screen.app.package, english=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert judgments_restore(PrefilterJudgment.objects.all(), now=timezone.now()) == {"restored": 1, "redone": 0}
+    assert state_of(screen) == ("questions-1", "", "")
