@@ -143,8 +143,11 @@ def quality_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _last_suggestions_job(project: Project) -> dict[str, Any] | None:
     """The project's latest ``suggestions`` job with what its progress block shows (None: never ran)."""
-    job = AssistJob.objects.filter(project=project).select_related("project", "created_by").order_by("-pk").first()
-    return None if job is None else {"job": job, "d": job_display(job)}
+    job = AssistJob.objects.filter(project=project).select_related("created_by").order_by("-pk").first()
+    if job is None:
+        return None
+    job.project = project  # the page's own: no second read of it
+    return {"job": job, "d": job_display(job)}
 
 
 @require_POST

@@ -85,16 +85,22 @@ def test_available_moves_alike_for_control_and_real_leases(project, api_client):
     assert seen == {Purpose.CONTROL: {(1, 0)}, Purpose.WORK: {(1, 0)}}
 
 
-@pytest.mark.parametrize("rate", [1.0, 0.0], ids=["control", "work"])
-def test_giving_an_item_back_moves_available_alike(project, api_client, rate):
+def one_lease(project: Project, api_client: Any, rate: float) -> tuple[int, dict[str, Any]]:
+    """An active annotator's ``available`` before one ``next`` over the API, and the lease: a control item
+    at a rate of 1, real work at 0."""
     gold_prefilter(project, 2)
     screens(project, 5)
     rates(project, rate)
-    annie = active(project, "annie")
-    login(api_client, annie)
+    login(api_client, active(project, "annie"))
     before = waiting(api_client, project)
     lease = api_client.post(f"/api/projects/{project.slug}/stages/prefilter/next/").json()
     assert Assignment.objects.get(pk=lease["id"]).purpose == (Purpose.CONTROL if rate else Purpose.WORK)
+    return before, lease
+
+
+@pytest.mark.parametrize("rate", [1.0, 0.0], ids=["control", "work"])
+def test_giving_an_item_back_moves_available_alike(project, api_client, rate):
+    before, lease = one_lease(project, api_client, rate)
     assert waiting(api_client, project) == before - 1
     api_client.post(f"/api/assignments/{lease['id']}/release/")
     assert waiting(api_client, project) == before
@@ -103,14 +109,7 @@ def test_giving_an_item_back_moves_available_alike(project, api_client, rate):
 @pytest.mark.parametrize("rate", [1.0, 0.0], ids=["control", "work"])
 def test_a_lease_left_to_run_out_moves_available_alike(project, api_client, rate):
     # given an item leased and never submitted (a control item left to run out counts as wrong)
-    gold_prefilter(project, 2)
-    screens(project, 5)
-    rates(project, rate)
-    annie = active(project, "annie")
-    login(api_client, annie)
-    before = waiting(api_client, project)
-    lease = api_client.post(f"/api/projects/{project.slug}/stages/prefilter/next/").json()
-    assert Assignment.objects.get(pk=lease["id"]).purpose == (Purpose.CONTROL if rate else Purpose.WORK)
+    before, lease = one_lease(project, api_client, rate)
     # when its time runs out: lapsed but not yet swept, then swept by the expiry task
     Assignment.objects.filter(pk=lease["id"]).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     lapsed = waiting(api_client, project)
