@@ -92,6 +92,7 @@ urlpatterns = [
     path("projects/<slug:slug>/actions/non-english/", manage.app_non_english_view, name="app-non-english"),
     path("projects/<slug:slug>/skips/", manage.skips_page, name="skips"),
     path("projects/<slug:slug>/leases/", manage.leases_page, name="leases"),
+    path("projects/<slug:slug>/leases/members/", manage.lease_members_view, name="lease-members"),
     path("projects/<slug:slug>/leases/<int:assignment_id>/", manage.lease_action_view, name="lease-action"),
     # analysis (leads)
     path("projects/<slug:slug>/analysis/", analytics.project_analysis, name="analysis"),

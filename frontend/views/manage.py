@@ -4,8 +4,8 @@ notes, held leases (members and invitations: ``frontend.views.members``). Every 
 Who may use each page:
 
 * creating a project: site admins (others 403);
-* a project's settings, actions, skips, leases, guidelines editing: leads of the project and site admins
-  (annotators and reviewers 403, non-members 404);
+* a project's settings, actions, skips, leases (and the member names its reassign field looks up),
+  guidelines editing: leads of the project and site admins (annotators and reviewers 403, non-members 404);
 * a project's guidelines: any member (non-members 404).
 """
 
@@ -19,7 +19,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
@@ -49,6 +49,7 @@ from pipeline.stages.leases import lease_free, lease_list, lease_reassign
 from pipeline.stages.not_answerable import SAMPLE_MAX, not_answerable_default_size
 
 ROWS_PER_PAGE = 50
+MEMBER_NAMES_MAX = 20  # names the reassign field offers at a time, whatever the project's size
 
 
 def _setting_formfield(db_field: Any, **kwargs: Any) -> Any:
@@ -264,13 +265,11 @@ def skips_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _leases_page(request: HttpRequest, project: Project, *, status: int = 200, error: str = "") -> HttpResponse:
-    """The held leases a page at a time; the members to hand one to are listed once for the whole page
-    (one ``<datalist>`` every row's reassign field offers), not once per lease."""
-    names = (
-        Membership.objects.filter(project=project).order_by("user__username").values_list("user__username", flat=True)
-    )
+    """The held leases a page at a time. Every row's reassign field offers the members whose names hold
+    what has been typed (one ``<datalist>``, filled by ``lease_members_view`` as the lead types): the page
+    stays the same size whether the project has ten members or a thousand."""
     page = Paginator(lease_list(project=project), ROWS_PER_PAGE).get_page(request.GET.get("page"))
-    context = {"project": project, "page": page, "leases": page.object_list, "members": names, "error": error}
+    context = {"project": project, "page": page, "leases": page.object_list, "error": error}
     return render(request, "frontend/manage/leases.html", context, status=status)
 
 
@@ -294,6 +293,19 @@ def leases_page(request: HttpRequest, slug: str) -> HttpResponse:
     """Leases held now, oldest first, a page at a time (``?page=``), with free and reassign. Leads and
     site admins."""
     return _leases_page(request, project_get_for_lead(user=request.user, slug=slug))
+
+
+@require_GET
+@login_required
+@domain_errors_as_http
+def lease_members_view(request: HttpRequest, slug: str) -> JsonResponse:
+    """``{"members": [...]}``: up to ``MEMBER_NAMES_MAX`` member names holding ``?q=`` (any case), in name
+    order, for the leases page's reassign field. Leads and site admins."""
+    project = project_get_for_lead(user=request.user, slug=slug)
+    query = (request.GET.get("q") or "").strip()[:150]
+    names = Membership.objects.filter(project=project, user__username__icontains=query)
+    names = names.order_by("user__username").values_list("user__username", flat=True)[:MEMBER_NAMES_MAX]
+    return JsonResponse({"members": list(names)})
 
 
 @require_POST

@@ -310,6 +310,7 @@ EXPECTED: dict[str, Route] = {
     "frontend:app-non-english": Route({"POST": page_lead(400)}),
     "frontend:skips": Route({"GET": page_lead()}),
     "frontend:leases": Route({"GET": page_lead()}),
+    "frontend:lease-members": Route({"GET": page_lead()}),
     "frontend:lease-action": Route({"POST": page_lead(400)}),
     # --- analysis and quality pages (leads) ---
     "frontend:analysis": Route({"GET": page_lead()}),

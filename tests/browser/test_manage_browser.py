@@ -1,18 +1,28 @@
 """A site admin starts a project in Chromium without the Django admin: creates it, edits its
 settings (a bad value is explained, not a server error), invites a member; the member accepts the
 link, lands on the guidelines once, and finds them linked from the workspace afterwards. A lead
-decides an app's language on the actions page, both ways."""
+decides an app's language on the actions page, both ways, and hands a held lease to a member found by
+typing part of their name."""
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
-from annotation.models import Membership, Project, QuestionState, ScreenState
+from annotation.models import Assignment, AssignmentStatus, Membership, Project, QuestionState, ScreenState
 from tests.browser.conftest import shoot, watch
-from tests.factories import AppFactory, MembershipFactory, ProjectFactory, QuestionFactory, ScreenFactory, UserFactory
+from tests.factories import (
+    AppFactory,
+    MembershipFactory,
+    ProjectFactory,
+    QuestionFactory,
+    ScreenFactory,
+    UserFactory,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -118,6 +128,41 @@ def test_lead_marks_an_app_non_english_then_declares_it_english(new_page):
     question.refresh_from_db()
     assert (waiting.state, answering.state) == (ScreenState.PREFILTER, ScreenState.ANSWERING)
     assert (question.state, question.drop_reason) == (QuestionState.ANSWERING, "")
+
+
+def test_lead_hands_a_lease_to_a_member_found_by_typing_part_of_the_name(new_page):
+    # given a project of 40 crowd accounts, one of whom holds a screen
+    project = ProjectFactory(slug="crowded", name="Crowded")
+    MembershipFactory(project=project, user=UserFactory(username="lena"), role="lead")
+    crowd = [UserFactory(username=f"crowded/worker-{n:02}") for n in range(40)]
+    for user in crowd:
+        MembershipFactory(project=project, user=user)
+    held = Assignment.objects.create(
+        project=project,
+        stage="questions-1",
+        screen=ScreenFactory(project=project, state=ScreenState.QUESTIONS_1),
+        annotator=crowd[0],
+        lease_expires_at=timezone.now() + timedelta(minutes=30),
+    )
+    page = new_page("lena")
+    page.goto("/projects/crowded/leases/")
+    assert page.locator("#lease-members option").count() == 0  # no member is written into the page
+
+    # when the lead types part of a name, the field offers the members holding it, and no others
+    field = page.locator(f"tr[data-assignment='{held.pk}'] input[name=username]")
+    field.fill("ker-3")
+    page.wait_for_function("document.querySelectorAll('#lease-members option').length === 10")
+    offered = page.eval_on_selector_all("#lease-members option", "els => els.map(e => e.value)")
+    assert offered == [f"crowded/worker-{n}" for n in range(30, 40)]
+    shoot(page, "manage-leases-reassign")
+
+    # and the one chosen gets the lease
+    field.fill("crowded/worker-37")
+    page.locator(f"tr[data-assignment='{held.pk}']").get_by_role("button", name="Reassign").click()
+    page.wait_for_selector("text=Handed to crowded/worker-37.")
+    held.refresh_from_db()
+    assert (held.annotator, held.status) == (crowd[37], AssignmentStatus.LEASED)
+    assert Assignment.objects.filter(project=project, status=AssignmentStatus.LEASED).count() == 1
 
 
 def test_lead_creates_crowd_accounts_in_bulk_and_a_person_joins_with_their_own_account(browser, live_server, new_page):

@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import (
@@ -80,6 +82,7 @@ LEAD_URLS = [
     ("post", "/projects/demo/actions/non-english/", {"package": "com.x", "english": "1"}),
     ("get", "/projects/demo/skips/", {}),
     ("get", "/projects/demo/leases/", {}),
+    ("get", "/projects/demo/leases/members/", {"q": "a"}),
     ("post", "/projects/demo/leases/{lease}/", {"action": "free"}),
 ]
 
@@ -393,13 +396,34 @@ class TestLeases:
         MembershipFactory(project=project, user=bea)
         login(client, lead)
         page = html(client.get("/projects/demo/leases/"))
-        # the members are listed once for the page, not once per lease
-        assert page.count('<datalist id="lease-members">') == 1 and "<select" not in page
-        assert '<option value="bea"></option>' in page
+        # one list of names for the page, filled as the lead types; no member is written into the page
+        assert page.count('<datalist id="lease-members"') == 1 and "<select" not in page
+        assert 'data-url="/projects/demo/leases/members/"' in page and "bea" not in page
         response = client.post(f"/projects/demo/leases/{leased.pk}/", {"action": "reassign", "username": "zed"})
         assert response.status_code == 400 and "Choose a member" in html(response)
         response = client.post(f"/projects/demo/leases/{leased.pk}/", {"action": "reassign", "username": "bea"})
         assert response.status_code == 302 and Assignment.objects.get(pk=leased.pk).annotator == bea
+
+    def test_the_names_offered_hold_what_is_typed_and_stay_few(self, client, lead, project, other_lead, leased):
+        for n in range(25):
+            MembershipFactory(project=project, user=UserFactory(username=f"crowd-{n:02}"))
+        UserFactory(username="crowd-outsider")  # not a member
+        MembershipFactory(project=Project.objects.get(slug="other"), user=UserFactory(username="crowd-elsewhere"))
+        login(client, lead)
+
+        def names(query):
+            response = client.get("/projects/demo/leases/members/", {"q": query})
+            assert response.status_code == 200 and response["Content-Type"] == "application/json"
+            return response.json()["members"]
+
+        assert names("OWD-1") == [f"crowd-{n}" for n in range(10, 20)]  # any case, anywhere in the name
+        assert names("crowd") == [f"crowd-{n:02}" for n in range(20)]  # the first 20, in name order
+        assert names("") == sorted([lead.username, "annie", *(f"crowd-{n:02}" for n in range(25))])[:20]
+        assert names("nobody") == [] and names("%") == [] and names("_") == []  # no wildcards
+        assert names("  crowd-24 ") == ["crowd-24"]
+        with CaptureQueriesContext(connection) as queries:
+            names("crowd")
+        assert len(queries) == 5, [q["sql"] for q in queries]  # session, user, project, lead, names
 
     def test_a_lease_of_another_project_is_404(self, client, other_lead, leased):
         login(client, other_lead)
