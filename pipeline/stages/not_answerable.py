@@ -53,7 +53,13 @@ from .base import (
     screen_questions,
     taken_by_user_q,
 )
-from .questions import author_withdrawal_reason, questions_create, questions_drop, questions_restore
+from .questions import (
+    author_questions_withdrawable,
+    author_withdrawal_reason,
+    questions_create,
+    questions_drop,
+    questions_restore,
+)
 from .split import split_bucket
 from .units import SCREEN
 from .wire import AssignmentPayloadSerializer, QuestionBriefSerializer, StrictSerializer, TextField, stage_name_field
@@ -145,13 +151,13 @@ class NotAnswerable(StageDefinition):
         event: QualityEvent | None = None,
         assignments: Collection[int] | None = None,
     ) -> int:
-        mine = Question.objects.filter(
-            screen__project=project, author=user, source=QuestionSource.NOT_ANSWERABLE, answers_done=0
-        )
+        """As the question passes: the writer's questions, answered or not, but for the sets a review
+        accepted."""
+        mine = Question.objects.filter(screen__project=project, author=user, source=QuestionSource.NOT_ANSWERABLE)
         if assignments is not None:
             mine = mine.filter(origin_id__in=list(assignments))
         return questions_drop(
-            written_by=mine.filter(state=QuestionState.ANSWERING), reason=author_withdrawal_reason(event), event=event
+            written_by=author_questions_withdrawable(mine), reason=author_withdrawal_reason(event), event=event
         )
 
     def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:

@@ -112,6 +112,18 @@ def questions_drop(*, written_by: QuerySet[Question], reason: str, event: Qualit
     )
 
 
+# A stopped writer's questions still in the data: answered ones too (an answer does not vouch for its
+# question: answerers answer what they are given, spam included).
+AUTHOR_WITHDRAWABLE = [QuestionState.DRAFTING, QuestionState.ANSWERING, QuestionState.ANSWERED, QuestionState.KEPT]
+
+
+def author_questions_withdrawable(questions: QuerySet[Question]) -> QuerySet[Question]:
+    """What a stopped writer's withdrawal takes of ``questions`` (theirs): everything still in the data
+    but the sets a review accepted (a reviewer vouched for those, as a passed control item vouches for
+    a judge's earlier work)."""
+    return questions.filter(state__in=AUTHOR_WITHDRAWABLE).exclude(origin__review_state=ReviewState.ACCEPTED)
+
+
 def author_withdrawal_reason(event: QualityEvent | None) -> str:
     """Why a stopped writer's questions leave the release: paused, or not qualified by review."""
     if event is not None and event.status_after == StandingStatus.NOT_QUALIFIED:
@@ -309,16 +321,15 @@ class QuestionsPass1(StageDefinition):
         event: QualityEvent | None = None,
         assignments: Collection[int] | None = None,
     ) -> int:
-        """The stopped writer's questions of this pass that nobody has answered yet leave the release,
-        with the reason of the decision (``author-paused``, or ``author-not-qualified`` when the
-        review of their first submissions decided they did not qualify)."""
-        mine = Question.objects.filter(screen__project=project, author=user, source=self.source, answers_done=0)
+        """The stopped writer's questions of this pass leave the release, answered or not, but for the
+        sets a review accepted (``author_questions_withdrawable``), with the reason of the decision
+        (``author-paused``, or ``author-not-qualified`` when the review of their first submissions
+        decided they did not qualify)."""
+        mine = Question.objects.filter(screen__project=project, author=user, source=self.source)
         if assignments is not None:
             mine = mine.filter(origin_id__in=list(assignments))
         return questions_drop(
-            written_by=mine.filter(state__in=[QuestionState.DRAFTING, QuestionState.ANSWERING]),
-            reason=author_withdrawal_reason(event),
-            event=event,
+            written_by=author_questions_withdrawable(mine), reason=author_withdrawal_reason(event), event=event
         )
 
     def restore(self, *, project: Project, user: Any, event: QualityEvent, now: datetime) -> dict[str, int]:

@@ -63,23 +63,23 @@ def test_one_rejection_and_a_reinstate_keep_the_writers_questions(project):
     review_next(project, lead, "rejected", reason="counting")
     for _ in range(3):
         review_next(project, lead, "accepted")
-    # then the writer did not qualify (3 of 4 < 90%), and their questions leave the release: the
-    # rejected set's for the review, the other nine because the writer did not qualify (not as
-    # "author paused": nobody paused them)
+    # then the writer did not qualify (3 of 4 < 90%): the rejected set's questions leave the release for
+    # the review; the three sets the lead accepted stay (a review vouched for each); nothing is
+    # "author paused": nobody paused them
     assert standing_of(wes, "questions-1") == StandingStatus.NOT_QUALIFIED
-    assert reasons_of(wes) == ["author-not-qualified"] * 9 + ["review-rejected"] * 3
+    assert reasons_of(wes) == [""] * 9 + ["review-rejected"] * 3
     decision = wes.quality_events.get(rule="review-not-qualified")
-    assert decision.figures["withdrawn"] == 9
+    assert decision.figures["withdrawn"] == 0
     # when the lead reinstates the writer
     standing_act(project=project, user_id=wes.pk, stage="questions-1", action="reinstate", actor=lead)
-    # then the nine questions the decision withdrew are back where they were (waiting for pass 2);
-    # the set the review rejected stays out; the lead's event says what came back
+    # then the nine accepted questions are where they were (waiting for pass 2); the set the review
+    # rejected stays out; the lead's event says nothing came back (nothing was withdrawn)
     assert standing_of(wes, "questions-1") == StandingStatus.ACTIVE
     assert reasons_of(wes) == [""] * 9 + ["review-rejected"] * 3
     back = Question.objects.filter(author=wes, drop_reason="")
     assert set(back.values_list("state", flat=True)) == {QuestionState.DRAFTING}
     reinstated = wes.quality_events.latest("pk")
-    assert reinstated.figures == {"overturned": "review-not-qualified", "overturned_event": decision.pk, "restored": 9}
+    assert reinstated.figures == {"overturned": "review-not-qualified", "overturned_event": decision.pk}
     # and they go on through the pipeline: pass 2 finalises the screens, the questions wait for answers
     pat = member(project, "pat")
     for _ in range(4):
@@ -144,7 +144,7 @@ def test_a_stopped_reviewers_reviews_are_withdrawn_and_reviewed_again(project):
     assert review_next(project, rita, "accepted") == second.pk
     assert review_next(project, rita, "rejected", reason="wrong-element") == answered.pk
     assert standing_of(wes, "questions-1") == StandingStatus.NOT_QUALIFIED
-    assert reasons_of(wes) == ["author-not-qualified"] * 3 + ["review-rejected"] * 3
+    assert reasons_of(wes) == [""] * 3 + ["review-rejected"] * 3  # the accepted set stays: a review vouched
     assert Answer.objects.get(annotator=ann).drop_reason == "review-rejected"
     # when a rule pauses the reviewer
     event = rule_pause(project, rita, "review")

@@ -17,6 +17,7 @@ from annotation.models import (
     Question,
     QuestionSource,
     QuestionState,
+    ReviewState,
     Screen,
     ScreenState,
 )
@@ -310,36 +311,40 @@ def test_a_rejected_review_drops_the_submissions_question_and_reverting_it_resto
     assert (rows[mine.pk], rows[paused.pk]) == (QuestionState.ANSWERING, QuestionState.DROPPED)
 
 
-def test_withdraw_drops_the_writers_unanswered_not_answerable_questions_and_restore_brings_them_back(project):
+def test_withdraw_drops_the_writers_not_answerable_questions_but_accepted_sets_and_restore_brings_them_back(project):
     writer, other = member(project, "w"), member(project, "o")
     elsewhere = ProjectFactory(slug="elsewhere")
     MembershipFactory(project=elsewhere, user=writer)
     (far,) = sampled(elsewhere)
-    screen, later = sampled(project, 2)
+    screen, later, accepted = sampled(project, 3)
     own = na_assignment(screen, writer, AssignmentStatus.SUBMITTED)
     second = na_assignment(later, writer, AssignmentStatus.SUBMITTED)
+    vouched = na_assignment(accepted, writer, AssignmentStatus.SUBMITTED)
+    Assignment.objects.filter(pk=vouched.pk).update(review_state=ReviewState.ACCEPTED)
     # given decoys made first: the writer's question in another project, another writer's, the
-    # writer's pass-1 question, one already answered once, one already answered in full
+    # writer's pass-1 question, one of a set a review accepted (answered in full)
     decoys = [
         na_question(far, writer, None),
         na_question(screen, other, None),
         na_question(screen, writer, None, source=QuestionSource.PASS_1),
-        na_question(screen, writer, own, answers_done=1),
-        na_question(screen, writer, own, state=QuestionState.ANSWERED),
+        na_question(accepted, writer, vouched, state=QuestionState.ANSWERED),
     ]
     mine = na_question(screen, writer, own)
-    later_one = na_question(later, writer, second)
+    mine_answered = na_question(screen, writer, own, state=QuestionState.ANSWERED)  # answers do not vouch
+    later_one = na_question(later, writer, second, answers_done=1)
     event = QualityEvent.objects.create(
         project=project, user=writer, stage="not-answerable", rule="control-accuracy", status_after="paused"
     )
-    # when only the first submission's work is withdrawn, then only its open question goes
+    # when only the first submission's work is withdrawn, then only its questions go, answered or not
     stage = na_stage()
     n = stage.withdraw(
         project=project, user=writer, requeue=False, now=timezone.now(), event=event, assignments=[own.pk]
     )
-    assert n == 1
+    assert n == 2
     gone = Question.objects.get(pk=mine.pk)
     assert (gone.state, gone.drop_reason, gone.withdrawn_by) == (QuestionState.DROPPED, "author-paused", event)
+    gone = Question.objects.get(pk=mine_answered.pk)
+    assert (gone.state, gone.dropped_from, gone.withdrawn_by) == (QuestionState.DROPPED, QuestionState.ANSWERED, event)
     # when all of it is withdrawn, then the later one goes too and the decoys stay
     assert stage.withdraw(project=project, user=writer, requeue=False, now=timezone.now(), event=event) == 1
     assert Question.objects.get(pk=later_one.pk).state == QuestionState.DROPPED
@@ -359,9 +364,10 @@ def test_withdraw_drops_the_writers_unanswered_not_answerable_questions_and_rest
         withdrawn_by=event,
     )
     restored = stage.restore(project=project, user=writer, event=event, now=timezone.now())
-    assert restored["restored"] == 2
+    assert restored["restored"] == 3
     states = dict(Question.objects.values_list("pk", "state"))
     assert (states[mine.pk], states[later_one.pk]) == (QuestionState.ANSWERING, QuestionState.ANSWERING)
+    assert states[mine_answered.pk] == QuestionState.ANSWERED
     assert (states[decoys[0].pk], states[decoys[2].pk], states[decoys[1].pk]) == (QuestionState.DROPPED,) * 3
 
 

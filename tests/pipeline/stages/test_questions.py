@@ -217,13 +217,27 @@ def test_withdrawn_pass_two_work_takes_its_flags_back(project, how):
 
 
 @pytest.mark.parametrize("requeue", [True, False])
-def test_pausing_a_writer_drops_only_their_unanswered_pass_one_questions(project, requeue):
+def test_pausing_a_writer_drops_their_pass_one_questions_answered_or_not_but_those_a_review_accepted(project, requeue):
     # given a writer's questions in every state an answer can leave them, and questions of others
     writer, other = member(project, "writer"), member(project, "other")
     (screen,) = screens(project, 1, state=ScreenState.ANSWERING, split="train")
     elsewhere = screens(ProjectFactory(slug="elsewhere"), 1, state=ScreenState.ANSWERING, split="train")[0]
 
-    def asked(text, *, author=writer, state=QuestionState.ANSWERING, done=0, source=QuestionSource.PASS_1, at=screen):
+    def submitted(review_state):  # a set of the writer's (one a screen), as review left it
+        (its_screen,) = screens(project, 1, state=ScreenState.ANSWERING, split="train")
+        return _assignment(project, writer, its_screen, "questions-1", review_state=review_state)
+
+    def asked(
+        text,
+        *,
+        author=writer,
+        state=QuestionState.ANSWERING,
+        done=0,
+        source=QuestionSource.PASS_1,
+        at=screen,
+        origin=None,
+        **kw,
+    ):
         position = Question.objects.filter(screen=at).count()
         return Question.objects.create(
             screen=at,
@@ -234,6 +248,8 @@ def test_pausing_a_writer_drops_only_their_unanswered_pass_one_questions(project
             state=state,
             answers_needed=3,
             answers_done=done,
+            origin=origin,
+            **kw,
         )
 
     waiting = asked("Nobody answered this yet?")
@@ -241,30 +257,40 @@ def test_pausing_a_writer_drops_only_their_unanswered_pass_one_questions(project
     started = asked("One answer so far?", done=1)
     almost = asked("Two answers so far?", done=2)
     answered = asked("All three answers?", state=QuestionState.ANSWERED, done=3)
+    kept = asked("Kept by post-processing?", state=QuestionState.KEPT, done=3)
+    sampled = asked("Waiting for its review?", origin=submitted(ReviewState.SAMPLED), done=1)
+    unsampled = asked("Never sampled for review?", origin=submitted(ReviewState.NONE))
+    vouched = asked(
+        "A reviewer accepted its set?", origin=submitted(ReviewState.ACCEPTED), done=3, state=QuestionState.ANSWERED
+    )
+    vouched_open = asked("Accepted, still answering?", origin=submitted(ReviewState.ACCEPTED))
     pass_two = asked("Written in pass two?", source=QuestionSource.PASS_2)
     theirs = asked("Another writer's?", author=other)
     other_project = asked("In another project?", at=elsewhere)
+    already = asked("Dropped by post-processing?", state=QuestionState.DROPPED, drop_reason="no-answer")
     # when the writer is withdrawn from pass 1 (a rule paused them)
     withdrawn = stage_get("questions-1").withdraw(project=project, user=writer, requeue=requeue, now=timezone.now())
-    # then the questions nobody has answered yet leave the release; answered work, even one answer, stays
-    states = {
-        q.text: (q.state, q.drop_reason)
-        for q in Question.objects.filter(
-            pk__in=[x.pk for x in (waiting, drafting, started, almost, answered, pass_two, theirs, other_project)]
-        )
-    }
-    dropped = (QuestionState.DROPPED, "author-paused")
+    # then their questions leave the release, answered or not (an answer does not vouch for its question),
+    # but for the sets a review accepted; others' questions, pass two's and dropped ones are untouched
+    states = {q.text: (q.state, q.drop_reason, q.dropped_from) for q in Question.objects.all()}
+    out = "author-paused"
     assert states == {
-        waiting.text: dropped,
-        drafting.text: dropped,
-        started.text: (QuestionState.ANSWERING, ""),
-        almost.text: (QuestionState.ANSWERING, ""),
-        answered.text: (QuestionState.ANSWERED, ""),
-        pass_two.text: (QuestionState.ANSWERING, ""),
-        theirs.text: (QuestionState.ANSWERING, ""),
-        other_project.text: (QuestionState.ANSWERING, ""),
+        waiting.text: (QuestionState.DROPPED, out, QuestionState.ANSWERING),
+        drafting.text: (QuestionState.DROPPED, out, QuestionState.DRAFTING),
+        started.text: (QuestionState.DROPPED, out, QuestionState.ANSWERING),
+        almost.text: (QuestionState.DROPPED, out, QuestionState.ANSWERING),
+        answered.text: (QuestionState.DROPPED, out, QuestionState.ANSWERED),
+        kept.text: (QuestionState.DROPPED, out, QuestionState.KEPT),
+        sampled.text: (QuestionState.DROPPED, out, QuestionState.ANSWERING),
+        unsampled.text: (QuestionState.DROPPED, out, QuestionState.ANSWERING),
+        vouched.text: (QuestionState.ANSWERED, "", ""),
+        vouched_open.text: (QuestionState.ANSWERING, "", ""),
+        pass_two.text: (QuestionState.ANSWERING, "", ""),
+        theirs.text: (QuestionState.ANSWERING, "", ""),
+        other_project.text: (QuestionState.ANSWERING, "", ""),
+        already.text: (QuestionState.DROPPED, "no-answer", ""),
     }
-    assert withdrawn == 2
+    assert withdrawn == 8
 
 
 # --- the module's parts called directly (each filter with a decoy, each refusal's words) -------
