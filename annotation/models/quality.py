@@ -35,6 +35,12 @@ class Standing(models.Model):
     evidence = models.FloatField(
         default=0.0, help_text="the sequential test's evidence that the accuracy is below the bar (0: none)"
     )
+    evidence_clear_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when the evidence was last 0 (after a control item, or set so): while it is above 0, the "
+        "sequential test's estimate of when the run of wrong control items began",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

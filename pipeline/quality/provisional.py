@@ -9,7 +9,12 @@ starts it), such work is held back from the release and asked of other annotator
 
 * ``evidence`` (default): the work after the last passed control item of annotators whose evidence is
   against them (``Standing.evidence`` > 0: a recent control item was wrong and nothing cleared it) or
-  thin (fewer than ``provisional_min_controls`` control items passed in the stage);
+  thin (fewer than ``provisional_min_controls`` control items passed in the stage). When the evidence
+  is more than one slip's worth (two or more wrong control items not yet cleared), the work since the
+  evidence was last clear (``Standing.evidence_clear_at``: the sequential test's estimate of when the
+  run of wrong items began) is held, passed control items inside the run notwithstanding: a worker who
+  can answer some control items right (a guessed one, a lucky one) must not vouch for the spam between
+  them. One slip of a careful worker keeps the shorter hold;
 * ``strict``: that work of every annotator;
 * ``off``: nothing is held back.
 
@@ -29,6 +34,7 @@ standing unchanged) that names the items; the stages' ``withdraw`` takes them ou
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -60,6 +66,7 @@ from pipeline.decisions.selectors import answer_records
 from pipeline.stages import stages
 
 from .consensus import majority_of
+from .sequential import sequential_test
 
 
 @dataclass
@@ -90,6 +97,8 @@ def provisional_held(*, project: Project) -> list[Held]:
     # sees the stage as "no gold" on the quality page.
     with_gold = set(GoldItem.objects.filter(project=project, active=True).values_list("stage", flat=True).distinct())
     held: list[Held] = []
+    test = sequential_test(project)
+    one_slip = test.llr(False) if test.on else math.inf  # the evidence one wrong control item adds
     for stage in stages().values():
         # Reviews are not held back: a review's verdict is a decision, not release data, and the
         # review stage does not hold post-processing (a held rejection would let rejected work back in).
@@ -98,7 +107,7 @@ def provisional_held(*, project: Project) -> list[Held]:
         standings = {
             row[0]: row[1:]
             for row in Standing.objects.filter(project=project, stage=stage.name).values_list(
-                "user_id", "status", "evidence"
+                "user_id", "status", "evidence", "evidence_clear_at"
             )
         }
         results = ControlResult.objects.filter(project=project, stage=stage.name)
@@ -117,7 +126,7 @@ def provisional_held(*, project: Project) -> list[Held]:
         for pk, user_id, submitted_at, unit in work:
             if user_id in trusted:
                 continue
-            status, evidence = standings.get(user_id, (StandingStatus.ACTIVE, 0.0))
+            status, evidence, clear_at = standings.get(user_id, (StandingStatus.ACTIVE, 0.0, None))
             if status == StandingStatus.PAUSED:
                 continue
             if unit in redone and evidence <= 0:
@@ -126,6 +135,8 @@ def provisional_held(*, project: Project) -> list[Held]:
                 # only while real work waits), so thin evidence alone would hold the redo for ever.
                 continue
             since = last_passed.get(user_id)
+            if evidence > one_slip and clear_at is not None:
+                since = clear_at
             if since is not None and submitted_at is not None and submitted_at <= since:
                 continue
             if (
@@ -141,11 +152,13 @@ def provisional_held(*, project: Project) -> list[Held]:
         for user_id, ids in sorted(trailing.items()):
             kept = [i for i in ids if i in corroborated]
             left = [i for i in ids if i not in corroborated]
-            evidence = standings.get(user_id, ("", 0.0))[1]
+            _, evidence, clear_at = standings.get(user_id, ("", 0.0, None))
             if not left:
                 continue
             if policy == ProvisionalWork.STRICT:
                 why = "no passed control item after it"
+            elif evidence > one_slip and clear_at is not None:
+                why = "control items were wrong since their evidence was last clear"
             elif evidence > 0:
                 why = "a control item after their last passed one was wrong"
             else:
@@ -161,6 +174,7 @@ def provisional_held(*, project: Project) -> list[Held]:
                     figures={
                         "policy": policy,
                         "evidence": round(evidence, 3),
+                        "evidence_clear_at": clear_at.isoformat() if clear_at else None,
                         "controls_passed": passed[user_id],
                         "held": len(left),
                         "corroborated": len(kept),

@@ -69,7 +69,10 @@ class SequentialTest:
         return math.log((1 - bad) / (1 - good))
 
     def step(self, evidence: float, correct: bool) -> float:
-        """The evidence after one more control item."""
+        """The evidence after one more control item (always 0 when the test is off: with a bar of 1 a
+        good annotator's error rate is 0, and a wrong item's ratio would divide by it)."""
+        if not self.on:
+            return 0.0
         return max(0.0, evidence + self.llr(correct))
 
     def run(self, outcomes: Iterable[bool], evidence: float = 0.0) -> float:

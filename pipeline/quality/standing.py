@@ -132,6 +132,8 @@ def event(
 def _set(standing: Standing, *, status: str, reason: str, **fields: Any) -> None:
     standing.status = status
     standing.reason = reason
+    if fields.get("evidence") == 0.0:
+        fields["evidence_clear_at"] = timezone.now()
     for name, value in fields.items():
         setattr(standing, name, value)
     standing.save(update_fields=["status", "reason", "updated_at", *fields])
@@ -430,7 +432,9 @@ def _monitor(*, stage: StageDefinition, standing: Standing, project: Project, co
     """One more control item in the sequential test (``pipeline.quality.sequential``): the evidence
     moves, then the rules ``on="control"`` are checked. Caller holds the standing's lock."""
     standing.evidence = sequential_test(project).step(standing.evidence, correct)
-    standing.save(update_fields=["evidence", "updated_at"])
+    if standing.evidence == 0.0:
+        standing.evidence_clear_at = now
+    standing.save(update_fields=["evidence", "evidence_clear_at", "updated_at"])
 
 
 def work_submitted(*, stage: StageDefinition, assignment: Assignment, now: datetime) -> str:

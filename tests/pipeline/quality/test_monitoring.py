@@ -144,6 +144,58 @@ def test_a_good_workers_slips_do_not_pause_them_three_wrong_do(project):
     assert standing.evidence >= project.monitoring_evidence
 
 
+def test_a_bar_of_one_pauses_nobody_and_a_wrong_control_item_is_no_server_error(project):
+    # given a project whose lead set the monitoring bar to 100% (the settings allow 0 to 1: the test is off)
+    gold_prefilter(project, 6)
+    controls_only(project)
+    project.monitoring_threshold = 1.0
+    project.save(update_fields=["monitoring_threshold"])
+    annie = member(project, "annie")
+    active(project, annie)
+    # when an annotator answers control items wrong, then each is scored and nothing fails or pauses
+    for _ in range(4):
+        assignment_submit(assignment_id=control(project, annie).pk, user=annie, data={**WRONG, "note": ""})
+    assert status(annie) == StandingStatus.ACTIVE
+    assert ControlResult.objects.filter(user=annie, correct=False).count() == 4
+    assert Standing.objects.get(user=annie).evidence == 0.0
+
+
+def test_the_evidence_remembers_when_it_was_last_clear(project, lead):
+    # given an active annotator meeting only control items
+    gold_prefilter(project, 20)
+    controls_only(project)
+    annie = member(project, "annie")
+    active(project, annie)
+
+    def submit(body):  # the control item's submission time, and the standing after it
+        lease = control(project, annie)
+        assignment_submit(assignment_id=lease.pk, user=annie, data={**body, "note": ""})
+        return Assignment.objects.get(pk=lease.pk).submitted_at, Standing.objects.get(user=annie)
+
+    # a right one: the evidence is clear, as of that item
+    first, standing = submit(RIGHT)
+    assert standing.evidence == 0.0 and standing.evidence_clear_at == first
+    clear = standing.evidence_clear_at
+    # a wrong one and a right one after it: the evidence is above 0, and was last clear at the first
+    for body in (WRONG, RIGHT):
+        _, standing = submit(body)
+        assert standing.evidence > 0 and standing.evidence_clear_at == clear
+    # ten right ones clear it again, as of the one that did
+    for _ in range(10):
+        last, standing = submit(RIGHT)
+        if standing.evidence == 0.0:
+            break
+    assert standing.evidence == 0.0 and standing.evidence_clear_at == last > clear
+    # a lead's reinstate sets it too
+    for _ in range(3):
+        submit(WRONG)
+    assert status(annie) == StandingStatus.PAUSED
+    paused_clear = Standing.objects.get(user=annie).evidence_clear_at
+    standing_act(project=project, user_id=annie.pk, stage="prefilter", action="reinstate", actor=lead)
+    standing = Standing.objects.get(user=annie)
+    assert standing.evidence == 0.0 and standing.evidence_clear_at > paused_clear
+
+
 def test_the_control_rate_rises_while_the_evidence_speaks_against_someone(project):
     gold_prefilter(project, 6)
     screens(project, 10)

@@ -181,3 +181,73 @@ def test_redone_work_is_not_held_again_for_thin_evidence_but_is_on_evidence_agai
     assert redo_screens <= set(
         Screen.objects.filter(judgments__assignment_id__in=held.assignments).values_list("pk", flat=True)
     )
+
+
+def _spells(project: Project, user, spells: list[tuple[str, int]]) -> dict[str, list[int]]:
+    """``user`` (active) does ``spells`` in order: ("right" | "wrong", n) control items, ("junk", n) real
+    judgments at random. Returns the junk's assignment ids, by spell number ("junk0", "junk1", ...)."""
+    Standing.objects.get_or_create(project=project, user=user, stage="prefilter", status=StandingStatus.ACTIVE)
+    out: dict[str, list[int]] = {}
+    for i, (kind, n) in enumerate(spells):
+        rates(project, 0.0 if kind == "junk" else 1.0)
+        body, purpose = {"right": (RIGHT, "control"), "wrong": (WRONG, "control"), "junk": (JUNK, "work")}[kind]
+        out[f"{kind}{i}"] = [judge(project, user, body, purpose=purpose) for _ in range(n)]
+    rates(project, 0.0)
+    return out
+
+
+def test_a_worker_with_two_wrong_control_items_uncleared_has_everything_since_their_evidence_was_clear_held(world):
+    # given a judge who passed five control items, then spammed, failed one, spammed, passed one (a
+    # guessed or lucky one), spammed and failed another: the evidence is two slips' worth, not cleared
+    project, _ = world
+    picker = member(project, "picker")
+    done = _spells(project, picker, [("right", 5), ("junk", 3), ("wrong", 1), ("junk", 2), ("right", 1), ("junk", 2)])
+    clear_at = Standing.objects.get(user=picker).evidence_clear_at
+    # (after one slip, with a passed control item since: only the work after that item is held)
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == sorted(done["junk5"])
+    assert held.why == "a control item after their last passed one was wrong"
+    _spells(project, picker, [("wrong", 1)])
+    standing = Standing.objects.get(user=picker)
+    assert standing.status == StandingStatus.ACTIVE and 1.9 < standing.evidence < project.monitoring_evidence
+    # then all seven judgments since the evidence was last clear are held, the passed control item
+    # inside the run notwithstanding; the five control items before it vouch for nothing after them
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == sorted(done["junk1"] + done["junk3"] + done["junk5"])
+    assert held.why == "control items were wrong since their evidence was last clear"
+    assert held.figures["evidence_clear_at"] == clear_at.isoformat() and held.last_passed > clear_at
+    assert held_back_sweep(project=project) == {"held": {"prefilter": 7}, "annotators": 1}
+    assert PrefilterJudgment.objects.filter(annotator=picker, withdrawn_reason="").count() == 0
+
+
+def test_a_careful_workers_single_slip_holds_only_what_came_after_their_last_passed_item(world):
+    # given a careful judge: five right, honest work, one slip, honest work, two right (one slip's worth
+    # of evidence, above 0 until about ten right ones clear it)
+    project, _ = world
+    careful = member(project, "careful")
+    done = _spells(project, careful, [("right", 5), ("junk", 2), ("wrong", 1), ("junk", 2), ("right", 2), ("junk", 1)])
+    assert 0 < Standing.objects.get(user=careful).evidence < 1.9
+    # then only the work after the last passed item is held, not everything since the evidence was clear
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == done["junk5"]
+    assert held.why == "a control item after their last passed one was wrong"
+
+
+def test_a_standing_without_the_time_its_evidence_was_clear_keeps_the_old_hold(world):
+    # a standing from before the time was recorded (the migration leaves it empty): the last passed item
+    project, _ = world
+    picker = member(project, "picker")
+    done = _spells(project, picker, [("right", 5), ("junk", 2), ("wrong", 1), ("right", 1), ("junk", 1), ("wrong", 1)])
+    Standing.objects.filter(user=picker).update(evidence_clear_at=None)
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == done["junk4"] and held.figures["evidence_clear_at"] is None
+
+
+def test_a_bar_of_one_turns_the_test_off_and_the_sweep_still_runs(world):
+    project, _ = world
+    project.monitoring_threshold = 1.0
+    project.save(update_fields=["monitoring_threshold"])
+    newbie = member(project, "newbie")
+    done = _spells(project, newbie, [("right", 1), ("junk", 2), ("wrong", 1)])
+    (held,) = provisional_held(project=project)  # thin evidence: one passed control item
+    assert sorted(held.assignments) == done["junk1"] and held.why == "fewer than 3 control items passed"

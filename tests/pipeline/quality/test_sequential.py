@@ -21,6 +21,15 @@ def test_hypotheses_come_from_the_bar():
     assert not SequentialTest(bar=1.0, bound=5).pauses(100)
 
 
+@pytest.mark.parametrize("bar", [0.0, 1.0])
+def test_a_test_that_is_off_keeps_no_evidence_and_never_divides_by_zero(bar):
+    # a bar of 1 (the settings allow it) makes a good annotator's error rate 0: a wrong item's ratio
+    # would divide by it, and every control submission of the project would fail
+    test = SequentialTest(bar=bar, bound=5.0)
+    assert test.step(0.0, False) == 0.0 and test.step(3.0, False) == 0.0 and test.step(3.0, True) == 0.0
+    assert test.run([False] * 10) == 0.0
+
+
 def test_one_or_two_slips_of_a_good_worker_never_pause_them():
     for slips in ([False], [False, False], [True] * 40 + [False, False]):
         assert not TEST.pauses(TEST.run(slips)), slips
