@@ -134,14 +134,20 @@ def decision_payload(obj: Model) -> dict[str, Any]:
     }
 
 
-def answer_records(question_ids: Sequence[int]) -> dict[int, list[AnswerRecord]]:
+def answer_records(question_ids: Sequence[int], *, withdrawn_by_rule: str = "") -> dict[int, list[AnswerRecord]]:
     """Each question's answers in submission order, with their elements and annotators: two queries
-    (post-processing decides on them; the quality report measures each annotator's agreement)."""
+    (post-processing decides on them; the quality report measures each annotator's agreement).
+    Quality control's withdrawals are left out; with ``withdrawn_by_rule``, only the answers a quality
+    decision of that rule withdrew (provisional work compares a redo with the work held back)."""
+    answers = Answer.objects.filter(question_id__in=question_ids)
+    if withdrawn_by_rule:
+        answers = answers.filter(withdrawn_by__rule=withdrawn_by_rule)
+    else:
+        answers = answers.exclude(drop_reason__in=QUALITY_ANSWER_REASONS)
     rows = list(
-        Answer.objects.filter(question_id__in=question_ids)
-        .exclude(drop_reason__in=QUALITY_ANSWER_REASONS)
-        .order_by("question_id", "created_at", "pk")
-        .values_list("pk", "question_id", "verdict", "question_text", "kept", "drop_reason", "annotator_id")
+        answers.order_by("question_id", "created_at", "pk").values_list(
+            "pk", "question_id", "verdict", "question_text", "kept", "drop_reason", "annotator_id"
+        )
     )
     elements: dict[int, list[ElementView]] = {}
     for answer_id, text, left, top, right, bottom in (

@@ -24,9 +24,15 @@ alike. It concerns the stages with gold (control items): pre-filtering and answe
 the project has an active gold item in the stage (without one no work could ever be confirmed). Leads and site
 admins are never gated; paused annotators' work was dealt with by their pause (``paused_work``).
 
-A unit is held back for thin evidence once: its redone work is held again only when the evidence is
-against its author (at the end of a stage nobody meets a control item any more, so thin evidence
-alone would hold the redo for ever; the adversarial benchmark found that loop).
+A unit's redone work (the unit was held back before) is held again on evidence against its author as
+any work is; on thin evidence alone, only when no held-back work on the unit agrees with it. At the end
+of a stage nobody meets a control item any more, so thin evidence alone would hold each redo in turn
+for ever (the adversarial benchmark found that loop); but a redo that agrees with the work held back
+before it, another annotator's, is two people doing the unit alike: it is kept. A thin-evidence
+spammer who takes redo units is held again (their work does not match the careful work held before
+it, or the careful redo that follows matches that instead), and a careful redo of held spam is held
+once more until a second careful annotator agrees with it. Work already held back is never held
+again (it is out of the data).
 
 Each annotator whose work is held back gets a ``QualityEvent`` (rule ``provisional-held``, their
 standing unchanged) that names the items; the stages' ``withdraw`` takes them out with requeue.
@@ -61,12 +67,15 @@ from annotation.models import (
     Standing,
     StandingStatus,
 )
+from pipeline.decisions.agreement import answers_agree
 from pipeline.decisions.decide import agreement_settings_for
 from pipeline.decisions.selectors import answer_records
 from pipeline.stages import stages
 
 from .consensus import majority_of
 from .sequential import sequential_test
+
+HELD = "provisional-held"  # the rule of the events that hold work back
 
 
 @dataclass
@@ -121,18 +130,19 @@ def provisional_held(*, project: Project) -> list[Held]:
         work = Assignment.objects.filter(
             project=project, stage=stage.name, purpose=Purpose.WORK, status=AssignmentStatus.SUBMITTED
         ).values_list("pk", "annotator_id", "submitted_at", unit_id)
-        redone = _held_before(project=project, stage=stage.name, unit_id=unit_id)
+        already, redone = _held_before(project=project, stage=stage.name, unit_id=unit_id)
+        rows = [row for row in work if row[0] not in already and row[1] not in trusted]
+        # Redone work of a unit held back before, whose author has nothing against them: kept when
+        # held-back work on the unit agrees with it (the module docstring).
+        witnessed = _witnessed(
+            project=project,
+            stage=stage.name,
+            ids=[pk for pk, user_id, _, unit in rows if unit in redone and standings.get(user_id, ("", 0.0))[1] <= 0],
+        )
         trailing: dict[int, list[int]] = defaultdict(list)
-        for pk, user_id, submitted_at, unit in work:
-            if user_id in trusted:
-                continue
+        for pk, user_id, submitted_at, _unit in rows:
             status, evidence, clear_at = standings.get(user_id, (StandingStatus.ACTIVE, 0.0, None))
-            if status == StandingStatus.PAUSED:
-                continue
-            if unit in redone and evidence <= 0:
-                # Redone work of a unit already held back once is held again only on evidence against
-                # its author: at the end of a stage nobody meets a control item any more (one is served
-                # only while real work waits), so thin evidence alone would hold the redo for ever.
+            if status == StandingStatus.PAUSED or pk in witnessed:
                 continue
             since = last_passed.get(user_id)
             if evidence > one_slip and clear_at is not None:
@@ -184,17 +194,61 @@ def provisional_held(*, project: Project) -> list[Held]:
     return held
 
 
-def _held_before(*, project: Project, stage: str, unit_id: str) -> set[int]:
-    """The units (screens, questions) of ``stage`` whose work was held back before (named by the
-    ``provisional-held`` events). Two queries."""
+def _held_before(*, project: Project, stage: str, unit_id: str) -> tuple[set[int], set[int]]:
+    """The assignments of ``stage`` held back before (named by the ``provisional-held`` events), and
+    their units (screens, questions). Two queries."""
     assignments: set[int] = set()
-    for figures in QualityEvent.objects.filter(project=project, stage=stage, rule="provisional-held").values_list(
+    for figures in QualityEvent.objects.filter(project=project, stage=stage, rule=HELD).values_list(
         "figures", flat=True
     ):
         assignments.update(figures.get("assignments", []))
     if not assignments:
+        return set(), set()
+    return assignments, set(Assignment.objects.filter(pk__in=assignments).values_list(unit_id, flat=True))
+
+
+def _witnessed(*, project: Project, stage: str, ids: list[int]) -> set[int]:
+    """Of the assignments ``ids`` (redone work), those whose work agrees with work a provisional hold
+    took out of the same unit, another annotator's: the same two pre-filtering judgments; answers
+    that agree by the project's agreement rule. Two to four queries."""
+    if not ids:
         return set()
-    return set(Assignment.objects.filter(pk__in=assignments).values_list(unit_id, flat=True))
+    if stage == "prefilter":
+        judged = list(
+            PrefilterJudgment.objects.filter(assignment_id__in=ids, withdrawn_reason="").values_list(
+                "assignment_id", "screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"
+            )
+        )
+        witnesses = defaultdict(set)
+        for screen_id, annotator_id, ne, oos in PrefilterJudgment.objects.filter(
+            screen_id__in={row[1] for row in judged}, withdrawn_by__rule=HELD
+        ).values_list("screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"):
+            witnesses[screen_id].add((annotator_id, ne, oos))
+        return {
+            pk
+            for pk, screen_id, judge, ne, oos in judged
+            if any(a != judge and (n, o) == (ne, oos) for a, n, o in witnesses[screen_id])
+        }
+    if stage == "answers":
+        answered = dict(Answer.objects.filter(assignment_id__in=ids, kept=True).values_list("pk", "assignment_id"))
+        if not answered:
+            return set()
+        question_ids = list(
+            Answer.objects.filter(pk__in=list(answered)).values_list("question_id", flat=True).distinct()
+        )
+        settings = agreement_settings_for(project)
+        held = answer_records(question_ids, withdrawn_by_rule=HELD)
+        found: set[int] = set()
+        for question_id, records in answer_records(question_ids).items():
+            for record in records:
+                if record.pk in answered and any(
+                    other.annotator_id != record.annotator_id
+                    and answers_agree(record.view, other.view, settings=settings)
+                    for other in held.get(question_id, ())
+                ):
+                    found.add(answered[record.pk])
+        return found
+    return set()
 
 
 def _corroborated(*, project: Project, stage: str, ids: list[int]) -> set[int]:
@@ -262,7 +316,7 @@ def held_back_sweep(*, project: Project, now: datetime | None = None) -> dict[st
             assert standing is not None
             record: QualityEvent = event(
                 standing=standing,
-                rule="provisional-held",
+                rule=HELD,
                 before=standing.status,
                 figures={**item.figures, "assignments": item.assignments, "why": item.why},
             )

@@ -10,6 +10,8 @@ from annotation.models import (
     PrefilterJudgment,
     Project,
     QualityEvent,
+    Question,
+    QuestionState,
     ReleaseJob,
     Screen,
     ScreenState,
@@ -147,40 +149,71 @@ def test_a_stage_without_active_gold_holds_nothing_back_even_when_strict(project
     assert len(held.assignments) == 3
 
 
-def test_redone_work_is_not_held_again_for_thin_evidence_but_is_on_evidence_against_its_author(world):
-    # given a hit-and-run judge whose last items were held back and went back to the queue
+def _redo_all(project: Project, name: str, body: dict) -> tuple:
+    """A newcomer with thin evidence (no control item passed) judges every screen the queue gives them,
+    ``body`` each time, at the end of the stage (no control item is served once no real work waits)."""
+    user = member(project, name)
+    Standing.objects.create(project=project, user=user, stage="prefilter", status=StandingStatus.ACTIVE)
+    done = {}
+    while (lease := assignment_next(project=project, user=user, stage="prefilter")) is not None:
+        assignment_submit(assignment_id=lease.pk, user=user, data={**body, "note": ""})
+        done[lease.screen_id] = lease.pk
+    return user, done
+
+
+def _held_screens(project: Project, user) -> set[int]:
+    ids = [i for item in provisional_held(project=project) if item.user_id == user.pk for i in item.assignments]
+    return set(Screen.objects.filter(judgments__assignment_id__in=ids).values_list("pk", flat=True))
+
+
+def test_redone_work_is_kept_once_it_agrees_with_work_held_back_before_it(world):
+    # given a hit-and-run judge whose last items (junk) were held back and went back to the queue
     project, _ = world
     _runner, junk = hit_and_run(project, "runner", passed=5, junk=3, fail_at_end=True)
     assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
     redo_screens = set(Screen.objects.filter(judgments__assignment_id__in=junk).values_list("pk", flat=True))
-    # when a newcomer with thin evidence (no control item passed) redoes them, right, at the end of the
-    # stage (no control item is served once no real work waits)
-    newcomer = member(project, "newcomer")
-    Standing.objects.create(project=project, user=newcomer, stage="prefilter", status=StandingStatus.ACTIVE)
-    redone = []
-    while (lease := assignment_next(project=project, user=newcomer, stage="prefilter")) is not None:
-        assignment_submit(assignment_id=lease.pk, user=newcomer, data={**RIGHT, "note": ""})
-        redone.append(lease.screen_id)
-    assert redo_screens <= set(redone)
-    # then the redone screens are not held back again (the loop the adversarial benchmark found); the
-    # newcomer's other screens, never held before, are
-    held = {item.user_id: item for item in provisional_held(project=project)}
-    again = (
-        set(
-            Screen.objects.filter(judgments__assignment_id__in=held[newcomer.pk].assignments).values_list(
-                "pk", flat=True
-            )
-        )
-        if newcomer.pk in held
-        else set()
-    )
-    assert not again & redo_screens
+    # when a careful newcomer with thin evidence redoes them right: nothing held back agrees with them
+    # (the held work was junk), so their redo is held once more
+    first, done = _redo_all(project, "first", RIGHT)
+    assert redo_screens <= set(done)
+    assert redo_screens <= _held_screens(project, first)
+    assert held_back_sweep(project=project)["held"]["prefilter"] >= 3
+    # when a second careful newcomer redoes them alike: the first one's held redo agrees, and two
+    # people did each screen alike: kept (the loop at the end of a stage ends here)
+    second, done = _redo_all(project, "second", RIGHT)
+    assert redo_screens <= set(done)
+    assert not _held_screens(project, second) & redo_screens
     # ... unless the evidence is against the one who redid them
-    Standing.objects.filter(user=newcomer).update(evidence=2.0)
-    (held,) = [item for item in provisional_held(project=project) if item.user_id == newcomer.pk]
-    assert redo_screens <= set(
-        Screen.objects.filter(judgments__assignment_id__in=held.assignments).values_list("pk", flat=True)
-    )
+    Standing.objects.filter(user=second).update(evidence=2.0)
+    assert redo_screens <= _held_screens(project, second)
+
+
+def test_a_thin_evidence_spammer_taking_redo_units_is_held_again(world):
+    # given a careful judge with thin evidence whose work was held back (one control item passed)
+    project, _ = world
+    careful, honest = hit_and_run(project, "careful", passed=1, junk=0, fail_at_end=False)
+    rates(project, 0.0)
+    honest = [judge(project, careful, RIGHT, purpose="work") for _ in range(3)]
+    assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
+    redo_screens = set(Screen.objects.filter(judgments__assignment_id__in=honest).values_list("pk", flat=True))
+    # when a fresh account with nothing against it takes the redo units and spams them
+    spammer, done = _redo_all(project, "spammer", JUNK)
+    assert redo_screens <= set(done)
+    # then its spam is held again: it does not match the careful work held before it
+    assert redo_screens <= _held_screens(project, spammer)
+    # and a careful redo after it is kept: it matches the careful work held first
+    held_back_sweep(project=project)
+    later, done = _redo_all(project, "later", RIGHT)
+    assert redo_screens <= set(done)
+    assert not _held_screens(project, later) & redo_screens
+
+
+def test_work_already_held_back_is_not_held_again(world):
+    project, _ = world
+    runner, _junk = hit_and_run(project, "runner", passed=5, junk=3, fail_at_end=True)
+    assert held_back_sweep(project=project) == {"held": {"prefilter": 3}, "annotators": 1}
+    assert [item for item in provisional_held(project=project) if item.user_id == runner.pk] == []
+    assert QualityEvent.objects.filter(user=runner, rule="provisional-held").count() == 1
 
 
 def _spells(project: Project, user, spells: list[tuple[str, int]]) -> dict[str, list[int]]:
@@ -251,3 +284,56 @@ def test_a_bar_of_one_turns_the_test_off_and_the_sweep_still_runs(world):
     done = _spells(project, newbie, [("right", 1), ("junk", 2), ("wrong", 1)])
     (held,) = provisional_held(project=project)  # thin evidence: one passed control item
     assert sorted(held.assignments) == done["junk1"] and held.why == "fewer than 3 control items passed"
+
+
+def test_an_answer_redone_alike_is_kept_and_one_redone_otherwise_is_held_again(project):
+    # given two train questions answered by a judge with thin evidence (an answers gold item, no
+    # control item passed): both held back, asked again
+    from pipeline.quality.gold import gold_item_create
+    from tests.pipeline.stages.helpers import answering_question
+
+    made = screens(project, 3)
+    real = [answering_question(s, text=f"What does label 1 of {s.rico_id} say?") for s in made[:2]]
+    lead = member(project, "lead", role="lead")
+    gold_q = answering_question(made[2], text="What is the first label?")
+    Question.objects.filter(pk=gold_q.pk).update(state=QuestionState.KEPT)
+    gold_item_create(
+        project=project, stage="answers", screen=made[2], question=gold_q, answer=_answer(gold_q, 1), user=lead
+    )
+    project.control_rate = project.control_rate_new = project.control_rate_alert = 0
+    project.fast_response_seconds = 0
+    project.save()
+    first, second, third = (member(project, n) for n in ("first", "second", "third"))
+    for user in (first, second, third):
+        Standing.objects.create(project=project, user=user, stage="answers", status=StandingStatus.ACTIVE)
+    _answer_all(project, first, lambda q: _answer(q, 1))
+    assert held_back_sweep(project=project)["held"] == {"answers": 2}
+    # when another thin-evidence answerer redoes them, the first question alike, the second otherwise
+    by_question = _answer_all(project, second, lambda q: _answer(q, 1 if q.pk == real[0].pk else 2))
+    held = [i for item in provisional_held(project=project) if item.user_id == second.pk for i in item.assignments]
+    # then only the one that disagrees with the held answer is held again
+    assert held == [by_question[real[1].pk]]
+    # and a third answerer who agrees with that redo is kept
+    held_back_sweep(project=project)
+    _answer_all(project, third, lambda q: _answer(q, 2))
+    assert [item for item in provisional_held(project=project) if item.user_id == third.pk] == []
+
+
+def _answer(question, vh_index: int) -> dict:
+    return {
+        "question": question.text,
+        "verdict": "answered",
+        "elements": [{"vh_index": vh_index}],
+        "full_answer": "It says so.",
+    }
+
+
+def _answer_all(project: Project, user, body) -> dict[int, int]:
+    """``user`` answers every question the queue gives them, ``body(question)`` each; by question id,
+    the assignment."""
+    done = {}
+    while (lease := assignment_next(project=project, user=user, stage="answers")) is not None:
+        question = Question.objects.get(pk=lease.question_id)
+        assignment_submit(assignment_id=lease.pk, user=user, data=body(question))
+        done[question.pk] = lease.pk
+    return done
