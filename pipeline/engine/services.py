@@ -291,6 +291,8 @@ def _lease_gold(*, stage: StageDefinition, project: Project, user: Any, plan: Pl
             standing = standing_lock(project_id=project.pk, user_id=user.pk, stage=stage.name)
             if standing is not None:
                 qualification_check(stage=stage, standing=standing, project=project, now=now)
+            if standing is not None and standing.status == StandingStatus.NOT_QUALIFIED:
+                raise _QualificationDecided
             if standing is None or standing.status != StandingStatus.ACTIVE:
                 raise PermissionDeniedError(
                     f"Your qualification for {stage.label} is waiting for its result; ask a lead if it does not come."
@@ -399,36 +401,69 @@ def _next(
     try:
         with transaction.atomic():
             user_lock(user_id=user.pk, commit_without_flush=True)
-            if brief is None:
-                plan = _plan(stage=stage, project=project, user=user, membership=membership, standing=standing, now=now)
-                if plan.purpose != Purpose.WORK:
-                    gold = _lease_gold(stage=stage, project=project, user=user, plan=plan, now=now)
-                    if gold is not None:
-                        return gold
-                # The common case: the caller had nothing open. The claim runs after the user
-                # lock, in a statement of its own, so it sees a lease that another request of
-                # the same caller committed meanwhile, and then claims nothing.
-                leased = _lease_new(stage=stage, project=project, user=user, now=now, plan=plan)
-                if leased is not None:
-                    return leased
-            held = assignment_open_brief(project=project, user=user, stage=stage.name)
-            if held is None and brief is None:
-                return None  # the queue has nothing for the caller
-            if held is not None:
-                current = _own_open(assignment_id=held[0], user=user, project=project)
-                if held[1] > now:
-                    return Work(current)  # another request of the same caller just leased it
-                renewed = _resume_own(stage=stage, current=current, now=now)
-                if renewed is not None:
-                    return Work(renewed)
-            plan = _plan(stage=stage, project=project, user=user, membership=membership, standing=standing, now=now)
-            if plan.purpose != Purpose.WORK:
-                gold = _lease_gold(stage=stage, project=project, user=user, plan=plan, now=now)
-                if gold is not None:
-                    return gold
-            return _lease_new(stage=stage, project=project, user=user, now=now, plan=plan)
+            try:
+                return _next_locked(
+                    stage=stage,
+                    project=project,
+                    membership=membership,
+                    user=user,
+                    brief=brief,
+                    standing=standing,
+                    now=now,
+                )
+            except _QualificationDecided:
+                pass  # the decision is kept: this block commits it
     except IntegrityError as exc:  # a constraint caught a race the checks missed: nothing was written
         raise ConflictError("Somebody took this work at the same moment; ask again.") from exc
+    # The qualification was decided just now (its gold ran out): ask again on the new standing, which
+    # refuses with the plan's words or starts the next attempt.
+    return _next(stage=stage, project=project, membership=membership, user=user)
+
+
+class _QualificationDecided(Exception):
+    """``_lease_gold`` decided a qualification that had no gold item left (not qualified): the decision
+    must be committed before the caller is refused."""
+
+
+def _next_locked(
+    *,
+    stage: StageDefinition,
+    project: Project,
+    membership: Membership | None,
+    user: Any,
+    brief: tuple[int, datetime] | bool | None,
+    standing: StandingBrief | bool | None,
+    now: datetime,
+) -> Work | None:
+    """``_next`` under the caller's lock, in its transaction."""
+    if brief is None:
+        plan = _plan(stage=stage, project=project, user=user, membership=membership, standing=standing, now=now)
+        if plan.purpose != Purpose.WORK:
+            gold = _lease_gold(stage=stage, project=project, user=user, plan=plan, now=now)
+            if gold is not None:
+                return gold
+        # The common case: the caller had nothing open. The claim runs after the user
+        # lock, in a statement of its own, so it sees a lease that another request of
+        # the same caller committed meanwhile, and then claims nothing.
+        leased = _lease_new(stage=stage, project=project, user=user, now=now, plan=plan)
+        if leased is not None:
+            return leased
+    held = assignment_open_brief(project=project, user=user, stage=stage.name)
+    if held is None and brief is None:
+        return None  # the queue has nothing for the caller
+    if held is not None:
+        current = _own_open(assignment_id=held[0], user=user, project=project)
+        if held[1] > now:
+            return Work(current)  # another request of the same caller just leased it
+        renewed = _resume_own(stage=stage, current=current, now=now)
+        if renewed is not None:
+            return Work(renewed)
+    plan = _plan(stage=stage, project=project, user=user, membership=membership, standing=standing, now=now)
+    if plan.purpose != Purpose.WORK:
+        gold = _lease_gold(stage=stage, project=project, user=user, plan=plan, now=now)
+        if gold is not None:
+            return gold
+    return _lease_new(stage=stage, project=project, user=user, now=now, plan=plan)
 
 
 def _own_open(*, assignment_id: int, user: Any, project: Project) -> Assignment:

@@ -19,6 +19,7 @@ from annotation.models import (
     GoldItem,
     Membership,
     Purpose,
+    QualityEvent,
     Question,
     ScreenState,
     Standing,
@@ -880,3 +881,149 @@ def test_next_by_slug_reads_the_standing_with_the_membership(project, django_ass
     # and asking again costs the membership read and the assignment
     with django_assert_num_queries(2):
         assert assignment_next_by_slug(slug="demo", user=a, stage="questions-1").assignment.pk == work.assignment.pk
+
+
+# --- a qualification whose set outlasts the gold, and a claim retried under contention --------------
+
+
+def _qualifying(project, name, *, items):
+    project.qualification_items = items
+    project.save(update_fields=["qualification_items"])
+    return member(project, name)
+
+
+def _judge_next(project, user, body):
+    lease = assignment_next(project=project, user=user, stage="prefilter")
+    assert lease is not None
+    assignment_submit(assignment_id=lease.pk, user=user, data={**body, "note": ""})
+    return lease
+
+
+def test_a_qualification_with_fewer_gold_items_than_its_set_is_decided_on_what_was_done(project):
+    # given a set of four but two gold items, and real work waiting; another project's standing of the
+    # same user and stage, still qualifying (a decoy for the standing the engine locks)
+    gold_prefilter(project, 2)
+    screens(project, 3)
+    judge = _qualifying(project, "judge", items=4)
+    elsewhere = ProjectFactory(slug="elsewhere")
+    MembershipFactory(project=elsewhere, user=judge)
+    Standing.objects.create(project=elsewhere, user=judge, stage="prefilter", status=StandingStatus.QUALIFYING)
+    # when the judge does both gold items right
+    for _ in range(2):
+        assert _judge_next(project, judge, RIGHT).purpose == Purpose.QUALIFICATION
+    # then the next request decides the attempt on the two done (none left to serve) and leases real work
+    lease = assignment_next(project=project, user=judge, stage="prefilter")
+    assert lease is not None and lease.purpose == Purpose.WORK
+    standing = Standing.objects.get(project=project, user=judge, stage="prefilter")
+    assert (standing.status, standing.reason) == (StandingStatus.ACTIVE, "qualified with 2 of 2")
+    assert Standing.objects.get(project=elsewhere, user=judge).status == StandingStatus.QUALIFYING
+
+
+def test_a_qualification_that_fails_when_the_gold_runs_out_is_refused_with_its_result(project):
+    # given a set of four but two gold items, one done wrong
+    from tests.pipeline.quality.builders import WRONG
+
+    gold_prefilter(project, 2)
+    screens(project, 3)
+    judge = _qualifying(project, "judge", items=4)
+    _judge_next(project, judge, RIGHT)
+    _judge_next(project, judge, WRONG)
+    # when the judge asks for more: the attempt is decided on the two (1 of 2), no lease, and the
+    # refusal says where they stand
+    with pytest.raises(PermissionDeniedError) as refused:
+        assignment_next(project=project, user=judge, stage="prefilter")
+    standing = Standing.objects.get(project=project, user=judge, stage="prefilter")
+    assert standing.status == StandingStatus.NOT_QUALIFIED and standing.reason.startswith("1 of 2 right")
+    assert refused.value.message.startswith("You did not qualify for Pre-filtering yet; you can try again after")
+    assert not Assignment.objects.filter(annotator=judge, status=AssignmentStatus.LEASED).exists()
+
+
+@pytest.mark.shuffled_queue
+def test_a_claim_retried_under_contention_skips_the_units_tried(project):
+    # given three screens waiting in pass 1 (a shuffled queue) and a writer
+    from pipeline.engine.services import _claim
+
+    made = screens(project, 3, state=ScreenState.QUESTIONS_1)
+    writer = member(project, "writer")
+    stage = stage_get("questions-1")
+    now = timezone.now()
+    ids = {s.pk for s in made}
+    # when the claim is retried with units already tried (their re-check failed): never one of those
+    seen = set()
+    for _ in range(60):
+        for tried in ([], [made[0].pk], [made[0].pk, made[1].pk]):
+            claimed = _claim(stage=stage, project=project, user=writer, now=now, tried=list(tried))
+            assert claimed is not None and claimed.unit.pk in ids - set(tried)
+            assert claimed.stale is False and claimed.screen.pk == claimed.unit.pk
+            seen.add((len(tried), claimed.unit.pk))
+    # every untried unit can come first (the pivot is random), and with all tried there is none
+    assert {pk for n, pk in seen if n == 0} == ids and {pk for n, pk in seen if n == 1} == ids - {made[0].pk}
+    assert _claim(stage=stage, project=project, user=writer, now=now, tried=sorted(ids)) is None
+
+
+def test_a_retried_claim_reads_a_lapsed_lease_on_its_unit(project):
+    # given one screen whose only lease ran out (stale), and another waiting
+    from pipeline.engine.services import _claim
+
+    first, second = screens(project, 2, state=ScreenState.QUESTIONS_1)
+    writer, gone = member(project, "writer"), member(project, "gone")
+    Assignment.objects.create(
+        project=project,
+        stage="questions-1",
+        screen=first,
+        annotator=gone,
+        lease_expires_at=timezone.now() - timedelta(minutes=1),
+    )
+    stage = stage_get("questions-1")
+    # when the claim is retried with the other screen tried: the lapsed lease is read with the claim
+    claimed = _claim(stage=stage, project=project, user=writer, now=timezone.now(), tried=[second.pk])
+    assert claimed is not None and claimed.unit.pk == first.pk and claimed.stale is True
+    claimed = _claim(stage=stage, project=project, user=writer, now=timezone.now(), tried=[first.pk])
+    assert claimed is not None and claimed.unit.pk == second.pk and claimed.stale is False
+
+
+@pytest.mark.parametrize(("body", "status"), [(RIGHT, StandingStatus.ACTIVE), ("WRONG", StandingStatus.NOT_QUALIFIED)])
+def test_gold_a_lead_retires_mid_qualification_decides_it_at_the_next_request(project, body, status):
+    # given a set of four and four gold items; the judge did one
+    from tests.pipeline.quality.builders import WRONG
+
+    body = WRONG if body == "WRONG" else body
+    gold_prefilter(project, 4)
+    screens(project, 2)
+    judge = _qualifying(project, "judge", items=4)
+    done = _judge_next(project, judge, body)
+    # when a lead retires every gold item left
+    GoldItem.objects.filter(project=project).exclude(pk=done.gold_id).update(active=False)
+    # then the next request decides the attempt on the one done: right, real work; wrong, refused with
+    # the decision's words, and the decision is kept (it used to be rolled back with the refusal,
+    # which said "waiting for its result" at every request, for ever)
+    if status == StandingStatus.ACTIVE:
+        lease = assignment_next(project=project, user=judge, stage="prefilter")
+        assert lease is not None and lease.purpose == Purpose.WORK
+    else:
+        for _ in range(2):
+            with pytest.raises(PermissionDeniedError) as refused:
+                assignment_next(project=project, user=judge, stage="prefilter")
+            assert refused.value.message.startswith("You did not qualify for Pre-filtering yet; you can try again")
+        assert QualityEvent.objects.filter(user=judge, rule="qualification-failed").count() == 1
+        assert not Assignment.objects.filter(annotator=judge, status=AssignmentStatus.LEASED).exists()
+    assert Standing.objects.get(project=project, user=judge).status == status
+
+
+def test_a_not_qualified_judge_whose_cooldown_is_over_starts_again_when_the_gold_runs_out(project):
+    # given no cooldown: a failed attempt decided at a request starts the next one at once
+    from tests.pipeline.quality.builders import WRONG
+
+    project.qualification_cooldown_hours = 0
+    project.save(update_fields=["qualification_cooldown_hours"])
+    gold_prefilter(project, 4)
+    screens(project, 2)
+    judge = _qualifying(project, "judge", items=4)
+    done = _judge_next(project, judge, WRONG)
+    GoldItem.objects.filter(project=project).exclude(pk=done.gold_id).update(active=False)
+    # when the judge asks for more, the failed attempt is decided and the next one starts: with no gold
+    # item left to serve, it is decided on nothing done (active, "no gold items were left")
+    lease = assignment_next(project=project, user=judge, stage="prefilter")
+    assert lease is not None and lease.purpose == Purpose.WORK
+    rules = list(QualityEvent.objects.filter(user=judge).order_by("pk").values_list("rule", flat=True))
+    assert rules == ["started", "qualification-failed", "qualification-retry", "no-gold"], rules
