@@ -119,6 +119,18 @@ TARGETS: dict[str, Target] = {
         skip=CROWD,
     ),
     "stages-leases": Target(("pipeline/stages/leases.py",), ("tests/pipeline/stages/test_leases.py",)),
+    # review: its queue (double review), verdicts, gold reviews' scores, a stopped reviewer's withdrawal
+    "stages-review": Target(
+        ("pipeline/stages/review.py",),
+        (
+            "tests/pipeline/stages/test_review.py",
+            "tests/pipeline/stages/test_review_gold.py",
+            "tests/pipeline/stages/test_forms.py",
+            "tests/pipeline/quality/test_withdraw_and_restore.py",
+            "tests/pipeline/quality/test_standing.py",
+        ),
+        skip=CROWD,
+    ),
     # annotator quality: standings and every pause rule, gold items, consensus, mining, the report
     "quality-standing": Target(
         ("pipeline/quality/standing.py",),
@@ -148,6 +160,12 @@ TARGETS: dict[str, Target] = {
             "tests/pipeline/stages/test_review_gold.py",
         ),
     ),
+    # what is held back before post-processing (provisional work), and the gold reviews' pick
+    "quality-provisional": Target(
+        ("pipeline/quality/provisional.py",),
+        ("tests/pipeline/quality/test_provisional.py", "tests/pipeline/quality/test_release_exclusion.py"),
+    ),
+    "quality-review-gold": Target(("pipeline/quality/review_gold.py",), ("tests/pipeline/stages/test_review_gold.py",)),
     "quality-consensus": Target(("pipeline/quality/consensus.py",), ("tests/pipeline/quality/test_consensus.py",)),
     "quality-mine": Target(
         ("pipeline/quality/mine.py",), ("tests/pipeline/quality/test_mine.py", "tests/pipeline/quality/test_tells.py")

@@ -254,7 +254,8 @@ class _Median(Aggregate):
 def _add_work(rows: dict[int, AnnotatorFigures], work: QuerySet[Any]) -> None:
     """Counts and the median duration of their real work (submitted, skipped or reviewed). On
     PostgreSQL one grouped query computes both (``percentile_cont``): no row of work comes into
-    Python. Elsewhere (SQLite) the durations come in one query and the median is taken in Python."""
+    Python. Elsewhere (SQLite) the durations come in one query and the median is taken in Python
+    (``_add_work_in_python``)."""
     done = work.filter(
         Q(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED])
         | Q(review_state__in=[ReviewState.ACCEPTED, ReviewState.REJECTED])
@@ -289,6 +290,15 @@ def _add_work(rows: dict[int, AnnotatorFigures], work: QuerySet[Any]) -> None:
             )
             row.median_seconds = round(middle, 1) if middle is not None else None
         return
+    _add_work_in_python(rows, done)
+
+
+def _add_work_in_python(rows: dict[int, AnnotatorFigures], done: QuerySet[Any]) -> None:
+    """``_add_work`` on a database without ``percentile_cont`` (SQLite): the counts and durations of
+    ``done`` (their work submitted, skipped or reviewed) come in one query, and the median is taken in
+    Python (``statistics.median``: the mean of the middle two for an even count, as
+    ``percentile_cont(0.5)``). It only reads ``values_list`` rows, so the tests call it directly on
+    PostgreSQL too and check it gives the figures of the grouped query."""
     durations: dict[int, list[float]] = defaultdict(list)
     for user_id, status, review_state, created_at, submitted_at in done.values_list(
         "annotator_id", "status", "review_state", "created_at", "submitted_at"

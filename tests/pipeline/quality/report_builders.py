@@ -60,10 +60,15 @@ def work(
     return row
 
 
-def gold(project: Project, *, stage: str = "prefilter", answer: dict[str, Any] | None = None) -> GoldItem:
-    """A gold item on a screen past pre-filtering (a unit still in the stage's queue is not served as gold)."""
-    screen = ScreenFactory(project=project, state=ScreenState.QUESTIONS_1)
-    return GoldItem.objects.create(project=project, stage=stage, screen=screen, answer=answer or PREFILTER_RIGHT)
+def gold(
+    project: Project, *, stage: str = "prefilter", answer: dict[str, Any] | None = None, on: Question | None = None
+) -> GoldItem:
+    """A gold item on a screen past pre-filtering (a unit still in the stage's queue is not served as
+    gold), or on the question ``on`` (a gold item of the answers stage)."""
+    screen = on.screen if on else ScreenFactory(project=project, state=ScreenState.QUESTIONS_1)
+    return GoldItem.objects.create(
+        project=project, stage=stage, screen=screen, question=on, answer=answer or PREFILTER_RIGHT
+    )
 
 
 def control(
@@ -83,6 +88,7 @@ def control(
         project=project,
         stage=item.stage,
         screen=item.screen,
+        question=item.question,
         annotator=user,
         status=AssignmentStatus.SUBMITTED,
         lease_expires_at=at + timedelta(hours=1),

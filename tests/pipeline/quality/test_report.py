@@ -6,12 +6,28 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.db.models import Q
+from django.test.utils import CaptureQueriesContext
 
 from annotation.exceptions import ApplicationError, NotFoundError
-from annotation.models import Assignment, AssignmentStatus, Purpose, QualityEvent, Question, QuestionSource, Review
+from annotation.models import (
+    Answer,
+    Assignment,
+    AssignmentStatus,
+    ControlResult,
+    Membership,
+    Purpose,
+    QualityEvent,
+    Question,
+    QuestionSource,
+    Review,
+    ReviewState,
+)
 from pipeline.quality.report import (
     AnnotatorFigures,
     StageStanding,
+    _add_work_in_python,
     agreement_by_user,
     control_timeline,
     gold_stat,
@@ -492,3 +508,255 @@ def test_events_and_a_member_are_one_query_each(project, django_assert_num_queri
         assert [(e.user.username, e.actor.username) for e in quality_events(project=project)] == [("annie", "leo")]
     with django_assert_num_queries(1):
         assert member_get_for_report(project=project, user_id=annie.pk).user.username == "annie"
+
+
+# --- each filter with a decoy, each argument passed on (written for the mutation target) ---------------
+
+
+def test_qualification_scores_are_of_the_projects_qualification_results_per_user_stage_and_attempt(project):
+    # given annie at attempt 2 in two stages and bob at attempt 2 in pre-filtering, with results of
+    # each user, stage and attempt: annie pre-filtering 1 of 2 (attempt 1: 0 of 1), questions 3 of 3,
+    # bob 2 of 4; decoys: annie's qualification results in another project and her control items
+    # of attempt 2
+    annie, bob = member(project, "annie"), member(project, "bob")
+    standing(project, annie, attempt=2, items_done=7)
+    standing(project, annie, stage="questions-1", attempt=2, items_done=4)
+    standing(project, bob, attempt=2, items_done=5)
+    for user, stage, attempt, rights in (
+        (annie, "prefilter", 2, (True, False)),
+        (annie, "prefilter", 1, (False,)),
+        (annie, "questions-1", 2, (True, True, True)),
+        (bob, "prefilter", 2, (True, True, False, False)),
+    ):
+        for right in rights:
+            item = gold(project, stage=stage)
+            control(project, user, correct=right, item=item, purpose=Purpose.QUALIFICATION, attempt=attempt)
+    other = ProjectFactory(slug="other")
+    for right in (False, False, False):
+        control(other, annie, correct=right, purpose=Purpose.QUALIFICATION, attempt=2)
+    for right in (False, False, False):
+        control(project, annie, correct=right, attempt=2)
+
+    # when
+    rows = by_name(quality_report(project=project))
+
+    # then each standing has its own attempt's results and its items done
+    assert [
+        (s.stage, s.attempt, s.items_done, s.qualification_correct, s.qualification_items)
+        for s in rows["annie"].standings
+    ] == [("prefilter", 2, 7, 1, 2), ("questions-1", 2, 4, 3, 3)]
+    assert [(s.items_done, s.qualification_correct, s.qualification_items) for s in rows["bob"].standings] == [
+        (5, 2, 4)
+    ]
+    assert (rows["annie"].user_id, rows["bob"].user_id) == (annie.pk, bob.pk)
+
+
+def test_control_accuracy_counts_the_projects_control_items_only(project):
+    # given annie right on one control item of the project, wrong on two of another project
+    annie = member(project, "annie")
+    control(project, annie, correct=True)
+    other = ProjectFactory(slug="other")
+    for _ in range(2):
+        control(other, annie, correct=False)
+
+    # when
+    [row] = quality_report(project=project)
+
+    # then
+    assert (row.user_id, row.control_correct, row.control_items, row.control_accuracy) == (annie.pk, 1, 1, 1.0)
+
+
+def test_one_annotators_agreement_reads_only_the_questions_they_answered(project, crowd, django_assert_num_queries):
+    # given dana, a member who answered none of the crowd's validation and test questions
+    dana = member(project, "dana")
+
+    # when her report is read: the full report's ten queries but the two reading answers and their
+    # elements (no question is hers: none is read)
+    with django_assert_num_queries(8):
+        [row] = quality_report(project=project, user_id=dana.pk)
+
+    # then no agreement; and annie's own report has her figure of everyone's report
+    assert (row.username, row.agreement_answers, row.agreement) == ("dana", 0, None)
+    [annie] = quality_report(project=project, user_id=crowd["annie"].pk)
+    assert (annie.agreement_agreed, annie.agreement_answers) == (1, 2)
+
+
+def test_one_reviewers_report_and_a_reviewer_who_left(project):
+    # given a double-reviewed submission of carl's: annie accepted it, bob rejected it
+    annie, bob, carl = member(project, "annie"), member(project, "bob"), member(project, "carl")
+    submission = work(project, carl, review_state="rejected")
+    Assignment.objects.filter(pk=submission.pk).update(review_double=True)
+    Review.objects.create(reviewed=submission, reviewer=bob, verdict="rejected", reason="sync")
+    Review.objects.create(second_of=submission, reviewer=annie, verdict="accepted")
+
+    # when annie's report is read: her review agreement only (bob is not in it)
+    [row] = quality_report(project=project, user_id=annie.pk)
+
+    # then
+    assert (row.username, row.review_agreement_agreed, row.review_agreement_compared) == ("annie", 0, 1)
+    # and once bob has left the project, the report has no row for him, and annie's figure stays
+    Membership.objects.filter(project=project, user=bob).delete()
+    rows = by_name(quality_report(project=project, stage="review"))
+    assert set(rows) == {"annie", "carl"} and rows["annie"].review_agreement_compared == 1
+
+
+def test_agreement_counts_the_projects_questions_with_two_answers(project):
+    # given a validation question with exactly two answers, which agree; a test question with two
+    # that differ (a tie: none agrees); and another project's validation question both answered alike
+    annie, bob = member(project, "annie"), member(project, "bob")
+    pair = question(project, split="validation")
+    for user in (annie, bob):
+        answer(pair, user, "answered", ("Send",))
+    tie = question(project, split="test")
+    answer(tie, annie, "answered", ("One",))
+    answer(tie, bob, "answered", ("Two",))
+    elsewhere = question(ProjectFactory(slug="other"), split="validation")
+    for user in (annie, bob):
+        answer(elsewhere, user, "answered", ("Other",))
+
+    # when / then
+    assert agreement_by_user(project=project) == {annie.pk: (1, 2), bob.pk: (1, 2)}
+    assert agreement_by_user(project=project, user_id=bob.pk) == {bob.pk: (1, 2)}
+
+
+def test_one_annotators_agreement_passes_over_a_question_where_their_answer_was_withdrawn(project):
+    # given annie's answer to a first validation question withdrawn by quality control (bob's and
+    # carl's stand), then a second question where annie and bob agree
+    annie, bob, carl = member(project, "annie"), member(project, "bob"), member(project, "carl")
+    first = question(project, split="validation")
+    withdrawn = answer(first, annie, "answered", ("Send",))
+    Answer.objects.filter(pk=withdrawn.pk).update(kept=False, drop_reason="withdrawn")
+    for user in (bob, carl):
+        answer(first, user, "answered", ("Send",))
+    second = question(project, split="validation")
+    for user in (annie, bob):
+        answer(second, user, "answered", ("Send",))
+
+    # when / then: the first question counts for the others only, the second for annie too
+    assert agreement_by_user(project=project, user_id=annie.pk) == {annie.pk: (1, 1)}
+    assert agreement_by_user(project=project) == {annie.pk: (1, 1), bob.pk: (2, 2), carl.pk: (1, 1)}
+
+
+def test_control_results_of_the_same_moment_come_in_the_order_they_were_made(project):
+    # given two of annie's control results at the same moment, the first one (of the questions stage)
+    # written again last: neither the table nor the index by stage holds them in the order they were made
+    annie = member(project, "annie")
+    first = control(project, annie, correct=True, item=gold(project, stage="questions-1"))
+    second = control(project, annie, correct=False)
+    ControlResult.objects.filter(pk=first.pk).update(created_at=START)
+
+    # when
+    runs = control_timeline(project=project, user_id=annie.pk, per=1)
+
+    # then
+    assert [(p.label, [r.pk for r in p.results]) for p in runs] == [("1–1", [first.pk]), ("2–2", [second.pk])]
+
+
+def test_the_timeline_brings_each_results_gold_question_and_assignment_in_its_one_query(
+    project, django_assert_num_queries
+):
+    # given annie's control results on a gold item of the answers stage (a question) and of pre-filtering
+    annie = member(project, "annie")
+    asked = question(project)
+    on_question = control(project, annie, correct=True, item=gold(project, stage="answers", on=asked))
+    on_screen = control(project, annie, correct=False)
+
+    # when the timeline is read with each result's gold item, screen, question and assignment
+    with django_assert_num_queries(1):
+        points = control_timeline(project=project, user_id=annie.pk)
+        seen = [
+            (r.gold.screen.pk, r.gold.question.text if r.gold.question else None, r.assignment.pk)
+            for p in points
+            for r in p.results
+        ]
+
+    # then
+    assert seen == [
+        (asked.screen_id, "What is shown?", on_question.assignment_id),
+        (on_screen.gold.screen_id, None, on_screen.assignment_id),
+    ]
+
+
+def test_a_member_of_another_project_only_is_not_found_in_this_one(project):
+    olga = UserFactory(username="olga")
+    other = ProjectFactory(slug="other")
+    MembershipFactory(project=other, user=olga, role="lead")
+    with pytest.raises(NotFoundError):
+        member_get_for_report(project=project, user_id=olga.pk)
+    assert member_get_for_report(project=other, user_id=olga.pk).role == "lead"
+
+
+# --- work figures: the grouped query (PostgreSQL) and the Python path give the same figures --------
+
+
+@pytest.fixture
+def worked(project):
+    """Work of every kind, each annotator's median a different case."""
+    annie, bob, carl, dana = (member(project, name) for name in ("annie", "bob", "carl", "dana"))
+    member(project, "leo", role="lead")  # no work at all
+    # annie: 10 s, 20 s and 60 s (an odd count: 20), one accepted and one rejected in review; a skip
+    work(project, annie, seconds=10, review_state="accepted")
+    work(project, annie, seconds=20, review_state="rejected")
+    work(project, annie, seconds=60)
+    work(project, annie, status=AssignmentStatus.SKIPPED)
+    # bob: 4 s, 10 s, 10.5 s and 30 s (an even count: the mean of 10 and 10.5, 10.25 → 10.2)
+    for seconds in (30, 10.5, 4, 10):
+        work(project, bob, seconds=seconds)
+    # carl: two skips only (no median)
+    for _ in range(2):
+        work(project, carl, status=AssignmentStatus.SKIPPED)
+    # dana: reviewed but never submitted: a released lease accepted, an expired one with a time and
+    # rejected (its time is not a duration of work); an open lease
+    work(project, dana, status=AssignmentStatus.RELEASED, review_state="accepted")
+    late = work(project, dana, status=AssignmentStatus.EXPIRED, review_state="rejected")
+    Assignment.objects.filter(pk=late.pk).update(submitted_at=START + timedelta(seconds=900))
+    work(project, dana, status=AssignmentStatus.LEASED)
+    # decoys: annie's work in another project and a control item of hers
+    work(ProjectFactory(slug="other"), annie, seconds=1000)
+    control(project, annie, correct=True)
+    return {"annie": annie, "bob": bob, "carl": carl, "dana": dana}
+
+
+# (submitted, skips, accepted, rejected, median seconds) of each member
+WORKED = {
+    "annie": (3, 1, 1, 1, 20.0),
+    "bob": (4, 0, 0, 0, 10.2),
+    "carl": (0, 2, 0, 0, None),
+    "dana": (0, 0, 1, 1, None),
+    "leo": (0, 0, 0, 0, None),
+}
+
+
+def work_figures(rows):
+    return {r.username: (r.submitted, r.skips, r.reviews_accepted, r.reviews_rejected, r.median_seconds) for r in rows}
+
+
+def test_on_postgresql_the_median_is_taken_in_the_grouped_query(project, worked):
+    # when
+    with CaptureQueriesContext(connection) as queries:
+        rows = quality_report(project=project)
+
+    # then one query reads the assignments, grouped, with the median in it: no row of work is fetched
+    on_assignments = [q["sql"] for q in queries.captured_queries if 'FROM "annotation_assignment"' in q["sql"]]
+    assert len(on_assignments) == 1
+    assert "PERCENTILE_CONT(0.5) WITHIN GROUP" in on_assignments[0] and "GROUP BY" in on_assignments[0]
+    # and the figures, an annotator with only skipped work without a median
+    assert work_figures(rows) == WORKED
+
+
+def test_work_figures_in_python_are_those_of_the_grouped_query(project, worked, django_assert_num_queries):
+    # given the rows ``_add_work`` hands on: the project's real work submitted, skipped or reviewed
+    done = Assignment.objects.filter(project=project, purpose=Purpose.WORK).filter(
+        Q(status__in=[AssignmentStatus.SUBMITTED, AssignmentStatus.SKIPPED])
+        | Q(review_state__in=[ReviewState.ACCEPTED, ReviewState.REJECTED])
+    )
+    members = Membership.objects.filter(project=project).select_related("user")
+    rows = {m.user_id: AnnotatorFigures(m.user_id, m.user.username, m.role) for m in members}
+
+    # when the Python path (databases without percentile_cont) takes them: one query
+    with django_assert_num_queries(1):
+        _add_work_in_python(rows, done)
+
+    # then the figures chosen by hand, the same as PostgreSQL's grouped query
+    assert work_figures(rows.values()) == WORKED
+    assert work_figures(rows.values()) == work_figures(quality_report(project=project))
