@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotation.db import compiled
 from annotation.models import (
     App,
     Assignment,
@@ -33,6 +34,16 @@ from tests.pipeline.quality.builders import rule_pause
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _queue_compiled_afresh():
+    """Every test compiles the pre-filtering claim and its fresh re-check itself
+    (``annotation.db.compiled`` keeps a statement per process: a cached one runs none of ``queue``, and
+    mutation testing would map the queue to the first test alone; docs/mutation.md, "A trap")."""
+    for key in (("claim", ("prefilter", "from")), ("claim", "prefilter"), ("exists", ("still-open", "prefilter"))):
+        compiled.forget(("first", key))
+
 
 OK = {"non_english_app": False, "vh_out_of_sync": False, "note": ""}
 
