@@ -199,13 +199,20 @@ def gold_promotable_query(
         project=project, stage=OuterRef("stage"), screen=OuterRef("screen"), question__isnull=True
     )
     gold_questions = GoldItem.objects.filter(project=project, stage=OuterRef("stage"), question=OuterRef("question"))
+    # A review's unit is the submission it reviewed, not its screen or question: a gold review of one
+    # submission must not hide the reviews of others on the same screen. And only a review that
+    # stands and decides can be promoted (``gold_promote`` refuses a withdrawn or second one).
+    gold_reviews = GoldItem.objects.filter(project=project, stage=Stage.REVIEW, origin=OuterRef("reviewed"))
+    deciding = Review.objects.filter(assignment=OuterRef("pk"), reviewed__isnull=False, second_of__isnull=True)
+    reviewing = Q(reviewed__isnull=False)
     found = (
         Assignment.objects.filter(
             project=project, stage__in=names, status=AssignmentStatus.SUBMITTED, purpose=Purpose.WORK
         )
         .exclude(review_state=ReviewState.REJECTED)
-        .exclude(Exists(gold_screens) & Q(question__isnull=True))
-        .exclude(Exists(gold_questions) & Q(question__isnull=False))
+        .exclude(~reviewing & Exists(gold_screens) & Q(question__isnull=True))
+        .exclude(~reviewing & Exists(gold_questions) & Q(question__isnull=False))
+        .exclude(reviewing & (Exists(gold_reviews) | ~Exists(deciding)))
         .select_related("screen", "question", "annotator")
         .defer("draft", "screen__vh")
         .order_by("-submitted_at", "-pk")
