@@ -690,3 +690,27 @@ def test_questions_dropped_without_a_record_of_their_state_come_back_as_their_sc
         partial.pk: "answering",
         unset.pk: "answering",
     }
+
+
+def test_the_queue_is_the_projects_waiting_screens_of_apps_not_non_english(project):
+    # given a waiting screen, one further along, one of a non-English app, and another project's waiting one
+    judge = member(project, "judge")
+    waiting, further = screens(project, 2)
+    Screen.objects.filter(pk=further.pk).update(state=ScreenState.QUESTIONS_1)
+    (foreign,) = screens(project, 1)
+    App.objects.filter(pk=foreign.app_id).update(non_english=True)
+    elsewhere = ProjectFactory(slug="elsewhere")
+    screens(elsewhere, 1)
+    now = timezone.now()
+    for judges in (1, 2):  # one judge a screen, and several
+        project.prefilter_judgments = judges
+        project.save(update_fields=["prefilter_judgments"])
+        queue = stage_get("prefilter").queue(project=project, user=judge, now=now)
+        assert list(queue.values_list("pk", flat=True)) == [waiting.pk], judges
+    # and through the engine: the judge gets that screen, then nothing
+    lease = assignment_next(project=project, user=judge, stage="prefilter")
+    assert lease is not None and lease.screen_id == waiting.pk
+    assignment_submit(
+        assignment_id=lease.pk, user=judge, data={"non_english_app": False, "vh_out_of_sync": False, "note": ""}
+    )
+    assert assignment_next(project=project, user=judge, stage="prefilter") is None
