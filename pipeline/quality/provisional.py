@@ -47,7 +47,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation.models import (
@@ -214,21 +214,7 @@ def _witnessed(*, project: Project, stage: str, ids: list[int]) -> set[int]:
     if not ids:
         return set()
     if stage == "prefilter":
-        judged = list(
-            PrefilterJudgment.objects.filter(assignment_id__in=ids, withdrawn_reason="").values_list(
-                "assignment_id", "screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"
-            )
-        )
-        witnesses = defaultdict(set)
-        for screen_id, annotator_id, ne, oos in PrefilterJudgment.objects.filter(
-            screen_id__in={row[1] for row in judged}, withdrawn_by__rule=HELD
-        ).values_list("screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"):
-            witnesses[screen_id].add((annotator_id, ne, oos))
-        return {
-            pk
-            for pk, screen_id, judge, ne, oos in judged
-            if any(a != judge and (n, o) == (ne, oos) for a, n, o in witnesses[screen_id])
-        }
+        return _judged_alike(ids, witnesses=Q(withdrawn_by__rule=HELD))
     if stage == "answers":
         answered = dict(Answer.objects.filter(assignment_id__in=ids, kept=True).values_list("pk", "assignment_id"))
         if not answered:
@@ -251,27 +237,33 @@ def _witnessed(*, project: Project, stage: str, ids: list[int]) -> set[int]:
     return set()
 
 
+def _judged_alike(ids: list[int], *, witnesses: Q) -> set[int]:
+    """Of the assignments ``ids``, those whose pre-filtering judgment (one that counts) another judge
+    of the screen made alike, among the judgments ``witnesses`` selects. Two queries."""
+    judged = list(
+        PrefilterJudgment.objects.filter(assignment_id__in=ids, withdrawn_reason="").values_list(
+            "assignment_id", "screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"
+        )
+    )
+    others = defaultdict(set)
+    for screen_id, annotator_id, ne, oos in PrefilterJudgment.objects.filter(
+        witnesses, screen_id__in={row[1] for row in judged}
+    ).values_list("screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"):
+        others[screen_id].add((annotator_id, ne, oos))
+    return {
+        pk
+        for pk, screen_id, judge, ne, oos in judged
+        if any(a != judge and (n, o) == (ne, oos) for a, n, o in others[screen_id])
+    }
+
+
 def _corroborated(*, project: Project, stage: str, ids: list[int]) -> set[int]:
     """Of the assignments ``ids``, those whose work another annotator corroborates (the module
     docstring). Two or three queries."""
     if not ids:
         return set()
     if stage == "prefilter":
-        judged = list(
-            PrefilterJudgment.objects.filter(assignment_id__in=ids, withdrawn_reason="").values_list(
-                "assignment_id", "screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"
-            )
-        )
-        others = defaultdict(set)
-        for screen_id, annotator_id, ne, oos in PrefilterJudgment.objects.filter(
-            screen_id__in={row[1] for row in judged}, withdrawn_reason=""
-        ).values_list("screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"):
-            others[screen_id].add((annotator_id, ne, oos))
-        return {
-            pk
-            for pk, screen_id, judge, ne, oos in judged
-            if any(a != judge and (n, o) == (ne, oos) for a, n, o in others[screen_id])
-        }
+        return _judged_alike(ids, witnesses=Q(withdrawn_reason=""))
     if stage == "answers":
         answered = dict(
             Answer.objects.filter(
