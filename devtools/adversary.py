@@ -412,7 +412,7 @@ def lead_makes_review_gold(crowd: Crowd, judge: Worker, *, extra: int = 10) -> i
     them) honestly (``judge`` lends its judgment, as in ``lead_reviews``) and makes each reviewed
     submission a gold review over the API, with the verdict the lead gave. Returns how many. Made before
     any reviewer of the crowd starts, so that the rubber stamp meets a qualification set of them (with
-    as many known-bad submissions as the pick can find, ``ReviewStage.gold_pick_rules``)."""
+    known-bad submissions about half of the time, ``ReviewStage.gold_classes``)."""
     api, project = crowd.lead_api, crowd.project
     waiting = api.stages()["review"]["available"]
     made = 0

@@ -285,7 +285,8 @@ def _lease_gold(*, stage: StageDefinition, project: Project, user: Any, plan: Pl
     with nothing in their queue (``available`` 0, or after a 204) could only be a control item."""
     if plan.purpose == Purpose.CONTROL and not stage.queue(project=project, user=user, now=now).exists():
         return None
-    gold = gold_pick(project=project, stage=stage.name, user=user, **stage.gold_pick_rules(project=project, user=user))
+    rules = stage.gold_pick_rules(project=project, user=user, purpose=plan.purpose)
+    gold = gold_pick(project=project, stage=stage.name, user=user, **rules)
     if gold is None:
         if plan.purpose == Purpose.QUALIFICATION:
             standing = standing_lock(project_id=project.pk, user_id=user.pk, stage=stage.name)

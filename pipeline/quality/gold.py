@@ -8,12 +8,27 @@ submission the stage would accept.
 
 from __future__ import annotations
 
+import random
+import secrets
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
@@ -281,16 +296,44 @@ def gold_open_to(*, project: Project, stage: str, user: Any) -> QuerySet[GoldIte
     return items
 
 
+# Draws the class of a balanced gold pick: the operating system's randomness, which nothing an
+# annotator sees, nor the code, predicts (tests put a seeded ``random.Random`` here).
+gold_random: random.Random = secrets.SystemRandom()
+
+
 def gold_pick(
-    *, project: Project, stage: str, user: Any, exclude: Q | None = None, prefer: Sequence[Any] = ()
+    *,
+    project: Project,
+    stage: str,
+    user: Any,
+    exclude: Q | None = None,
+    prefer: Sequence[Any] = (),
+    balance: Sequence[Mapping[str, Any]] = (),
 ) -> GoldItem | None:
     """A gold item ``user`` may get (``gold_open_to``), after the stage's own rules
     (``StageDefinition.gold_pick_rules``: ``exclude`` items never for ``user``, ``prefer`` order
     first), the least served first and, among those, in a random order of the database's (nothing an
-    annotator could compute); ``None`` when none is left."""
+    annotator could compute); ``None`` when none is left.
+
+    ``balance`` (the stage's ``gold_classes``): the item comes from one class of answers drawn with
+    equal chances among the classes the open items hold (an answer in none of them is a class of its
+    own), so a class the project lacks never leaves the annotator without gold. One query more."""
     items = gold_open_to(project=project, stage=stage, user=user)
     if exclude is not None:
         items = items.exclude(exclude)
+    if balance:
+        of = Case(
+            *(
+                When(Q(**{f"answer__{key}": value for key, value in cls.items()}), then=Value(number))
+                for number, cls in enumerate(balance)
+            ),
+            default=Value(-1),
+            output_field=IntegerField(),
+        )
+        items = items.annotate(gold_class=of)
+        held = sorted(items.order_by().values_list("gold_class", flat=True).distinct())
+        if held:
+            items = items.filter(gold_class=gold_random.choice(held))
     return items.select_related("screen", "screen__app", "question").order_by(*prefer, "exposures", "?").first()
 
 

@@ -15,9 +15,10 @@ checked like any annotator, on gold of their own:
   reviews are withdrawn (``ReviewStage.withdraw``) and writers' qualifications decided on them are
   decided again.
 * **Balanced gold.** Real submissions are mostly fine, so gold drawn at random would be mostly
-  "accept" items, on which accepting everything scores well. The pick serves a reviewer the verdict
-  they have met less often among their gold reviews (``ReviewStage.gold_pick_rules``): about half of their
-  gold reviews are known-bad submissions while the project has some.
+  "accept" items, on which accepting everything scores well. Each gold review's verdict is drawn at
+  random, each alike (``ReviewStage.gold_classes``, ``pipeline.quality.gold.gold_pick``): about half
+  of a reviewer's gold reviews are known-bad submissions while the project has some, and none tells
+  the next one's verdict.
 * **Double review.** A share (``review_double_rate``) of reviewed submissions is reviewed by a second
   reviewer; the second review decides nothing and counts in each reviewer's agreement with other
   reviewers (``reviewer_agreement``, in the lead's figures).

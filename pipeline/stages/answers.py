@@ -274,6 +274,9 @@ class Answers(StageDefinition):
     controller = "answers"
     viewer = {"labels": False, "drag_pans": False, "boxes": True}
     has_gold = True
+    # "not answerable" every time is right on every such gold item: each verdict alike in a
+    # qualification set (StageDefinition.gold_classes)
+    gold_classes = tuple({"verdict": verdict} for verdict in Verdict.values)
     review_reasons = {
         "wrong-element": "An element does not answer the question",
         "missing-element": "An element of the answer is missing",

@@ -35,7 +35,7 @@ A definition declares:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -45,7 +45,17 @@ from rest_framework import serializers
 
 from annotation.db import compiled
 from annotation.exceptions import ApplicationError
-from annotation.models import Assignment, AssignmentStatus, Membership, Project, QualityEvent, Question, Role, Screen
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Membership,
+    Project,
+    Purpose,
+    QualityEvent,
+    Question,
+    Role,
+    Screen,
+)
 
 from .units import Unit
 from .wire import TEXT_MAX, AssignmentPayloadSerializer, validated
@@ -81,6 +91,14 @@ class StageDefinition:
     # A stage whose work leaves nothing in the release says why here instead of defining
     # ``withdraw`` and ``restore`` (tests/pipeline/stages/test_registry.py holds every stage to one).
     withdraws_nothing: ClassVar[str] = ""
+    # Balanced gold (docs/quality.md, "Balanced gold"): the classes of this stage's gold answers, each
+    # the answer's values at some keys. A constant answer is right on one class only, so the gold pick
+    # takes each qualification item (every gold item with ``gold_balanced_controls``) from a class
+    # drawn at random among those it could serve, each alike (``pipeline.quality.gold.gold_pick``): a
+    # constant answer scores about one item in the number of classes, and nothing served before
+    # tells which class comes next.
+    gold_classes: ClassVar[tuple[Mapping[str, Any], ...]] = ()
+    gold_balanced_controls: ClassVar[bool] = False
 
     # --- who and what ----------------------------------------------------------------------
 
@@ -160,10 +178,14 @@ class StageDefinition:
         fields a real lease of the stage has, so that its payload is built the same way."""
         return {"screen_id": gold.screen_id, "question": gold.question}
 
-    def gold_pick_rules(self, *, project: Project, user: Any) -> dict[str, Any]:
-        """How the gold pick narrows and orders this stage's gold items for ``user``: ``exclude`` (a
-        ``Q`` over ``GoldItem``: never served to them) and ``prefer`` (order expressions put first).
-        Default: none."""
+    def gold_pick_rules(self, *, project: Project, user: Any, purpose: str) -> dict[str, Any]:
+        """How the gold pick (``pipeline.quality.gold.gold_pick``) narrows and orders this stage's gold
+        items for ``user`` serving one for ``purpose`` (qualification or control): ``exclude`` (a
+        ``Q`` over ``GoldItem``: never served to them), ``prefer`` (order expressions put first) and
+        ``balance`` (the classes, one drawn at random). Default: ``gold_classes`` balanced for a
+        qualification item (for every gold item with ``gold_balanced_controls``). No query."""
+        if self.gold_classes and (purpose == Purpose.QUALIFICATION or self.gold_balanced_controls):
+            return {"balance": self.gold_classes}
         return {}
 
     def gold_unit_waiting(self) -> Q:

@@ -193,6 +193,13 @@ class Prefilter(StageDefinition):
     viewer = {"labels": True, "drag_pans": True, "boxes": True}
     crowd_skips = True
     has_gold = True
+    # a judge who never flags is right on the screens with no flag (about two in three): each class
+    # of gold alike in a qualification set (StageDefinition.gold_classes)
+    gold_classes = tuple(
+        {"non_english_app": non_english, "vh_out_of_sync": out_of_sync}
+        for non_english in (False, True)
+        for out_of_sync in (False, True)
+    )
     review_reasons = {
         "language": "The app's language was judged wrong",
         "sync": "The VH sync of the main content was judged wrong",

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections import Counter
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Case, Exists, F, IntegerField, OuterRef, Q, QuerySet, Value, When
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.http import QueryDict
 from rest_framework import serializers
 
@@ -39,7 +38,6 @@ from annotation.exceptions import ConflictError
 from annotation.models import (
     Assignment,
     AssignmentStatus,
-    ControlResult,
     Membership,
     Project,
     Purpose,
@@ -134,6 +132,8 @@ class ReviewStage(StageDefinition):
     reviewed = False
     reviewing = True
     has_gold = True
+    gold_classes = ({"verdict": ReviewVerdict.ACCEPTED.value}, {"verdict": ReviewVerdict.REJECTED.value})
+    gold_balanced_controls = True
     blocks_release = False
     submit_serializer = ReviewSubmitSerializer
     payload_serializer = ReviewPayloadSerializer
@@ -245,22 +245,15 @@ class ReviewStage(StageDefinition):
         """A gold review's lease names its submission, as a real review lease does."""
         return {"screen_id": gold.screen_id, "reviewed_id": gold.origin_id}
 
-    def gold_pick_rules(self, *, project: Project, user: Any) -> dict[str, Any]:
+    def gold_pick_rules(self, *, project: Project, user: Any, purpose: str) -> dict[str, Any]:
         """The rules of the gold pick (``pipeline.quality.gold.gold_pick``): never the reviewer's own
-        submission, nor one they had as a review item before (real or gold: a repeat would tell), and the
-        verdict they met less often among their gold reviews first (ties: a rejection), so that about half
-        of a reviewer's gold reviews are known-bad submissions (accepting everything cannot pass). One query."""
+        submission, nor one they had as a review item before (real or gold: a repeat would tell); and
+        the verdict of every gold review (qualification and control) drawn at random, each alike
+        (``gold_classes``), so that about half of a reviewer's gold reviews are known-bad submissions
+        (accepting everything cannot pass) and nothing served before tells the next one's verdict. No query."""
         theirs = Assignment.objects.filter(stage=Stage.REVIEW, annotator=user, reviewed_id=OuterRef("origin_id"))
         exclude = Q(origin__annotator=user) | Q(Exists(theirs))
-        met = Counter(
-            ControlResult.objects.filter(project=project, user=user, stage=Stage.REVIEW).values_list(
-                "gold__answer__verdict", flat=True
-            )
-        )
-        rejected, accepted = met[ReviewVerdict.REJECTED], met[ReviewVerdict.ACCEPTED]
-        want = ReviewVerdict.REJECTED if rejected <= accepted else ReviewVerdict.ACCEPTED
-        prefer = Case(When(answer__verdict=str(want), then=Value(0)), default=Value(1), output_field=IntegerField())
-        return {"exclude": exclude, "prefer": [prefer]}
+        return {**super().gold_pick_rules(project=project, user=user, purpose=purpose), "exclude": exclude}
 
     def withdraw(
         self,

@@ -4,6 +4,8 @@ the gold page's promotable submissions, servings counted, and gold made from an 
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -31,6 +33,7 @@ from annotation.models import (
     ReviewState,
     ScreenState,
 )
+from pipeline.quality import gold as gold_module
 from pipeline.quality.gold import (
     _as_submit_body,
     _release_answer_body,
@@ -48,6 +51,9 @@ from pipeline.quality.gold import (
     gold_set_active,
     gold_unit_create,
 )
+from pipeline.stages.answers import Answers
+from pipeline.stages.prefilter import Prefilter
+from pipeline.stages.registry import stage_get
 from tests.factories import ProjectFactory
 from tests.pipeline.stages.helpers import answering_question, member
 from tests.pipeline.stages.helpers import screens as make_screens
@@ -719,6 +725,92 @@ def test_gold_pick_the_least_served_in_a_random_order_after_the_stages_preferenc
     assert gold_pick(project=project, stage="answers", user=ann, prefer=prefer) == once
     # and nothing is left once all open to ann are excluded
     assert gold_pick(project=project, stage="answers", user=ann, exclude=Q(pk__in=[once.pk, fresh.pk, also.pk])) is None
+
+
+def prefilter_gold(project, answer, *, exposures=0):
+    (screen,) = make_screens(project, 1, state=ScreenState.QUESTIONS_1)
+    return GoldItem.objects.create(
+        project=project, stage="prefilter", screen=screen, answer=answer, exposures=exposures
+    )
+
+
+NO_FLAG = {"non_english_app": False, "vh_out_of_sync": False, "note": ""}
+NON_ENGLISH = {"non_english_app": True, "vh_out_of_sync": False, "note": ""}
+
+
+def test_a_balanced_pick_draws_a_class_with_equal_chances_whatever_each_holds_and_however_served(
+    project, monkeypatch, django_assert_num_queries
+):
+    # given nine gold screens with no flag, never served, and one non-English, served often
+    monkeypatch.setattr(gold_module, "gold_random", random.Random(3))
+    ann = member(project, "ann")
+    plain = [prefilter_gold(project, NO_FLAG) for _ in range(9)]
+    flagged = prefilter_gold(project, NON_ENGLISH, exposures=9)
+    classes = Prefilter.gold_classes
+    # without balance the least served always come first: never the flagged one
+    assert {gold_pick(project=project, stage="prefilter", user=ann) for _ in range(20)} <= set(plain)
+    # balanced, each class the open items hold comes about half of the time (two queries: the classes, the item)
+    with django_assert_num_queries(2):
+        gold_pick(project=project, stage="prefilter", user=ann, balance=classes)
+    picks = Counter(
+        gold_pick(project=project, stage="prefilter", user=ann, balance=classes) == flagged for _ in range(200)
+    )
+    assert 80 <= picks[True] <= 120
+    # a class the project lacks (two of the four here) is never drawn: no draw comes back empty
+    assert all(gold_pick(project=project, stage="prefilter", user=ann, balance=classes) for _ in range(50))
+
+
+def test_a_balanced_pick_counts_an_answer_of_no_class_as_a_class_of_its_own(project, monkeypatch):
+    monkeypatch.setattr(gold_module, "gold_random", random.Random(5))
+    ann = member(project, "ann")
+    plain = prefilter_gold(project, NO_FLAG)
+    odd = prefilter_gold(project, {"note": "no flags recorded"}, exposures=5)
+    picks = Counter(
+        gold_pick(project=project, stage="prefilter", user=ann, balance=({"non_english_app": False},))
+        for _ in range(100)
+    )
+    assert set(picks) == {plain, odd} and 30 <= picks[odd] <= 70
+    # and the stage's other rules still apply: what is excluded is never drawn, nor its class
+    excluded = Counter(
+        gold_pick(project=project, stage="prefilter", user=ann, balance=Prefilter.gold_classes, exclude=Q(pk=plain.pk))
+        for _ in range(20)
+    )
+    assert excluded == {odd: 20}
+
+
+def test_the_class_of_a_balanced_pick_is_drawn_by_the_operating_systems_randomness():
+    # nothing in the code (a seed, a hash of the user or of a counter) predicts it
+    assert isinstance(gold_module.gold_random, random.SystemRandom)
+
+
+@pytest.mark.parametrize(
+    ("stage", "purpose", "balanced"),
+    [
+        ("prefilter", Purpose.QUALIFICATION, True),
+        ("prefilter", Purpose.CONTROL, False),
+        ("answers", Purpose.QUALIFICATION, True),
+        ("answers", Purpose.CONTROL, False),
+        ("review", Purpose.QUALIFICATION, True),
+        ("review", Purpose.CONTROL, True),
+    ],
+)
+def test_which_gold_items_are_balanced(project, stage, purpose, balanced):
+    # a qualification set everywhere; control items only where they can be balanced without telling
+    # real work from control by its content (a review's verdict is the reviewer's to find)
+    rules = stage_get(stage).gold_pick_rules(project=project, user=member(project, "ann"), purpose=purpose)
+    assert ("balance" in rules) is balanced
+    if balanced:
+        assert rules["balance"] == stage_get(stage).gold_classes
+
+
+def test_the_classes_of_gold_answers_are_every_verdict_a_constant_answer_could_give():
+    assert [c["verdict"] for c in Answers.gold_classes] == ["answered", "invalid", "not_answerable"]
+    assert {(c["non_english_app"], c["vh_out_of_sync"]) for c in Prefilter.gold_classes} == {
+        (False, False),
+        (False, True),
+        (True, False),
+        (True, True),
+    }
 
 
 def test_promotable_is_the_newest_accepted_work_whose_unit_is_not_gold(project, django_assert_num_queries):

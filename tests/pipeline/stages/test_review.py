@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+import random
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -38,6 +40,8 @@ from annotation.models import (
     ScreenState,
 )
 from pipeline.engine import assignment_next, assignment_submit
+from pipeline.quality import gold as gold_module
+from pipeline.quality.gold import gold_pick
 from pipeline.stages.registry import stage_get
 from pipeline.stages.review import ReviewStage, _double_drawn
 from pipeline.stages.signals import review_recorded, reviews_withdrawn
@@ -807,12 +811,12 @@ def test_the_gold_pick_never_serves_a_reviewers_own_submission_nor_one_they_had(
     never = gold_review(project, wes, "accepted")
     # and a set rita reviewed that is no gold review
     review_lease(submission(project, wes), rita, status=AssignmentStatus.SUBMITTED)
-    rules = stage.gold_pick_rules(project=project, user=rita)
+    rules = stage.gold_pick_rules(project=project, user=rita, purpose=Purpose.QUALIFICATION)
     left = GoldItem.objects.filter(project=project).exclude(rules["exclude"]).order_by("pk")
     assert ids(left) == [by_lead.pk, never.pk]
     assert ids(
         GoldItem.objects.filter(project=project)
-        .exclude(stage.gold_pick_rules(project=project, user=lead)["exclude"])
+        .exclude(stage.gold_pick_rules(project=project, user=lead, purpose=Purpose.CONTROL)["exclude"])
         .order_by("pk")
     ) == [
         own.pk,
@@ -822,53 +826,34 @@ def test_the_gold_pick_never_serves_a_reviewers_own_submission_nor_one_they_had(
     ]
 
 
-def preference(stage: ReviewStage, project: Any, user: Any) -> dict[str, int]:
-    """Each gold review's order value under ``user``'s pick rules, by its verdict (0: first)."""
+@pytest.mark.parametrize("purpose", [Purpose.QUALIFICATION, Purpose.CONTROL])
+def test_every_gold_review_is_balanced_between_the_verdicts_without_a_query(project, stage, purpose):
+    # a reviewer's qualification set and control reviews alike: accepting everything cannot pass
+    rita = member(project, "rita", role="reviewer")
     with CaptureQueriesContext(connection) as queries:
-        rules = stage.gold_pick_rules(project=project, user=user)
-    assert len(queries) == 1  # the verdicts met, one query
-    (prefer,) = rules["prefer"]
-    rows = (
-        GoldItem.objects.filter(project=project, stage="review").annotate(p=prefer).values_list("answer__verdict", "p")
-    )
-    return dict(rows)
+        rules = stage.gold_pick_rules(project=project, user=rita, purpose=purpose)
+    assert len(queries) == 0
+    assert rules["balance"] == ({"verdict": "accepted"}, {"verdict": "rejected"}) == ReviewStage.gold_classes
+    assert set(rules) == {"exclude", "balance"}
 
 
-def test_the_gold_pick_prefers_the_verdict_the_reviewer_met_less_often_and_a_rejection_on_a_tie(project, stage):
+def test_the_verdict_of_the_next_gold_review_is_not_told_by_those_before(project, stage, monkeypatch):
+    # given as many known-good as known-bad gold reviews, and a reviewer who guesses each verdict from
+    # those she met before (the one she met less often, a rejection on a tie: the old rule of the pick)
+    monkeypatch.setattr(gold_module, "gold_random", random.Random(7))
     rita, wes = member(project, "rita", role="reviewer"), member(project, "wes")
-    good, bad = gold_review(project, wes, "accepted"), gold_review(project, wes, "rejected")
-    more = [gold_review(project, wes, "accepted"), gold_review(project, wes, "rejected")]
-    # none met: a tie, rejection first
-    assert preference(stage, project, rita) == {"accepted": 1, "rejected": 0}
-    # one rejection met: an acceptance first
-    met(rita, bad)
-    assert preference(stage, project, rita) == {"accepted": 0, "rejected": 1}
-    # one of each: a tie again
-    met(rita, good)
-    assert preference(stage, project, rita) == {"accepted": 1, "rejected": 0}
-    # more acceptances met: a rejection first
-    met(rita, more[0])
-    assert preference(stage, project, rita) == {"accepted": 1, "rejected": 0}
-
-
-def test_the_gold_pick_counts_only_the_reviewers_own_review_results_in_the_project(project, stage):
-    # given rita met one acceptance, and decoys that would tip the count: another reviewer's
-    # rejections, her rejections in another project, a result of another stage
-    rita, bob, wes = (
-        member(project, "rita", role="reviewer"),
-        member(project, "bob", role="reviewer"),
-        member(project, "wes"),
-    )
-    met(rita, gold_review(project, wes, "accepted"))
-    for _ in range(2):
-        met(bob, gold_review(project, wes, "rejected"))
-    other = ProjectFactory(slug="other")
-    for n in range(2):
-        met(rita, gold_review(other, member(other, f"olga-{n}"), "rejected"))
-    met(rita, gold_review(project, wes, "rejected"), stage="prefilter")
-    met(rita, gold_review(project, wes, "rejected"), stage="prefilter")
-    # then she is served a rejection first (she met more acceptances)
-    assert preference(stage, project, rita) == {"accepted": 1, "rejected": 0}
+    for verdict in ("accepted", "rejected") * 20:
+        gold_review(project, wes, verdict)
+    guessed, served = 0, Counter()
+    for _ in range(20):
+        rules = stage.gold_pick_rules(project=project, user=rita, purpose=Purpose.CONTROL)
+        item = gold_pick(project=project, stage="review", user=rita, **rules)
+        guess = "rejected" if served["rejected"] <= served["accepted"] else "accepted"
+        guessed += guess == item.answer["verdict"]
+        served[item.answer["verdict"]] += 1
+        met(rita, item)
+    # then each verdict comes about half of the time and the guess is right about half of the time
+    assert 6 <= served["rejected"] <= 14 and 6 <= guessed <= 14
 
 
 # --- withdraw ------------------------------------------------------------------------------------
