@@ -37,6 +37,7 @@ items, whose judgments, questions and answers are in the release. The workers ne
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import statistics
@@ -163,6 +164,18 @@ class Api:
 # --- the workers ---------------------------------------------------------------------------
 
 
+def same_as_truth(body: dict[str, Any], truth: dict[str, Any]) -> bool:
+    """Whether a spam submission of a stage with gold happens to say what the scripted truth says (a
+    random judgment is often right): the same flags, or the same verdict and elements."""
+    if "verdict" not in truth:
+        return all(bool(body.get(k)) == bool(truth[k]) for k in ("non_english_app", "vh_out_of_sync"))
+
+    def elements(answer: dict[str, Any]) -> list[str]:
+        return sorted(json.dumps(e, sort_keys=True) for e in answer.get("elements", []))
+
+    return body.get("verdict") == truth["verdict"] and elements(body) == elements(truth)
+
+
 @dataclass
 class StageLog:
     """What one worker did in one stage, as the worker saw it."""
@@ -170,6 +183,7 @@ class StageLog:
     items: int = 0  # submitted or skipped
     honest: int = 0
     spam: list[int] = field(default_factory=list)  # assignment ids submitted as spam
+    wrong: list[int] = field(default_factory=list)  # those of them the scripted truth disagrees with
     skipped: list[int] = field(default_factory=list)
     turned: bool = False
     # (assignment id, the tells that fired: "repeat", "order", "available"; none: taken for real work)
@@ -302,6 +316,8 @@ class Worker:
             code = self.api.submit(assignment_id, body)
             if spam == "spam":
                 log.spam.append(assignment_id)
+                if stage in GOLD_STAGES and not same_as_truth(body, self.truth.work(payload)):
+                    log.wrong.append(assignment_id)
             else:
                 log.honest += 1
         if code not in (200, 409):
@@ -563,6 +579,7 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     project = crowd.project
     standings = {(s.user_id, s.stage): s.status for s in Standing.objects.filter(project=project)}
     spam_ids = {w.name: {st: list(log.spam) for st, log in w.logs.items()} for w in crowd.workers}
+    wrong_spam = [i for w in crowd.workers for log in w.logs.values() for i in log.wrong]
     all_spam = [i for per in spam_ids.values() for ids in per.values() for i in ids]
     # careful workers
     careful = [w for w in crowd.workers if w.kind == "careful"]
@@ -668,6 +685,11 @@ def figures(crowd: Crowd) -> dict[str, Any]:
         "apps_non_english_on_spam_votes": len({app for _, _, yes, app in counting if yes and app in rule_apps}),
         "questions_from_spam_writer": spam_questions,
         "answers": spam_answers,
+        # of them, those the scripted truth disagrees with (a random judgment is right one time in four)
+        "prefilter_judgments_counting_wrong": judgments.filter(assignment_id__in=wrong_spam).count(),
+        "answers_wrong": Answer.objects.filter(
+            assignment_id__in=wrong_spam, kept=True, question__state=QuestionState.KEPT
+        ).count(),
     }
     by_worker: dict[str, dict[str, int]] = {}
     for w in crowd.workers:
@@ -691,6 +713,9 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     release["by_worker"] = by_worker
     release["total"] = (
         release["prefilter_judgments_counting"] + release["questions_from_spam_writer"] + release["answers"]
+    )
+    release["total_wrong"] = (
+        release["prefilter_judgments_counting_wrong"] + release["questions_from_spam_writer"] + release["answers_wrong"]
     )
     rubber = [w for w in crowd.workers if w.kind == "rubber-stamp"]
     reviews_standing = Assignment.objects.filter(
