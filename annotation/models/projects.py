@@ -393,6 +393,13 @@ SETTINGS = Settings(
             high=1000,
             help="...once they met at least this many control items with a wrong suggestion",
         ),
+        Flag(
+            name="assist_short_answers",
+            group=ASSIST,
+            default=False,
+            help="the short-answer job asks the suggestion backend for each answer's short answers (its "
+            "short-answers stage); the rules where it fails",
+        ),
     ),
 )
 
@@ -467,6 +474,7 @@ class Project(models.Model):
     assist_hidden_share = SETTINGS.number("assist_hidden_share")
     assist_wrong_accept_threshold = SETTINGS.number("assist_wrong_accept_threshold")
     assist_wrong_accept_min = SETTINGS.whole("assist_wrong_accept_min")
+    assist_short_answers = SETTINGS.flag("assist_short_answers")
 
     # The annotators' guidelines (Markdown, docs/leads.md); blank: the papers' rules
     # (annotation/services/guidelines_default.md). Edited on their own page, not a setting.

@@ -238,7 +238,7 @@ class Question(models.Model):
     short_answers_source = models.CharField(
         max_length=16,
         blank=True,
-        choices=[("rules", "rules"), ("llm", "llm"), ("lead", "lead"), ("imported", "imported")],
+        choices=[("rules", "rules"), ("llm", "llm"), ("assist", "assist"), ("lead", "lead"), ("imported", "imported")],
     )
     short_answers_reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

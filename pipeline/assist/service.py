@@ -130,6 +130,27 @@ def assist_after_submit(*, assignment: Any) -> None:
         logger.exception("suggestions: could not queue a job for %s", project.slug)
 
 
+def short_answers_suggested(
+    *, project: Project, backend: Backend, question: Question, elements: list[str], full_answer: str
+) -> list[str]:
+    """The backend's short answers (stage ``short-answers``) of one answer of ``question`` (its
+    elements' texts and full answer), best first, blanks and repeats left out; ``AssistError`` when the
+    call fails, breaks the contract or gives nothing."""
+    screen = screen_payload(screen=question.screen)
+    body = suggest_request(
+        stage="short-answers",
+        project=project.slug,
+        screen=screen,
+        question={"id": question.pk, "text": question.final_text or question.text},
+        answer={"elements": elements, "full_answer": full_answer},
+    )
+    reply = backend_call(backend=backend, body=body, screen=screen)
+    texts = list(dict.fromkeys(a["text"] for a in reply.result["short_answers"]))  # checked: non-blank
+    if not texts:
+        raise AssistError("the backend gave no short answer")
+    return texts
+
+
 def suggestion_compute(*, project: Project, question: Question, backend: Backend) -> Suggestion:
     """Call the backend for ``question`` and store the outcome (ok or failed), counting the call."""
     screen = screen_payload(screen=question.screen)

@@ -136,6 +136,24 @@ def test_progress_shows_a_failure(project, lead, client):
     assert "The job failed" in html and "RuntimeError: boom" in html
 
 
+def test_a_short_answer_job_says_where_its_answers_came_from_and_why_the_backend_failed(project, lead, client):
+    login(client, lead)
+    result = {
+        "generated": 5,
+        "sources": {"assist": 3, "rules": 2},
+        "assist_failures": 2,
+        "assist_last_error": "no answer within 5 s",
+    }
+    job = ReleaseJob.objects.create(project=project, kind="short-answers", status="done", result=result)
+    html = " ".join(client.get(f"/release-jobs/{job.pk}/progress/").content.decode().split())
+    assert "Short answers written for 5 questions (" in html and "3 from assist" in html and "2 from rules" in html
+    assert "The suggestion backend failed for 2 answers (the rules answered them instead)" in html
+    assert "no answer within 5 s" in html
+    ReleaseJob.objects.filter(pk=job.pk).update(result={"generated": 1, "sources": {"rules": 1}})
+    html = client.get(f"/release-jobs/{job.pk}/progress/").content.decode()
+    assert "suggestion backend failed" not in html
+
+
 def test_decisions_page_filters(decided, lead, client):
     login(client, lead)
     url = f"/projects/{decided.slug}/release/postprocess/decisions/"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -14,6 +15,8 @@ from annotation.db.bulk import batched, bulk_set
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.lock_objects import question_lock
 from annotation.models import Answer, AnswerElement, Project, Question, QuestionState, ReleaseJob, Verdict
+from pipeline.assist.client import AssistError, Backend
+from pipeline.assist.service import short_answers_suggested
 from pipeline.decisions.decide import clean_text
 from pipeline.jobs.lifecycle import Outcome, Progress
 
@@ -32,7 +35,37 @@ def _answers_prefetch(queryset: QuerySet[Answer] | None = None) -> Prefetch:
     )
 
 
-def _short_answers_for(question: Question, backend: str | None) -> tuple[list[str], str]:
+@dataclass
+class _Assist:
+    """The project's suggestion backend asked for short answers (``Project.assist_short_answers``),
+    with its failures counted for the job's result."""
+
+    project: Project
+    backend: Backend
+    failures: int = 0
+    last_error: str = ""
+
+    def ask(self, question: Question, elements: list[str], full_answer: str) -> list[str] | None:
+        try:
+            texts = short_answers_suggested(
+                project=self.project,
+                backend=self.backend,
+                question=question,
+                elements=elements,
+                full_answer=full_answer,
+            )
+        except AssistError as exc:
+            self.failures += 1
+            self.last_error = str(exc)
+            return None
+        texts = [t for t in texts if len(t) <= SHORT_ANSWER_MAX_CHARS][:SHORT_ANSWERS_MAX]
+        return texts or None
+
+
+def _short_answers_for(question: Question, backend: str | None, assist: _Assist | None = None) -> tuple[list[str], str]:
+    """The short answers of one kept question and where they came from: the union over its kept
+    answers, the first answer's first. With ``assist``, each answer's come from the backend, the
+    rules' where it fails (a not-answerable question is the rules' ``<no answer>`` whatever the backend)."""
     kept = [a for a in question.answers.all() if a.kept]
     text = question.final_text or question.text
     if not kept or all(a.verdict == Verdict.NOT_ANSWERABLE for a in kept):
@@ -43,14 +76,17 @@ def _short_answers_for(question: Question, backend: str | None) -> tuple[list[st
     merged: dict[str, None] = {}
     source = ""
     for answer in kept:
-        result = short_answers_generate(
-            question=text,
-            elements=[e.text for e in answer.elements.all()],
-            full_answer=answer.full_answer,
-            backend=backend,
-        )
-        merged.update(dict.fromkeys(a for a in result.answers if a))
-        source = source or result.source
+        elements = [e.text for e in answer.elements.all()]
+        suggested = assist.ask(question, elements, answer.full_answer) if assist is not None else None
+        if suggested is not None:
+            answers, origin = suggested, "assist"
+        else:
+            result = short_answers_generate(
+                question=text, elements=elements, full_answer=answer.full_answer, backend=backend
+            )
+            answers, origin = result.answers, result.source
+        merged.update(dict.fromkeys(a for a in answers if a))
+        source = source or origin
     return list(merged), source
 
 
@@ -58,20 +94,30 @@ def short_answers_job_work(
     *, job: ReleaseJob, progress: Progress, batch_size: int = 200, backend: str | None = None
 ) -> Outcome:
     """The short-answer job's work (``pipeline.kinds``): short answers for every kept question of the
-    job's project that has none yet (``short_answers_source`` empty), batch by batch.
+    job's project that has none yet (``short_answers_source`` empty), batch by batch. With the
+    project's ``assist_short_answers`` and a backend, each answer's come from the backend (the rules'
+    where a call fails: the result counts the failures and names the last).
 
     A re-run does only the missing work; a question whose short answers a lead saved meanwhile keeps them
     (the write is conditional on the source still being empty).
     """
-    questions = Question.objects.filter(screen__project=job.project, state=QuestionState.KEPT, short_answers_source="")
+    project = job.project
+    model = Backend.of(project) if project.assist_short_answers else None
+    assist = _Assist(project=project, backend=model) if model is not None else None
+    questions = Question.objects.filter(screen__project=project, state=QuestionState.KEPT, short_answers_source="")
     total = questions.count()
     progress(0, total)
     processed = written = 0
     sources: Counter[str] = Counter()
-    stream = questions.order_by("pk").prefetch_related(_answers_prefetch()).iterator(chunk_size=batch_size)
+    stream = (
+        questions.order_by("pk")
+        .select_related("screen", "screen__app")
+        .prefetch_related(_answers_prefetch())
+        .iterator(chunk_size=batch_size)
+    )
     for batch in batched(stream, batch_size):
         for question in batch:
-            question.short_answers, question.short_answers_source = _short_answers_for(question, backend)
+            question.short_answers, question.short_answers_source = _short_answers_for(question, backend, assist)
             sources[question.short_answers_source] += 1
         with transaction.atomic():
             written += bulk_set(
@@ -79,7 +125,12 @@ def short_answers_job_work(
             )
         processed += len(batch)
         progress(processed, max(total, processed))
-    return Outcome(result={"generated": written, "sources": dict(sources)})
+    result: dict[str, Any] = {"generated": written, "sources": dict(sources)}
+    if assist is not None:
+        result["assist_failures"] = assist.failures
+        if assist.last_error:
+            result["assist_last_error"] = assist.last_error
+    return Outcome(result=result)
 
 
 def question_short_answers_update(*, project: Project, question_id: int, answers: Sequence[str], user: Any) -> Question:

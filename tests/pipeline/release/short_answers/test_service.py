@@ -12,6 +12,7 @@ from pipeline.release.short_answers.service import (
     short_answers_sample,
 )
 from tests.factories import ProjectFactory, answered_question
+from tests.pipeline.assist.servers import baseline, scripted
 
 pytestmark = pytest.mark.django_db
 
@@ -153,10 +154,10 @@ def test_a_lead_save_during_generation_wins(project, lead, monkeypatch):
 
     generate = service._short_answers_for
 
-    def lead_saves_meanwhile(question, backend):
+    def lead_saves_meanwhile(question, backend, assist):
         # the lead saves between the job's read of the batch and its write
         question_short_answers_update(project=project, question_id=q.pk, answers=["man"], user=lead)
-        return generate(question, backend)
+        return generate(question, backend, assist)
 
     monkeypatch.setattr(service, "_short_answers_for", lead_saves_meanwhile)
     # when the job writes its batch
@@ -165,3 +166,106 @@ def test_a_lead_save_during_generation_wins(project, lead, monkeypatch):
     q.refresh_from_db()
     assert (q.short_answers, q.short_answers_source) == (["man"], "lead")
     assert result["generated"] == 0
+
+
+# --- from the project's suggestion backend (Project.assist_short_answers) -------------------------
+
+
+def with_assist(project, url, *, on=True):
+    project.assist_url, project.assist_short_answers = url, on
+    project.save()
+
+
+def assist_reply(*texts_scores):
+    return lambda body: (
+        200,
+        {"model_version": "m1", "short_answers": [{"text": t, "score": s} for t, s in texts_scores]},
+    )
+
+
+def test_short_answers_come_from_the_backend_when_the_project_asks_it(project):
+    q = answered_question(
+        project=project,
+        split="train",
+        text="Which colour is chosen?",
+        answers=[{"elements": ["Blue", "dark"], "full_answer": "Dark blue is chosen."}],
+    )
+    postprocess(project)
+    with scripted(assist_reply(("blue", 0.4), ("dark blue", 0.9), ("blue", 0.1), ("x" * 501, 0.2))) as (url, seen):
+        with_assist(project, url)
+        result = short_answers(project)
+    q.refresh_from_db()
+    # best first, a repeat once, a text longer than a short answer may be left out
+    assert (q.short_answers, q.short_answers_source) == (["dark blue", "blue"], "assist")
+    assert result == {"generated": 1, "sources": {"assist": 1}, "assist_failures": 0}
+    # the backend was asked in the contract's shape: the question, the answer's elements and full answer
+    (call,) = seen
+    body = call["body"]
+    assert (call["path"], body["stage"], body["project"]) == ("/suggest", "short-answers", project.slug)
+    assert body["question"] == {"id": q.pk, "text": "Which colour is chosen?"}
+    assert body["answer"] == {"elements": ["Blue", "dark"], "full_answer": "Dark blue is chosen."}
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (lambda body: (500, {"error": "boom"}), "HTTP 500 from the backend"),
+        (lambda body: (200, {"model_version": "m1", "short_answers": []}), "the backend gave no short answer"),
+        (lambda body: (200, {"model_version": "m1", "short_answers": [{"text": " "}]}), "breaks the contract"),
+        (lambda body: (200, b"not json"), "not JSON"),
+    ],
+)
+def test_a_failing_backend_leaves_the_rules_answers_and_says_why(project, reply, why):
+    q = answered_question(
+        project=project,
+        split="train",
+        text="How many reviews are there?",
+        answers=[{"elements": ["3 reviews"], "full_answer": "There are 3 reviews."}],
+    )
+    postprocess(project)
+    with scripted(reply) as (url, seen):
+        with_assist(project, url)
+        result = short_answers(project)
+    q.refresh_from_db()
+    assert (q.short_answers_source, q.short_answers[0]) == ("rules", "3")
+    assert len(seen) == 1 and result["assist_failures"] == 1 and why in result["assist_last_error"]
+
+
+def test_the_backend_is_asked_only_when_the_project_says_so_and_never_for_a_not_answerable_question(project):
+    answered = answered_question(
+        project=project, split="train", answers=[{"elements": ["Blue"], "full_answer": "Blue."}]
+    )
+    none = answered_question(project=project, split="validation", answers=["not_answerable"] * 3)
+    postprocess(project)
+    with scripted(assist_reply(("blue", 1.0))) as (url, seen):
+        with_assist(project, url, on=False)
+        result = short_answers(project)
+    answered.refresh_from_db()
+    assert (answered.short_answers_source, seen, "assist_failures" in result) == ("rules", [], False)
+    Question.objects.update(short_answers=[], short_answers_source="")
+    with scripted(assist_reply(("blue", 1.0))) as (url, seen):
+        with_assist(project, url)
+        short_answers(project)
+    answered.refresh_from_db()
+    none.refresh_from_db()
+    assert len(seen) == 1 and seen[0]["body"]["question"]["id"] == answered.pk
+    assert (answered.short_answers_source, none.short_answers, none.short_answers_source) == (
+        "assist",
+        ["<no answer>"],
+        "rules",
+    )
+
+
+def test_the_baseline_backend_gives_the_rules_answers_as_its_own(project):
+    q = answered_question(
+        project=project,
+        split="train",
+        text="How many reviews are there?",
+        answers=[{"elements": ["3 reviews"], "full_answer": "There are 3 reviews."}],
+    )
+    postprocess(project)
+    with baseline() as url:
+        with_assist(project, url)
+        short_answers(project)
+    q.refresh_from_db()
+    assert q.short_answers_source == "assist" and q.short_answers[0] == "3" and "three" in q.short_answers
