@@ -80,6 +80,7 @@ TARGETS: dict[str, Target] = {
             "tests/pipeline/engine/test_engine.py",
             "tests/pipeline/engine/test_claim_plan.py",
             "tests/pipeline/stages/test_queue_order.py",
+            "tests/pipeline/quality/test_qualification_flow.py",  # the gold pick's rules, through the engine
         ),
     ),
     "stages-answers": Target(

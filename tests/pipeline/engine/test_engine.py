@@ -385,6 +385,8 @@ def test_expiring_leases_scores_the_gold_items_left_in_this_sweep_and_project(pr
     annie, olga, quinn, earl = (member(project, n) for n in ("annie", "olga", "quinn", "earl"))
     MembershipFactory(project=other, user=olga)
     elsewhere = control_lease(other, olga)  # another project's, ended in the same sweep's instant
+    oscar = member(other, "oscar")
+    running_out = control_lease(other, oscar)  # another project's, run out and not yet marked
     earlier = control_lease(project, earl)  # this project's, ended before (no result: a decoy)
     mine = control_lease(project, annie)
     project.qualification_items = 2
@@ -396,15 +398,20 @@ def test_expiring_leases_scores_the_gold_items_left_in_this_sweep_and_project(pr
     Assignment.objects.filter(pk=earlier.pk).update(
         status=AssignmentStatus.EXPIRED, updated_at=now - timedelta(minutes=1)
     )
-    Assignment.objects.filter(pk__in=[mine.pk, qualifying.pk]).update(lease_expires_at=now - timedelta(seconds=1))
+    Assignment.objects.filter(pk__in=[mine.pk, qualifying.pk, running_out.pk]).update(
+        lease_expires_at=now - timedelta(seconds=1)
+    )
     # when this project's run-out leases expire
     assert assignment_expire_leases(project=project, now=now) == 2
+    # (another project's lease that ran out is left to its own sweep)
+    assert Assignment.objects.get(pk=running_out.pk).status == AssignmentStatus.LEASED
     # then only the two gold items left in this sweep of this project count as wrong, left to expire
     results = ControlResult.objects.order_by("assignment_id").values_list("assignment_id", "correct", "outcome")
     assert list(results) == [(mine.pk, False, "expired"), (qualifying.pk, False, "expired")]
-    # and a sweep of every project scores the other project's too
-    assert assignment_expire_leases(now=now) == 0
+    # and a sweep of every project expires and scores the other project's too
+    assert assignment_expire_leases(now=now) == 1
     assert ControlResult.objects.filter(assignment_id=elsewhere.pk, outcome="expired").exists()
+    assert ControlResult.objects.filter(assignment_id=running_out.pk, outcome="expired").exists()
     assert not ControlResult.objects.filter(assignment_id=earlier.pk).exists()
 
 
