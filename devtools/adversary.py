@@ -70,6 +70,7 @@ from annotation.models import (
 )
 from pipeline.engine import stage_get
 from pipeline.jobs.runner import job_run
+from pipeline.quality.gold import gold_balance
 
 from .crowd import PROFILES, TRUTH, EngineHttpConnection, Profile, ScriptedAnnotator, crowd_screens_create
 
@@ -426,13 +427,20 @@ def lead_makes_gold(crowd: Crowd, stage: str, *, seed: int, extra: int = 20) -> 
 def lead_makes_review_gold(crowd: Crowd, judge: Worker, *, extra: int = 10) -> int:
     """The lead reviews ``qualification_items`` + ``extra`` of the waiting review items (at most half of
     them) honestly (``judge`` lends its judgment, as in ``lead_reviews``) and makes each reviewed
-    submission a gold review over the API, with the verdict the lead gave. Returns how many. Made before
-    any reviewer of the crowd starts, so that the rubber stamp meets a qualification set of them (with
-    known-bad submissions about half of the time, ``ReviewStage.gold_classes``)."""
+    submission a gold review over the API, with the verdict the lead gave; and goes on while the gold
+    page warns that accepting everything would pass a qualification set (too few known-bad gold reviews,
+    ``pipeline.quality.gold.gold_balance``). Returns how many. Made before any reviewer of the crowd
+    starts, so that the rubber stamp meets a qualification set of them (with known-bad submissions about
+    half of the time, ``ReviewStage.gold_classes``)."""
     api, project = crowd.lead_api, crowd.project
     waiting = api.stages()["review"]["available"]
     made = 0
-    for _ in range(min(project.qualification_items + extra, waiting // 2)):
+
+    def warned() -> bool:  # the gold page's warning: a reviewer who accepts everything would qualify
+        project.refresh_from_db()
+        return any(b.stage == "review" and b.constant_passes for b in gold_balance(project=project))
+
+    while made < waiting // 2 and (made < project.qualification_items + extra or warned()):
         status, payload = api.next("review")
         if status != 200:
             break

@@ -34,7 +34,7 @@ from pipeline.quality.figures import (
     quality_figures_rows,
     quality_figures_start,
 )
-from pipeline.quality.gold import gold_promotable, gold_promote, gold_set_active
+from pipeline.quality.gold import gold_balance, gold_promotable, gold_promote, gold_set_active
 from pipeline.quality.report import (
     SORT_KEYS,
     AccuracyPoint,
@@ -320,8 +320,9 @@ def annotator_page(request: HttpRequest, slug: str, user_id: int) -> HttpRespons
 def gold_page(request: HttpRequest, slug: str) -> HttpResponse:
     """The project's gold items (``?stage=``), a page at a time (``?page=``), with how often each was
     served (``exposures``, and retired past ``gold_exposures_max``) and answered right,
-    activate/deactivate, and the newest accepted submissions to promote to gold with one click (or any
-    by its id). Leads only."""
+    activate/deactivate, the newest accepted submissions to promote to gold with one click (or any
+    by its id), and the servable gold of each class of answers, with a warning where a constant answer
+    would pass every qualification set (``gold_balance``). Leads only."""
     project = project_get_for_lead(user=request.user, slug=slug)
     stage = request.GET.get("stage", "")
     try:
@@ -340,6 +341,8 @@ def gold_page(request: HttpRequest, slug: str) -> HttpResponse:
         "stage": stage,
         "stage_choices": [(n, s.label) for n, s in stages().items() if s.has_gold],
         "next": request.get_full_path(),
+        # servable gold per class of answers, and the constant answers that would pass a qualification set
+        "balance": [b for b in gold_balance(project=project) if not stage or b.stage == stage],
     }
     return render(request, "frontend/quality/gold.html", context)
 

@@ -8,10 +8,12 @@ submission the stage would accept.
 
 from __future__ import annotations
 
+import math
 import random
 import secrets
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -296,6 +298,68 @@ def gold_open_to(*, project: Project, stage: str, user: Any) -> QuerySet[GoldIte
     return items
 
 
+def _class_of(balance: Sequence[Mapping[str, Any]]) -> Case:
+    """Over ``GoldItem``: the number of the class of ``balance`` its answer is in, -1 for none."""
+    return Case(
+        *(
+            When(Q(**{f"answer__{key}": value for key, value in cls.items()}), then=Value(number))
+            for number, cls in enumerate(balance)
+        ),
+        default=Value(-1),
+        output_field=IntegerField(),
+    )
+
+
+def gold_class_label(cls: Mapping[str, Any]) -> str:
+    """A class of gold answers in words: its verdict, or the flags it sets ("no flag" for none)."""
+    parts = [str(v).replace("_", " ") for v in cls.values() if isinstance(v, str)]
+    parts += [key.replace("_", " ") for key, v in cls.items() if v is True]
+    return ", ".join(parts) or "no flag"
+
+
+@dataclass(frozen=True)
+class GoldBalance:
+    """One stage's servable gold by class of answers (``StageDefinition.gold_classes``), and the classes
+    a constant answer of which passes every qualification set: fewer than ``needed`` servable items
+    of all the other classes together, so any set holds at least the share that qualifies of its class."""
+
+    stage: str
+    label: str
+    classes: list[tuple[str, int]]
+    needed: int
+    constant_passes: list[str]
+
+
+def gold_balance(*, project: Project) -> list[GoldBalance]:
+    """Per stage with balanced gold: the servable items of each class, and which constant answers
+    would pass a qualification set of ``qualification_items`` at ``qualification_threshold``. One
+    query per stage."""
+    size = project.qualification_items
+    needed = size - math.ceil(project.qualification_threshold * size - 1e-9) + 1
+    rows = []
+    for name, definition in stages().items():
+        if not (definition.has_gold and definition.gold_classes):
+            continue
+        counts = Counter(
+            dict(
+                gold_servable(project=project, stage=name)
+                .annotate(gold_class=_class_of(definition.gold_classes))
+                .order_by()
+                .values_list("gold_class")
+                .annotate(n=Count("pk"))
+                .values_list("gold_class", "n")
+            )
+        )
+        total = sum(counts.values())
+        labels = [gold_class_label(cls) for cls in definition.gold_classes]
+        passes = [labels[number] for number in range(len(labels)) if counts[number] and total - counts[number] < needed]
+        classes = [(labels[number], counts[number]) for number in range(len(labels))]
+        if counts[-1]:
+            classes.append(("other", counts[-1]))
+        rows.append(GoldBalance(name, definition.label, classes, needed, passes))
+    return rows
+
+
 # Draws the class of a balanced gold pick: the operating system's randomness, which nothing an
 # annotator sees, nor the code, predicts (tests put a seeded ``random.Random`` here).
 gold_random: random.Random = secrets.SystemRandom()
@@ -322,15 +386,7 @@ def gold_pick(
     if exclude is not None:
         items = items.exclude(exclude)
     if balance:
-        of = Case(
-            *(
-                When(Q(**{f"answer__{key}": value for key, value in cls.items()}), then=Value(number))
-                for number, cls in enumerate(balance)
-            ),
-            default=Value(-1),
-            output_field=IntegerField(),
-        )
-        items = items.annotate(gold_class=of)
+        items = items.annotate(gold_class=_class_of(balance))
         held = sorted(items.order_by().values_list("gold_class", flat=True).distinct())
         if held:
             items = items.filter(gold_class=gold_random.choice(held))

@@ -162,6 +162,29 @@ def test_gold_page_marks_an_item_most_fail_and_toggles_it(project, data, lead, c
     assert client.post(url(project, "quality-gold-active", gold_id=bad.pk), {"active": "maybe"}).status_code == 400
 
 
+def test_the_gold_page_warns_when_a_constant_answer_would_pass_every_qualification_set(project, lead, client):
+    # given pre-filtering gold of screens with no flag and a single non-English one (a set of 10 at 90%
+    # holds at most one item a "no flag" judge gets wrong)
+    for _ in range(12):
+        gold(project)
+    gold(project, answer=PREFILTER_WRONG)
+    login(client, lead)
+    html = client.get(url(project, "quality-gold")).content.decode()
+    warning = re.search(r'data-balance-warning="prefilter">(.*?)</p>', html, re.S).group(1)
+    assert "always answers <strong>no flag</strong>" in warning and "fewer than 2 servable items" in warning
+    text = " ".join(html.split())
+    assert "no flag 12," in text and "non english app 1," in text
+    # when a second flagged screen is gold, no constant answer passes: no warning
+    gold(project, answer=PREFILTER_WRONG)
+    html = client.get(url(project, "quality-gold")).content.decode()
+    assert "data-balance-warning" not in html and "non english app 2," in " ".join(html.split())
+    # and a page of another stage does not show pre-filtering's
+    gold(project, answer=PREFILTER_WRONG)
+    GoldItem.objects.filter(answer__non_english_app=True).update(active=False)
+    assert "data-balance-warning" not in client.get(url(project, "quality-gold") + "?stage=answers").content.decode()
+    assert 'data-balance-warning="prefilter"' in client.get(url(project, "quality-gold")).content.decode()
+
+
 def test_promote_a_submission_to_gold_with_an_edited_answer(project, data, lead, client):
     submitted = work(project, data["annie"])
     login(client, lead)

@@ -38,6 +38,7 @@ from pipeline.quality.gold import (
     _as_submit_body,
     _release_answer_body,
     gold_available,
+    gold_balance,
     gold_exposed,
     gold_from_release,
     gold_item_create,
@@ -953,3 +954,48 @@ def test_a_gold_review_hides_only_the_review_of_its_own_submission(project):
         answer={"verdict": "accepted", "reason": "", "comment": ""},
     )
     assert [a.pk for a in gold_promotable(project=project, stage="review")] == [second.pk]
+
+
+@pytest.mark.parametrize(
+    ("items", "threshold", "passes"),
+    [
+        # a set of 10: at 90% a constant answer passes while the other kinds hold at most 1 item
+        (10, 0.9, {0: ["no flag"]}),
+        (10, 0.9, {1: ["no flag"]}),
+        (10, 0.9, {2: []}),
+        # at 70%, 3 wrong are allowed: 3 other items are not enough to fail it, 4 are
+        (10, 0.7, {3: ["no flag"]}),
+        (10, 0.7, {4: []}),
+    ],
+)
+def test_gold_balance_names_the_constant_answers_that_pass_every_set(project, items, threshold, passes):
+    ((flagged, expected),) = passes.items()
+    project.qualification_items, project.qualification_threshold = items, threshold
+    project.save()
+    for _ in range(12):
+        prefilter_gold(project, NO_FLAG)
+    for _ in range(flagged):
+        prefilter_gold(project, NON_ENGLISH)
+    # decoys: not servable (inactive, retired), another project's, another stage's
+    GoldItem.objects.filter(pk=prefilter_gold(project, NON_ENGLISH).pk).update(active=False)
+    other = ProjectFactory(slug="other")
+    prefilter_gold(other, NON_ENGLISH)
+    (row,) = [b for b in gold_balance(project=project) if b.stage == "prefilter"]
+    assert row.constant_passes == expected and row.needed == items - round(items * threshold) + 1
+    assert dict(row.classes) == {
+        "no flag": 12,
+        "non english app": flagged,
+        "vh out of sync": 0,
+        "non english app, vh out of sync": 0,
+    }
+
+
+def test_gold_balance_covers_each_balanced_stage_and_counts_an_answer_of_no_kind(project):
+    prefilter_gold(project, {"note": "odd"})
+    rows = {b.stage: b for b in gold_balance(project=project)}
+    assert set(rows) == {"prefilter", "answers", "review"}
+    assert ("other", 1) in rows["prefilter"].classes
+    assert [label for label, _ in rows["review"].classes] == ["accepted", "rejected"]
+    assert [label for label, _ in rows["answers"].classes] == ["answered", "invalid", "not answerable"]
+    # with no gold at all no constant answer passes: there is no set to pass
+    assert rows["review"].constant_passes == [] and rows["prefilter"].constant_passes == []
