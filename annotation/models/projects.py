@@ -198,6 +198,15 @@ SETTINGS = Settings(
             help="gold items per qualification set",
         ),
         WholeNumber(
+            name="qualification_extra_items",
+            group=QUALIFICATION,
+            default=5,
+            low=0,
+            high=1000,
+            help="a set one right item short of the threshold goes on with this many gold items, which decide it "
+            "at the same threshold (a second sample); 0: no second sample",
+        ),
+        WholeNumber(
             name="qualification_attempts", group=QUALIFICATION, default=3, low=1, high=100, help="attempts per stage"
         ),
         WholeNumber(
@@ -446,6 +455,7 @@ class Project(models.Model):
 
     qualification_threshold = SETTINGS.number("qualification_threshold")
     qualification_items = SETTINGS.whole("qualification_items")
+    qualification_extra_items = SETTINGS.whole("qualification_extra_items")
     qualification_attempts = SETTINGS.whole("qualification_attempts")
     qualification_cooldown_hours = SETTINGS.whole("qualification_cooldown_hours")
     qualification_review_sets = SETTINGS.whole("qualification_review_sets")

@@ -132,6 +132,11 @@ def standing_views(*, project: Project, user: Any, membership: Membership | None
         )
         gold_set = mode == "gold" and row.status == StandingStatus.QUALIFYING
         decided_attempts = row.attempt - 1 if row.status == StandingStatus.QUALIFYING else row.attempt
+        done = qualification_done.get((stage.name, row.attempt), 0) if gold_set else None
+        # still qualifying with the set done: its second sample (``standing.qualification_sample``)
+        set_size = project.qualification_items
+        if done is not None and done >= set_size:
+            set_size += project.qualification_extra_items
         views[stage.name] = StandingView(
             stage=stage.name,
             label=stage.label,
@@ -140,8 +145,8 @@ def standing_views(*, project: Project, user: Any, membership: Membership | None
             reason=row.reason,
             can_start=can_start,
             qualification_mode=mode,
-            qualification_done=qualification_done.get((stage.name, row.attempt), 0) if gold_set else None,
-            qualification_items=project.qualification_items if gold_set else None,
+            qualification_done=done,
+            qualification_items=set_size if gold_set else None,
             retry_at=retry if row.status == StandingStatus.NOT_QUALIFIED else None,
             attempts_left=max(0, project.qualification_attempts - row.attempt) if mode == "gold" else None,
             has_feedback=mode == "gold" and decided_attempts > 0,

@@ -1,7 +1,8 @@
 """An annotator's standing in a stage, and everything that moves it (docs/quality.md).
 
 * **Qualification.** In a stage with gold items, an annotator new to the stage first gets a set
-  of ``qualification_items`` gold items through the normal workspace. A score at or above
+  of ``qualification_items`` gold items through the normal workspace (one right item short of the
+  threshold: ``qualification_extra_items`` more, which decide, ``qualification_sample``). A score at or above
   ``qualification_threshold`` makes them *active*; below, *not qualified*, with each item's
   feedback; a retry after ``qualification_cooldown_hours``, at most ``qualification_attempts``.
   A writing stage (no gold) qualifies its writers by the review of their first
@@ -32,6 +33,7 @@ assignment -> answer -> standing.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 import secrets
 from dataclasses import dataclass
@@ -379,9 +381,26 @@ def _gold_scored(
         rules_apply(on="control", stage=stage, assignment=assignment, now=now, standing=standing)
 
 
+def qualification_sample(*, project: Project, results: list[bool]) -> tuple[int, list[bool]]:
+    """A qualification attempt as a double sampling plan: how many items it needs and which of its
+    ``results`` (in the order served) decide it. The first ``qualification_items`` decide it, unless
+    they are exactly one right item short of ``qualification_threshold``: then the attempt goes on with
+    ``qualification_extra_items`` more, which decide it alone at the same threshold. A careful worker's
+    two slips in ten (3.5% at 3% slips) then fail them only if a slip follows in the next five; a
+    constant or random answer, right on about half of a balanced set, is never one short."""
+    size = project.qualification_items
+    first = results[:size]
+    allowed = size - math.ceil(project.qualification_threshold * size - 1e-9)
+    extra = project.qualification_extra_items
+    if extra and len(first) == size and first.count(False) == allowed + 1:
+        return size + extra, results[size:] or first
+    return size, first
+
+
 def qualification_check(*, stage: StageDefinition, standing: Standing, project: Project, now: datetime) -> None:
-    """Decide a qualification attempt once its set is done (a skipped item counts as wrong); with
-    no gold item left to serve, decide on what was done. Caller holds the standing's lock."""
+    """Decide a qualification attempt once its set is done (a skipped item counts as wrong;
+    ``qualification_sample`` says how many items and which decide); with no gold item left to serve,
+    decide on what was done. Caller holds the standing's lock."""
     if standing.status != StandingStatus.QUALIFYING:
         return
     attempt = Assignment.objects.filter(
@@ -391,35 +410,39 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
         purpose=Purpose.QUALIFICATION,
         attempt=standing.attempt,
     )
-    # Skipped, given back or left to expire: done, and wrong (``gold_left``).
-    done = attempt.exclude(status=AssignmentStatus.LEASED).count()
+    # Each item done, in the order served: skipped, given back or left to expire is done and wrong
+    # (``gold_left``; one without a result yet is wrong too).
+    results = [
+        bool(correct)
+        for correct in attempt.exclude(status=AssignmentStatus.LEASED)
+        .order_by("pk")
+        .values_list("control_result__correct", flat=True)
+    ]
+    done = len(results)
     open_now = attempt.filter(status=AssignmentStatus.LEASED).exists()
-    needed = project.qualification_items
+    needed, deciding = qualification_sample(project=project, results=results)
     if done < needed and (open_now or _gold_left(project=project, user_id=standing.user_id, stage=stage.name)):
         return
-    correct = ControlResult.objects.filter(
-        project=project,
-        user_id=standing.user_id,
-        stage=stage.name,
-        purpose=Purpose.QUALIFICATION,
-        attempt=standing.attempt,
-        correct=True,
-    ).count()
     before = standing.status
     if done == 0:
         _set(standing, status=StandingStatus.ACTIVE, reason="no gold items were left for a qualification", evidence=0.0)
         event(standing=standing, rule="no-gold", before=before)
         return
-    score = correct / done
-    figures = {"attempt": standing.attempt, "correct": correct, "items": done, "score": round(score, 4)}
+    correct, items = sum(deciding), len(deciding)
+    score = correct / items
+    second = needed > project.qualification_items < len(results)  # the second sample has begun
+    figures = {"attempt": standing.attempt, "correct": correct, "items": items, "score": round(score, 4)}
     figures["threshold"] = project.qualification_threshold
+    if second:
+        figures["first_correct"] = sum(results[: project.qualification_items])
+    of = f"{correct} of {items}" + (" more items (a second sample)" if second else "")
     if score >= project.qualification_threshold:
-        _set(standing, status=StandingStatus.ACTIVE, reason=f"qualified with {correct} of {done}", evidence=0.0)
+        _set(standing, status=StandingStatus.ACTIVE, reason=f"qualified with {of}", evidence=0.0)
         event(standing=standing, rule="qualification-passed", before=before, figures=figures)
     else:
         left = project.qualification_attempts - standing.attempt
         retry = f"; you can try again in {project.qualification_cooldown_hours} hours" if left > 0 else ""
-        _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=f"{correct} of {done} right{retry}")
+        _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=f"{of} right{retry}")
         event(standing=standing, rule="qualification-failed", before=before, figures=figures)
 
 

@@ -34,9 +34,10 @@ def work_prefilter(project: Project, user: Any, body: dict[str, Any]) -> Any:
 
 
 def fail_qualification(project: Project, user: Any) -> None:
-    """A two-item qualification set with one wrong answer: not qualified (the project asks 2 items)."""
-    project.qualification_items = 2
-    project.save(update_fields=["qualification_items"])
+    """A two-item qualification set with one wrong answer: not qualified (the project asks 2 items,
+    with no second sample)."""
+    project.qualification_items, project.qualification_extra_items = 2, 0
+    project.save(update_fields=["qualification_items", "qualification_extra_items"])
     first = work_prefilter(project, user, WRONG)
     second = work_prefilter(project, user, RIGHT)
     assert first.purpose == second.purpose == "qualification"

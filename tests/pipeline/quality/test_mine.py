@@ -677,3 +677,23 @@ def test_feedback_of_no_decided_set_reads_nothing(project, django_assert_num_que
     with django_assert_num_queries(1):
         items = qualification_feedback(project=project, user=annie, stage="prefilter", standing=running)
         assert [(i.rico_id, i.question) for i in items] == [(scored.assignment.screen.rico_id, "")]
+
+
+def test_a_second_sample_is_counted_in_the_set_the_annotator_sees(project):
+    # given a set of 4 at 75% (one wrong allowed) with a second sample of 3, and gold for both
+    project.qualification_items, project.qualification_threshold, project.qualification_extra_items = 4, 0.75, 3
+    project.save()
+    gold_prefilter(project, 8)
+    annie = member(project, "annie")
+    for body in (WRONG, WRONG, RIGHT, RIGHT):  # two wrong: one right item short
+        work_prefilter(project, annie, body)
+    # then the set goes on, and the home page says how far into the seven
+    view = _views(project, annie)["prefilter"]
+    assert view.status == StandingStatus.QUALIFYING
+    assert view.why == "qualification set: 4 of 7 done"
+    work_prefilter(project, annie, RIGHT)
+    assert _views(project, annie)["prefilter"].why == "qualification set: 5 of 7 done"
+    # and the three more decide it alone
+    for _ in range(2):
+        work_prefilter(project, annie, RIGHT)
+    assert Standing.objects.get(user=annie).reason == "qualified with 3 of 3 more items (a second sample)"

@@ -25,6 +25,7 @@ from annotation.models import (
     Assignment,
     AssignmentStatus,
     ControlResult,
+    GoldItem,
     Membership,
     PrefilterJudgment,
     Project,
@@ -44,6 +45,7 @@ from pipeline.quality.standing import (
     gold_submitted,
     plan_next,
     qualification_check,
+    qualification_sample,
     retry_after,
     review_qualifications_reopen,
     review_recorded,
@@ -98,8 +100,9 @@ class TestQualificationThreshold:
         ],
     )
     def test_a_score_at_the_threshold_qualifies(self, project, annotator, right, status, rule):
-        # given the default threshold (90%) and a set of 10 items
+        # given the default threshold (90%) and a set of 10 items, with no second sample (below)
         assert (project.qualification_threshold, project.qualification_items) == (0.9, 10)
+        configure(project, qualification_extra_items=0)
         # when the annotator finishes the set with ``right`` right answers
         self.qualify(project, annotator, right=right, items=10)
         # then they qualify at or above 90%, and the event keeps the figures
@@ -115,7 +118,7 @@ class TestQualificationThreshold:
 
     def test_a_threshold_between_two_scores(self, project, annotator):
         # given a threshold of 3 of 4: 3 right qualifies, 2 does not
-        configure(project, qualification_items=4, qualification_threshold=0.75)
+        configure(project, qualification_items=4, qualification_threshold=0.75, qualification_extra_items=0)
         self.qualify(project, annotator, right=3, items=4)
         assert status_of(annotator) == StandingStatus.ACTIVE
         other = member(project, "other")
@@ -123,8 +126,8 @@ class TestQualificationThreshold:
         assert status_of(other) == StandingStatus.NOT_QUALIFIED
 
     def test_the_set_is_decided_with_its_last_item_not_before(self, project, annotator):
-        # given a set of 3 items: two done (both right), a third gold item still to serve
-        configure(project, qualification_items=3)
+        # given a set of 3 items (one sample): two done (both right), a third gold item still to serve
+        configure(project, qualification_items=3, qualification_extra_items=0)
         row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START)
         for _ in range(2):
             control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
@@ -162,10 +165,101 @@ class TestQualificationThreshold:
 # --- retries: attempts and cooldown ------------------------------------------------------------------
 
 
+class TestSecondSample:
+    """A set one right item short of the threshold goes on with ``qualification_extra_items`` more,
+    which decide it alone (``qualification_sample``): a careful worker's two slips in ten are not the end."""
+
+    def attempt(self, project: Project, user: Any, results: list[bool], *, gold_left: int = 5) -> Standing:
+        row = standing(project, user, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START)
+        for correct in results:
+            control(project, user, correct=correct, purpose=Purpose.QUALIFICATION, attempt=1)
+        if not gold_left:  # none left for them: the control items' own gold retired too
+            GoldItem.objects.filter(project=project).update(active=False)
+        for _ in range(gold_left):
+            gold(project)
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        return Standing.objects.get(pk=row.pk)
+
+    @pytest.mark.parametrize(
+        ("first_right", "status"),
+        [
+            (7, StandingStatus.NOT_QUALIFIED),  # two short: failed at once
+            (8, StandingStatus.QUALIFYING),  # one short: five more items
+            (9, StandingStatus.ACTIVE),  # at the threshold: qualified at once
+        ],
+    )
+    def test_one_right_item_short_of_the_threshold_goes_on(self, project, annotator, first_right, status):
+        assert (project.qualification_items, project.qualification_extra_items) == (10, 5)
+        row = self.attempt(project, annotator, [True] * first_right + [False] * (10 - first_right))
+        assert row.status == status
+
+    @pytest.mark.parametrize(
+        ("extra", "status", "reason"),
+        [
+            ([True] * 5, StandingStatus.ACTIVE, "qualified with 5 of 5 more items (a second sample)"),
+            ([True] * 4 + [False], StandingStatus.NOT_QUALIFIED, "4 of 5 more items (a second sample) right;"),
+            ([False] + [True] * 4, StandingStatus.NOT_QUALIFIED, "4 of 5 more items (a second sample) right;"),
+        ],
+    )
+    def test_the_second_sample_decides_alone_at_the_threshold(self, project, annotator, extra, status, reason):
+        # the first ten: the two wrong ones last (the order served is the order decided)
+        first = [True] * 8 + [False] * 2
+        row = self.attempt(project, annotator, first + extra[:4])
+        assert row.status == StandingStatus.QUALIFYING  # 14 of 15 done: waits for the last
+        control(project, annotator, correct=extra[4], purpose=Purpose.QUALIFICATION, attempt=1)
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        row.refresh_from_db()
+        assert row.status == status and row.reason.startswith(reason)
+        event = QualityEvent.objects.get(user=annotator, rule__startswith="qualification-")
+        assert event.figures == {
+            "attempt": 1,
+            "correct": sum(extra),
+            "items": 5,
+            "score": sum(extra) / 5,
+            "threshold": 0.9,
+            "first_correct": 8,
+        }
+
+    def test_with_no_second_sample_one_short_fails(self, project, annotator):
+        configure(project, qualification_extra_items=0)
+        row = self.attempt(project, annotator, [True] * 8 + [False] * 2)
+        assert row.status == StandingStatus.NOT_QUALIFIED and row.reason.startswith("8 of 10 right")
+
+    def test_with_no_gold_left_for_the_second_sample_the_first_decides(self, project, annotator):
+        row = self.attempt(project, annotator, [True] * 8 + [False] * 2, gold_left=0)
+        assert row.status == StandingStatus.NOT_QUALIFIED and row.reason.startswith("8 of 10 right")
+        # and with gold running out part way, what was done of the second sample decides
+        other = member(project, "other")
+        row = self.attempt(project, other, [True] * 8 + [False] * 2 + [True] * 3, gold_left=0)
+        assert (
+            row.status == StandingStatus.ACTIVE and row.reason == "qualified with 3 of 3 more items (a second sample)"
+        )
+
+    @pytest.mark.parametrize(("items", "threshold", "short"), [(10, 0.9, 2), (10, 0.7, 4), (4, 0.75, 2), (20, 0.95, 2)])
+    def test_one_short_is_one_wrong_more_than_the_threshold_allows(self, project, items, threshold, short):
+        configure(project, qualification_items=items, qualification_threshold=threshold)
+        one_short = [False] * short + [True] * (items - short)
+        assert qualification_sample(project=project, results=one_short) == (items + 5, one_short)
+        two_short = [False] * (short + 1) + [True] * (items - short - 1)
+        assert qualification_sample(project=project, results=two_short) == (items, two_short)
+        right = [False] * (short - 1) + [True] * (items - short + 1)
+        assert qualification_sample(project=project, results=right) == (items, right)
+        # results past the first set are the second sample's
+        assert qualification_sample(project=project, results=[*one_short, True, False]) == (items + 5, [True, False])
+        # an unfinished first set is decided by its own (the gold ran out)
+        assert qualification_sample(project=project, results=one_short[:-1]) == (items, one_short[:-1])
+
+
 class TestRetries:
     def test_failing_every_allowed_attempt_then_being_refused(self, project, annotator):
         # given a project that allows 2 attempts of a 1-item set, 24 hours apart, and enough gold for 3
-        configure(project, qualification_items=1, qualification_attempts=2, qualification_cooldown_hours=24)
+        configure(
+            project,
+            qualification_items=1,
+            qualification_attempts=2,
+            qualification_cooldown_hours=24,
+            qualification_extra_items=0,
+        )
         gold_prefilter(project, 3)
         for attempt in (1, 2):
             # when the annotator fails attempt ``attempt``
@@ -668,7 +762,7 @@ class TestDecisionsInDetail:
         assert status_of(annotator) == StandingStatus.QUALIFYING
 
     def test_a_leased_item_holds_the_decision_even_with_no_gold_left(self, project, annotator):
-        configure(project, qualification_items=2)
+        configure(project, qualification_items=2, qualification_extra_items=0)
         row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START)
         control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
         lease = Assignment.objects.filter(annotator=annotator).first()
@@ -1145,7 +1239,13 @@ class TestScopes:
 
     def test_a_sets_score_counts_its_own_results_only(self, project, annotator):
         # given a set of 2, both done (one right, one wrong), and right results that are not of this set
-        configure(project, qualification_items=2, qualification_threshold=1.0, qualification_attempts=2)
+        configure(
+            project,
+            qualification_items=2,
+            qualification_threshold=1.0,
+            qualification_attempts=2,
+            qualification_extra_items=0,
+        )
         row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=2, attempt_started_at=START)
         control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=2)
         control(project, annotator, correct=False, purpose=Purpose.QUALIFICATION, attempt=2)
@@ -1208,7 +1308,7 @@ def test_a_site_admin_is_never_refused_and_a_lead_elsewhere_is(project, annotato
 
 
 def test_a_failed_attempt_offers_a_retry_while_one_is_left(project, annotator):
-    configure(project, qualification_items=1, qualification_attempts=3)
+    configure(project, qualification_items=1, qualification_attempts=3, qualification_extra_items=0)
     row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=2, attempt_started_at=START)
     control(project, annotator, correct=False, purpose=Purpose.QUALIFICATION, attempt=2)
     qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
