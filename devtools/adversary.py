@@ -56,6 +56,8 @@ from annotation.models import (
     App,
     Assignment,
     AssignmentStatus,
+    ControlResult,
+    GoldItem,
     Membership,
     PrefilterJudgment,
     Project,
@@ -741,6 +743,24 @@ def figures(crowd: Crowd) -> dict[str, Any]:
         "tells": tells,
         "spam_in_release": release,
         "rubber_stamp_reviews_submitted": reviews_standing.count(),
+        # the gold reviews by verdict, and the verdicts of those the rubber stamp met (qualification, control)
+        "review_gold": {
+            "by_verdict": dict(
+                Counter(
+                    GoldItem.objects.filter(project=project, stage="review").values_list("answer__verdict", flat=True)
+                )
+            ),
+            "rubber_stamp_met": {
+                purpose: dict(
+                    Counter(
+                        ControlResult.objects.filter(
+                            project=project, stage="review", user__in=[w.user for w in rubber], purpose=purpose
+                        ).values_list("gold__answer__verdict", flat=True)
+                    )
+                )
+                for purpose in (Purpose.QUALIFICATION, Purpose.CONTROL)
+            },
+        },
         "release_size": {
             "screens": Screen.objects.filter(project=project)
             .exclude(state__in=(ScreenState.EXCLUDED, ScreenState.PREFILTER))

@@ -330,12 +330,26 @@ class GoldBalance:
     constant_passes: list[str]
 
 
+def _allowed_wrong(size: int, threshold: float) -> int:
+    return size - math.ceil(threshold * size - 1e-9)
+
+
+def _others_needed(project: Project) -> int:
+    """How many gold items of other kinds a constant answer must be able to meet before an attempt can
+    fail it: one wrong more than the first sample allows, and with a second sample
+    (``qualification_extra_items``, ``standing.qualification_sample``) one more than that allows too
+    (the known-bad items all used up in the first, the second would be all of the constant's kind)."""
+    threshold, extra = project.qualification_threshold, project.qualification_extra_items
+    needed = _allowed_wrong(project.qualification_items, threshold) + 1
+    if extra:
+        needed += _allowed_wrong(extra, threshold) + 1
+    return needed
+
+
 def gold_balance(*, project: Project) -> list[GoldBalance]:
     """Per stage with balanced gold: the servable items of each class, and which constant answers
-    would pass a qualification set of ``qualification_items`` at ``qualification_threshold``. One
-    query per stage."""
-    size = project.qualification_items
-    needed = size - math.ceil(project.qualification_threshold * size - 1e-9) + 1
+    would pass every qualification attempt (``_others_needed``). One query per stage."""
+    needed = _others_needed(project)
     rows = []
     for name, definition in stages().items():
         if not (definition.has_gold and definition.gold_classes):

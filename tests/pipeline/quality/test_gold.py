@@ -957,20 +957,28 @@ def test_a_gold_review_hides_only_the_review_of_its_own_submission(project):
 
 
 @pytest.mark.parametrize(
-    ("items", "threshold", "passes"),
+    ("items", "threshold", "extra", "flagged", "passes", "needed"),
     [
-        # a set of 10: at 90% a constant answer passes while the other kinds hold at most 1 item
-        (10, 0.9, {0: ["no flag"]}),
-        (10, 0.9, {1: ["no flag"]}),
-        (10, 0.9, {2: []}),
-        # at 70%, 3 wrong are allowed: 3 other items are not enough to fail it, 4 are
-        (10, 0.7, {3: ["no flag"]}),
-        (10, 0.7, {4: []}),
+        # a set of 10 at 90%, no second sample: a constant answer passes while the other kinds hold at most 1
+        (10, 0.9, 0, 0, ["no flag"], 2),
+        (10, 0.9, 0, 1, ["no flag"], 2),
+        (10, 0.9, 0, 2, [], 2),
+        # with a second sample of 5 (none wrong allowed): 2 others could both land in the first ten, and
+        # the five more would then be all "no flag"; 3 can fail it
+        (10, 0.9, 5, 2, ["no flag"], 3),
+        (10, 0.9, 5, 3, [], 3),
+        # at 70%: 3 wrong allowed in ten, 1 in five more
+        (10, 0.7, 0, 3, ["no flag"], 4),
+        (10, 0.7, 0, 4, [], 4),
+        (10, 0.7, 5, 5, ["no flag"], 6),
+        (10, 0.7, 5, 6, [], 6),
     ],
 )
-def test_gold_balance_names_the_constant_answers_that_pass_every_set(project, items, threshold, passes):
-    ((flagged, expected),) = passes.items()
+def test_gold_balance_names_the_constant_answers_that_pass_every_attempt(
+    project, items, threshold, extra, flagged, passes, needed
+):
     project.qualification_items, project.qualification_threshold = items, threshold
+    project.qualification_extra_items = extra
     project.save()
     for _ in range(12):
         prefilter_gold(project, NO_FLAG)
@@ -981,7 +989,7 @@ def test_gold_balance_names_the_constant_answers_that_pass_every_set(project, it
     other = ProjectFactory(slug="other")
     prefilter_gold(other, NON_ENGLISH)
     (row,) = [b for b in gold_balance(project=project) if b.stage == "prefilter"]
-    assert row.constant_passes == expected and row.needed == items - round(items * threshold) + 1
+    assert (row.constant_passes, row.needed) == (passes, needed)
     assert dict(row.classes) == {
         "no flag": 12,
         "non english app": flagged,
