@@ -22,6 +22,7 @@ from pipeline.engine import assignment_next, assignment_submit
 from pipeline.quality.provisional import held_back_sweep, provisional_held
 from pipeline.release.postprocess import release_job_start
 from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter
+from tests.pipeline.quality.report_builders import control
 from tests.pipeline.stages.helpers import member, screens
 
 pytestmark = pytest.mark.django_db
@@ -337,3 +338,80 @@ def _answer_all(project: Project, user, body) -> dict[int, int]:
         assignment_submit(assignment_id=lease.pk, user=user, data=body(question))
         done[question.pk] = lease.pk
     return done
+
+
+# --- who and what the hold reads ---------------------------------------------------------------
+
+
+def strict(project: Project) -> None:
+    project.provisional_work = "strict"
+    project.save(update_fields=["provisional_work"])
+
+
+def test_a_leads_and_a_site_admins_work_is_never_held_but_a_lead_of_another_project_is(world):
+    from annotation.models import Membership, Role
+    from tests.factories import ProjectFactory
+
+    project, _ = world
+    strict(project)
+    lead, admin, visitor = (member(project, n) for n in ("lead", "admin", "visitor"))
+    Membership.objects.filter(project=project, user=lead).update(role=Role.LEAD)
+    type(admin).objects.filter(pk=admin.pk).update(is_superuser=True)
+    other = ProjectFactory(slug="other")
+    Membership.objects.create(project=other, user=visitor, role=Role.LEAD)  # a lead there, an annotator here
+    for user in (lead, admin, visitor):
+        Standing.objects.create(project=project, user=user, stage="prefilter", status=StandingStatus.ACTIVE)
+        judge(project, user, RIGHT, purpose="work")
+    (held,) = provisional_held(project=project)
+    assert (held.user_id, len(held.assignments)) == (visitor.pk, 1)
+
+
+def test_the_hold_reads_this_projects_standings_results_and_passed_controls_only(world):
+    from annotation.models import ControlResult
+    from tests.factories import ProjectFactory
+
+    project, _ = world
+    # given a careful judge here: 3 control items passed, then 2 real judgments
+    user, junk = hit_and_run(project, "careful", passed=3, junk=2, fail_at_end=False)
+    assert provisional_held(project=project) == []
+    # and in another project: the same judge's standing with evidence against them, and two passed results
+    other = ProjectFactory(slug="other")
+    Standing.objects.create(project=other, user=user, stage="prefilter", status=StandingStatus.ACTIVE, evidence=9.0)
+    for _ in range(2):
+        control(other, user, correct=True)
+    # then nothing of theirs is held here still
+    assert provisional_held(project=project) == []
+    # and control items of another stage here do not count as passed in pre-filtering: with two of
+    # their three moved to the answers stage, their evidence is thin
+    ControlResult.objects.filter(
+        pk__in=list(ControlResult.objects.filter(project=project, user=user).values_list("pk", flat=True)[:2])
+    ).update(stage="answers")
+    (held,) = provisional_held(project=project)
+    assert held.figures == {
+        "policy": "evidence",
+        "evidence": 0.0,
+        "evidence_clear_at": held.figures["evidence_clear_at"],
+        "controls_passed": 1,
+        "held": 2,
+        "corroborated": 0,
+    }
+    assert sorted(held.assignments) == sorted(junk) and held.why == "fewer than 3 control items passed"
+
+
+def test_a_qualification_item_is_no_passed_control_item(world):
+    # passed qualification items move "the last passed item" but do not count toward enough evidence
+    from annotation.models import ControlResult
+
+    project, _ = world
+    user, _junk = hit_and_run(project, "careful", passed=3, junk=2, fail_at_end=False)
+    ControlResult.objects.filter(project=project, user=user).update(purpose="qualification")
+    (held,) = provisional_held(project=project)
+    assert held.figures["controls_passed"] == 0 and held.why == "fewer than 3 control items passed"
+
+
+def test_the_evidence_figure_is_rounded_to_three_places(world):
+    project, _ = world
+    user, _junk = hit_and_run(project, "runner", passed=3, junk=2, fail_at_end=True)
+    Standing.objects.filter(user=user).update(evidence=1.23456)
+    (held,) = provisional_held(project=project)
+    assert held.figures["evidence"] == 1.235 and held.why == "a control item after their last passed one was wrong"
