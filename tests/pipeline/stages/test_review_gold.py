@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 
-from annotation.exceptions import ConflictError, NotFoundError
+from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import (
     Assignment,
+    AssignmentStatus,
     ControlResult,
     GoldItem,
+    GoldSource,
     Purpose,
     QualityEvent,
     Review,
@@ -33,6 +35,7 @@ from pipeline.quality.gold import gold_promote
 from pipeline.quality.report import quality_report
 from pipeline.quality.review_gold import review_gold_create, reviewer_agreement
 from pipeline.quality.standing import standing_act
+from tests.factories import ProjectFactory
 from tests.pipeline.stages.helpers import member, screens
 
 pytestmark = pytest.mark.django_db
@@ -358,3 +361,51 @@ def test_several_reviewers_hold_the_same_gold_review_at_once(project, setup):
     assert {lease.purpose for lease in leases} == {Purpose.CONTROL}
     assert len({lease.reviewed_id for lease in leases}) == 1
     assert Assignment.objects.filter(pk__in=[lease.pk for lease in leases], status="leased").count() == 3
+
+
+def test_only_a_submitted_real_submission_of_the_project_becomes_a_gold_review(project, setup):
+    lead = setup["lead"]
+    writer = member(project, "wes")
+    fresh = write_set(project, writer, 98)
+    # refused: another project's submission, one still leased, a review itself
+    other = ProjectFactory(slug="other")
+    theirs = Assignment.objects.create(
+        project=other,
+        stage="questions-1",
+        screen=screens(other, 1, state=ScreenState.QUESTIONS_2)[0],
+        annotator=writer,
+        status=AssignmentStatus.SUBMITTED,
+        lease_expires_at=fresh.lease_expires_at,
+        submitted_at=fresh.submitted_at,
+    )
+    leased = Assignment.objects.filter(pk=fresh.pk)
+    review_of = Assignment.objects.filter(stage="review").first()
+    for submission_id, change in (
+        (theirs.pk, None),
+        (fresh.pk, {"status": AssignmentStatus.LEASED}),
+        (review_of.pk, None),
+    ):
+        if change:
+            leased.update(**change)
+        with pytest.raises(NotFoundError) as err:
+            review_gold_create(
+                project=project, submission_id=submission_id, user=lead, verdict="rejected", reason="ads"
+            )
+        assert (err.value.message, err.value.field) == ("No submission with this id in the project.", "submission_id")
+        leased.update(status=AssignmentStatus.SUBMITTED)
+    # an unreviewed submission needs the lead's verdict
+    with pytest.raises(ApplicationError) as err:
+        review_gold_create(project=project, submission_id=fresh.pk, user=lead)
+    assert (err.value.message, err.value.field) == ("This submission has no review: say the gold verdict.", "verdict")
+    # given one: the gold review is the lead's, written by hand, with the note, on the submission's screen
+    made = review_gold_create(
+        project=project, submission_id=fresh.pk, user=lead, verdict="rejected", reason="ads", note="an ad"
+    )
+    assert (made.created_by, made.source, made.note, made.screen_id, made.project_id) == (
+        lead,
+        GoldSource.MANUAL,
+        "an ad",
+        fresh.screen_id,
+        project.pk,
+    )
+    assert made.answer == {"verdict": "rejected", "reason": "ads", "comment": ""}
