@@ -415,3 +415,40 @@ def test_the_evidence_figure_is_rounded_to_three_places(world):
     Standing.objects.filter(user=user).update(evidence=1.23456)
     (held,) = provisional_held(project=project)
     assert held.figures["evidence"] == 1.235 and held.why == "a control item after their last passed one was wrong"
+
+
+def test_an_answer_in_the_majority_of_its_questions_answers_is_corroborated_and_a_dissent_is_not(project):
+    # given a validation question and a train question, each answered by thin-evidence answerers only:
+    # on the validation question two answers agree and one does not
+    from annotation.models import Split
+    from pipeline.quality.gold import gold_item_create
+    from tests.pipeline.stages.helpers import answering_question
+
+    made = screens(project, 3)
+    valid = answering_question(made[0], text="What does the first label say?")
+    train = answering_question(made[1], text="What does the second label say?")
+    Screen.objects.filter(pk=made[0].pk).update(split=Split.VALIDATION)
+    Question.objects.filter(pk=valid.pk).update(answers_needed=3)  # validation: three answers
+    lead = member(project, "lead", role="lead")
+    gold_q = answering_question(made[2], text="What is the first label?")
+    Question.objects.filter(pk=gold_q.pk).update(state=QuestionState.KEPT)
+    gold_item_create(
+        project=project, stage="answers", screen=made[2], question=gold_q, answer=_answer(gold_q, 1), user=lead
+    )
+    project.control_rate = project.control_rate_new = project.control_rate_alert = 0
+    project.fast_response_seconds = 0
+    project.save()
+    people = [member(project, n) for n in ("ann", "bob", "cat")]
+    for user in people:
+        Standing.objects.create(project=project, user=user, stage="answers", status=StandingStatus.ACTIVE)
+    done = {
+        user.pk: _answer_all(project, user, lambda q, k=k: _answer(q, k))
+        for user, k in zip(people, (1, 1, 2), strict=True)
+    }
+    held = {item.user_id: (sorted(item.assignments), item.corroborated) for item in provisional_held(project=project)}
+    # then the two agreeing validation answers are corroborated; the dissent and every train answer are held
+    ann, _bob, cat = people
+    train_of = {u.pk: done[u.pk].get(train.pk) for u in people}
+    assert held[ann.pk] == (sorted(i for i in [train_of[ann.pk]] if i), 1)
+    assert held[cat.pk][0] == sorted(i for i in [done[cat.pk][valid.pk], train_of[cat.pk]] if i)
+    assert held[cat.pk][1] == 0
