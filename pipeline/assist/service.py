@@ -131,12 +131,19 @@ def assist_after_submit(*, assignment: Any) -> None:
 
 
 def short_answers_suggested(
-    *, project: Project, backend: Backend, question: Question, elements: list[str], full_answer: str
+    *,
+    project: Project,
+    backend: Backend,
+    question: Question,
+    elements: list[str],
+    full_answer: str,
+    screen: dict[str, Any] | None = None,
 ) -> list[str]:
     """The backend's short answers (stage ``short-answers``) of one answer of ``question`` (its
     elements' texts and full answer), best first, blanks and repeats left out; ``AssistError`` when the
-    call fails, breaks the contract or gives nothing."""
-    screen = screen_payload(screen=question.screen)
+    call fails, breaks the contract or gives nothing. ``screen``: the question's screen payload, when
+    the caller has it (one query less per answer)."""
+    screen = screen if screen is not None else screen_payload(screen=question.screen)
     body = suggest_request(
         stage="short-answers",
         project=project.slug,

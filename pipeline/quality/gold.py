@@ -330,7 +330,9 @@ class GoldBalance:
     constant_passes: list[str]
 
 
-def _allowed_wrong(size: int, threshold: float) -> int:
+def qualification_allowed_wrong(size: int, threshold: float) -> int:
+    """How many wrong items a sample of ``size`` may hold and still reach ``threshold`` (the float
+    product is rounded down first: 0.7 x 10 is 7.000000000000001)."""
     return size - math.ceil(threshold * size - 1e-9)
 
 
@@ -340,9 +342,9 @@ def _others_needed(project: Project) -> int:
     (``qualification_extra_items``, ``standing.qualification_sample``) one more than that allows too
     (the known-bad items all used up in the first, the second would be all of the constant's kind)."""
     threshold, extra = project.qualification_threshold, project.qualification_extra_items
-    needed = _allowed_wrong(project.qualification_items, threshold) + 1
+    needed = qualification_allowed_wrong(project.qualification_items, threshold) + 1
     if extra:
-        needed += _allowed_wrong(extra, threshold) + 1
+        needed += qualification_allowed_wrong(extra, threshold) + 1
     return needed
 
 

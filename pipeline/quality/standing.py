@@ -33,7 +33,6 @@ assignment -> answer -> standing.
 from __future__ import annotations
 
 import hashlib
-import math
 import random
 import secrets
 from dataclasses import dataclass
@@ -65,7 +64,7 @@ from annotation.services.assignments import assignment_leases_end
 from pipeline.stages.base import StageDefinition, qualification_mode, trusted
 from pipeline.stages.registry import stage_get
 
-from .gold import gold_available, gold_open_to
+from .gold import gold_available, gold_open_to, qualification_allowed_wrong
 from .rules import LEAD_ACTIONS, Seen, rules_on
 from .sequential import sequential_test
 
@@ -390,7 +389,7 @@ def qualification_sample(*, project: Project, results: list[bool]) -> tuple[int,
     constant or random answer, right on about half of a balanced set, is never one short."""
     size = project.qualification_items
     first = results[:size]
-    allowed = size - math.ceil(project.qualification_threshold * size - 1e-9)
+    allowed = qualification_allowed_wrong(size, project.qualification_threshold)
     extra = project.qualification_extra_items
     if extra and len(first) == size and first.count(False) == allowed + 1:
         return size + extra, results[size:] or first

@@ -15,6 +15,7 @@ from annotation.db.bulk import batched, bulk_set
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.lock_objects import question_lock
 from annotation.models import Answer, AnswerElement, Project, Question, QuestionState, ReleaseJob, Verdict
+from annotation.selectors.screens import screen_payload
 from pipeline.assist.client import AssistError, Backend
 from pipeline.assist.service import short_answers_suggested
 from pipeline.decisions.decide import clean_text
@@ -44,8 +45,12 @@ class _Assist:
     backend: Backend
     failures: int = 0
     last_error: str = ""
+    # the last question's screen payload: its answers (three in validation) share it
+    screen: tuple[int, dict[str, Any]] | None = None
 
     def ask(self, question: Question, elements: list[str], full_answer: str) -> list[str] | None:
+        if self.screen is None or self.screen[0] != question.screen_id:
+            self.screen = (question.screen_id, screen_payload(screen=question.screen))
         try:
             texts = short_answers_suggested(
                 project=self.project,
@@ -53,6 +58,7 @@ class _Assist:
                 question=question,
                 elements=elements,
                 full_answer=full_answer,
+                screen=self.screen[1],
             )
         except AssistError as exc:
             self.failures += 1

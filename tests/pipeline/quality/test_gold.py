@@ -52,9 +52,7 @@ from pipeline.quality.gold import (
     gold_set_active,
     gold_unit_create,
 )
-from pipeline.stages.answers import Answers
 from pipeline.stages.prefilter import Prefilter
-from pipeline.stages.registry import stage_get
 from tests.factories import ProjectFactory
 from tests.pipeline.stages.helpers import answering_question, member
 from tests.pipeline.stages.helpers import screens as make_screens
@@ -782,36 +780,6 @@ def test_a_balanced_pick_counts_an_answer_of_no_class_as_a_class_of_its_own(proj
 def test_the_class_of_a_balanced_pick_is_drawn_by_the_operating_systems_randomness():
     # nothing in the code (a seed, a hash of the user or of a counter) predicts it
     assert isinstance(gold_module.gold_random, random.SystemRandom)
-
-
-@pytest.mark.parametrize(
-    ("stage", "purpose", "balanced"),
-    [
-        ("prefilter", Purpose.QUALIFICATION, True),
-        ("prefilter", Purpose.CONTROL, False),
-        ("answers", Purpose.QUALIFICATION, True),
-        ("answers", Purpose.CONTROL, False),
-        ("review", Purpose.QUALIFICATION, True),
-        ("review", Purpose.CONTROL, True),
-    ],
-)
-def test_which_gold_items_are_balanced(project, stage, purpose, balanced):
-    # a qualification set everywhere; control items only where they can be balanced without telling
-    # real work from control by its content (a review's verdict is the reviewer's to find)
-    rules = stage_get(stage).gold_pick_rules(project=project, user=member(project, "ann"), purpose=purpose)
-    assert ("balance" in rules) is balanced
-    if balanced:
-        assert rules["balance"] == stage_get(stage).gold_classes
-
-
-def test_the_classes_of_gold_answers_are_every_verdict_a_constant_answer_could_give():
-    assert [c["verdict"] for c in Answers.gold_classes] == ["answered", "invalid", "not_answerable"]
-    assert {(c["non_english_app"], c["vh_out_of_sync"]) for c in Prefilter.gold_classes} == {
-        (False, False),
-        (False, True),
-        (True, False),
-        (True, True),
-    }
 
 
 def test_promotable_is_the_newest_accepted_work_whose_unit_is_not_gold(project, django_assert_num_queries):

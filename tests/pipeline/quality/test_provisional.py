@@ -290,20 +290,11 @@ def test_a_bar_of_one_turns_the_test_off_and_the_sweep_still_runs(world):
 def test_an_answer_redone_alike_is_kept_and_one_redone_otherwise_is_held_again(project):
     # given two train questions answered by a judge with thin evidence (an answers gold item, no
     # control item passed): both held back, asked again
-    from pipeline.quality.gold import gold_item_create
     from tests.pipeline.stages.helpers import answering_question
 
     made = screens(project, 3)
     real = [answering_question(s, text=f"What does label 1 of {s.rico_id} say?") for s in made[:2]]
-    lead = member(project, "lead", role="lead")
-    gold_q = answering_question(made[2], text="What is the first label?")
-    Question.objects.filter(pk=gold_q.pk).update(state=QuestionState.KEPT)
-    gold_item_create(
-        project=project, stage="answers", screen=made[2], question=gold_q, answer=_answer(gold_q, 1), user=lead
-    )
-    project.control_rate = project.control_rate_new = project.control_rate_alert = 0
-    project.fast_response_seconds = 0
-    project.save()
+    _answers_gold(project, made[2])
     first, second, third = (member(project, n) for n in ("first", "second", "third"))
     for user in (first, second, third):
         Standing.objects.create(project=project, user=user, stage="answers", status=StandingStatus.ACTIVE)
@@ -327,6 +318,23 @@ def _answer(question, vh_index: int) -> dict:
         "elements": [{"vh_index": vh_index}],
         "full_answer": "It says so.",
     }
+
+
+def _answers_gold(project: Project, screen) -> None:
+    """An answers gold item on ``screen`` (so the stage can confirm work), no control items served and
+    no speed rule: every answerer's evidence stays thin."""
+    from pipeline.quality.gold import gold_item_create
+    from tests.pipeline.stages.helpers import answering_question
+
+    lead = member(project, "lead", role="lead")
+    gold_q = answering_question(screen, text="What is the first label?")
+    Question.objects.filter(pk=gold_q.pk).update(state=QuestionState.KEPT)
+    gold_item_create(
+        project=project, stage="answers", screen=screen, question=gold_q, answer=_answer(gold_q, 1), user=lead
+    )
+    project.control_rate = project.control_rate_new = project.control_rate_alert = 0
+    project.fast_response_seconds = 0
+    project.save()
 
 
 def _answer_all(project: Project, user, body) -> dict[int, int]:
@@ -421,7 +429,6 @@ def test_an_answer_in_the_majority_of_its_questions_answers_is_corroborated_and_
     # given a validation question and a train question, each answered by thin-evidence answerers only:
     # on the validation question two answers agree and one does not
     from annotation.models import Split
-    from pipeline.quality.gold import gold_item_create
     from tests.pipeline.stages.helpers import answering_question
 
     made = screens(project, 3)
@@ -429,15 +436,7 @@ def test_an_answer_in_the_majority_of_its_questions_answers_is_corroborated_and_
     train = answering_question(made[1], text="What does the second label say?")
     Screen.objects.filter(pk=made[0].pk).update(split=Split.VALIDATION)
     Question.objects.filter(pk=valid.pk).update(answers_needed=3)  # validation: three answers
-    lead = member(project, "lead", role="lead")
-    gold_q = answering_question(made[2], text="What is the first label?")
-    Question.objects.filter(pk=gold_q.pk).update(state=QuestionState.KEPT)
-    gold_item_create(
-        project=project, stage="answers", screen=made[2], question=gold_q, answer=_answer(gold_q, 1), user=lead
-    )
-    project.control_rate = project.control_rate_new = project.control_rate_alert = 0
-    project.fast_response_seconds = 0
-    project.save()
+    _answers_gold(project, made[2])
     people = [member(project, n) for n in ("ann", "bob", "cat")]
     for user in people:
         Standing.objects.create(project=project, user=user, stage="answers", status=StandingStatus.ACTIVE)

@@ -26,13 +26,18 @@ def short_answers(project, **kwargs) -> dict:
     return job_run(kind="short-answers", job_id=job.pk, **kwargs).result
 
 
-def test_kept_answered_question_gets_rule_short_answers(project):
-    q = answered_question(
+def reviews_question(project):
+    """A train question answered once with "3 reviews" (the rules give "3", "three", ...)."""
+    return answered_question(
         project=project,
         split="train",
         text="How many reviews are there?",
         answers=[{"elements": ["3 reviews"], "full_answer": "There are 3 reviews."}],
     )
+
+
+def test_kept_answered_question_gets_rule_short_answers(project):
+    q = reviews_question(project)
     postprocess(project)
     result = short_answers(project)
     q.refresh_from_db()
@@ -216,12 +221,7 @@ def test_short_answers_come_from_the_backend_when_the_project_asks_it(project):
     ],
 )
 def test_a_failing_backend_leaves_the_rules_answers_and_says_why(project, reply, why):
-    q = answered_question(
-        project=project,
-        split="train",
-        text="How many reviews are there?",
-        answers=[{"elements": ["3 reviews"], "full_answer": "There are 3 reviews."}],
-    )
+    q = reviews_question(project)
     postprocess(project)
     with scripted(reply) as (url, seen):
         with_assist(project, url)
@@ -257,12 +257,7 @@ def test_the_backend_is_asked_only_when_the_project_says_so_and_never_for_a_not_
 
 
 def test_the_baseline_backend_gives_the_rules_answers_as_its_own(project):
-    q = answered_question(
-        project=project,
-        split="train",
-        text="How many reviews are there?",
-        answers=[{"elements": ["3 reviews"], "full_answer": "There are 3 reviews."}],
-    )
+    q = reviews_question(project)
     postprocess(project)
     with baseline() as url:
         with_assist(project, url)
