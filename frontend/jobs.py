@@ -61,9 +61,9 @@ KIND_TEXT = {
     ),
     "suggestions": KindText(
         "suggestions job",
-        "questions",
+        "items",
         "Suggestions stored before the failure are kept; running it again asks the backend for the rest.",
-        "Questions that have a suggestion already are skipped.",
+        "Questions and screens that have a suggestion already are skipped.",
         "frontend/jobs/result_suggestions.html",
     ),
 }

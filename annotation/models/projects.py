@@ -375,7 +375,8 @@ SETTINGS = Settings(
             default=50,
             low=1,
             high=1000,
-            help="how many of the queue's next questions have their suggestions computed ahead",
+            help="how many of each assisted queue's next units (questions, screens to pre-filter) have their "
+            "suggestions computed ahead",
         ),
         Number(
             name="assist_hidden_share",
@@ -383,8 +384,8 @@ SETTINGS = Settings(
             default=0.0,
             low=0,
             high=1,
-            help="share of questions shown without suggestions (the same ones for everybody): the crowd measured "
-            "without the model",
+            help="share of questions and of screens to pre-filter shown without suggestions (the same ones for "
+            "everybody): the crowd measured without the model",
         ),
         Number(
             name="assist_wrong_accept_threshold",

@@ -11,7 +11,7 @@ are measured on the rest.
 
 **The scripted crowd** (``crowd``): on the same screens, a careful scripted writer's questions (the
 questions stage's ``crowd_submission``), answered by each profile of ``devtools.crowd`` with the ranker's
-suggestion shown; each answer is classified as the product classifies it (``suggestion_use_of``:
+suggestion shown; each answer is classified as the product classifies it (the answers stage's ``suggestion_use``:
 accepted unchanged, edited, none), and the ranker's top-1/top-3 is measured against the scripted truth
 (the ``TRUTH`` profile's elements). No database: the crowd's and the product's own functions.
 
@@ -131,13 +131,13 @@ def crowd(*, questions_per_screen: int = 5, seed: int = 7) -> dict[str, Any]:
     against the scripted truth, over the questions a careful scripted writer asks of the real screens."""
     from devtools.crowd import PROFILES, TRUTH, ScriptedAnnotator
     from pipeline.engine import stage_get
-    from pipeline.quality.assist_use import suggestion_use_of
 
     if not SCREENS.is_dir():
         return {"skipped": f"no data at {DATA}"}
     writer = ScriptedAnnotator(username="writer", seed=seed)
     answerers = {name: ScriptedAnnotator(username=name, seed=seed, profile=p) for name, p in PROFILES.items()}
     truth = ScriptedAnnotator(username="truth", seed=seed, profile=TRUTH)
+    answers = stage_get("answers")
     uses: dict[str, dict[str, int]] = {name: {"accepted": 0, "edited": 0, "none": 0} for name in PROFILES}
     ranked_counts = {"questions": 0, "measured": 0, "top1": 0, "top3": 0}
     for path in sorted(SCREENS.glob("*.json")):
@@ -168,7 +168,7 @@ def crowd(*, questions_per_screen: int = 5, seed: int = 7) -> dict[str, Any]:
                 ranked_counts["top3"] += bool({i for i, _ in ranked[:3]} & right)
             for name, actor in answerers.items():
                 body = actor.work({**answers_payload, "suggestion": suggestion})
-                uses[name][str(suggestion_use_of(suggestion=suggestion, cleaned=body))] += 1
+                uses[name][str(answers.suggestion_use(suggestion=suggestion, cleaned=body))] += 1
     profiles = {
         name: {**counts, "accepted_share": round(counts["accepted"] / max(1, sum(counts.values())), 3)}
         for name, counts in uses.items()
@@ -180,7 +180,7 @@ def crowd(*, questions_per_screen: int = 5, seed: int = 7) -> dict[str, Any]:
         "method": (
             "questions a careful scripted writer asks of the real screens (questions-1 crowd_submission, up to "
             f"{questions_per_screen} a screen, seed {seed}); each profile answers with the ranker's top-3 shown; "
-            "accepted = the product's suggestion_use_of (exactly the first-ranked element, its text unchanged); "
+            "accepted = the product's Answers.suggestion_use (exactly the first-ranked element, its text unchanged); "
             "the ranker's hits against the TRUTH profile's elements (questions it answers with a VH element)"
         ),
     }

@@ -153,7 +153,7 @@ def _last_suggestions_job(project: Project) -> dict[str, Any] | None:
 @require_POST
 @lead_page
 def suggestions_start(request: HttpRequest, slug: str) -> HttpResponse:
-    """Compute the suggestions the queue's next questions and the control items lack, in the background
+    """Compute the suggestions the queues' next questions and screens and the control items lack, in the background
     (the ``suggestions`` job; the API's ``POST /api/projects/<slug>/assist/refill/``), back to the quality
     page's card of the backend, where its progress shows. Leads only."""
     project = project_get_for_lead(user=request.user, slug=slug)
@@ -166,7 +166,7 @@ def suggestions_start(request: HttpRequest, slug: str) -> HttpResponse:
     if job is None:
         messages.info(
             request,
-            "Nothing to compute: the queue's next questions and the control items have suggestions, "
+            "Nothing to compute: the next questions and screens of the queues and the control items have suggestions, "
             "or a suggestions job is running already.",
         )
     else:
@@ -310,7 +310,7 @@ def annotator_page(request: HttpRequest, slug: str, user_id: int) -> HttpRespons
         "events": [{"event": e, "rule_label": rule_label(e.rule), "figures": list(e.figures.items())} for e in events],
         "next": request.get_full_path(),
         # model assistance (docs/assist.md): what they do with suggestions
-        "assist": next(iter(assist_annotator_figures(project=project, user_id=user_id)), None),
+        "assist": assist_annotator_figures(project=project, user_id=user_id),
     }
     return render(request, "frontend/quality/annotator.html", context)
 

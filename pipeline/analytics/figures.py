@@ -41,6 +41,7 @@ from annotation.models import (
     Stage,
     Verdict,
 )
+from pipeline.assist.report import model_and_crowd
 from pipeline.stages.progress import ProjectProgress, project_progress
 
 # Exclusion reasons written by pre-filtering (pipeline.stages.prefilter); repeated here as
@@ -527,10 +528,14 @@ class ProjectAnalytics:
     categories: CategoryTable
     agreement: AgreementShares
     annotators: list[AnnotatorActivity]
+    # The model against the crowd (``pipeline.assist.report.model_and_crowd``) when the project has a
+    # suggestion backend; None otherwise (and in a snapshot stored before this field existed).
+    model: dict[str, Any] | None = None
 
 
 def analytics_project(*, project: Project) -> ProjectAnalytics:
-    """Every figure of the analysis page: eight queries, whatever the project's size."""
+    """Every figure of the analysis page: eight queries whatever the project's size, four more with a
+    suggestion backend."""
     return ProjectAnalytics(
         funnel=analytics_funnel(project=project),
         questions_per_screen=analytics_questions_per_screen(project=project),
@@ -538,4 +543,5 @@ def analytics_project(*, project: Project) -> ProjectAnalytics:
         categories=analytics_question_categories(project=project),
         agreement=analytics_agreement(project=project),
         annotators=analytics_annotators(project=project),
+        model=model_and_crowd(project=project) if project.assist_url else None,
     )

@@ -93,6 +93,33 @@ class AnnotatorSerializer(serializers.Serializer):
     days = AnnotatorDaySerializer(many=True)
 
 
+class ModelCrowdAnswersSerializer(serializers.Serializer):
+    questions = serializers.IntegerField(help_text="questions with a suggestion and a kept answer with an element")
+    agree = serializers.IntegerField(help_text="of which the first suggested element is among the kept elements")
+    share = serializers.FloatField(allow_null=True)
+
+
+class ModelCrowdPrefilterSerializer(serializers.Serializer):
+    screens = serializers.IntegerField(help_text="screens with a suggestion and a counting judgment")
+    agree = serializers.IntegerField(help_text="of which the suggested judgments are the judges' majority")
+    share = serializers.FloatField(allow_null=True)
+    judges_screens = serializers.IntegerField(help_text="of those, screens judged twice or more")
+    judges_agree = serializers.IntegerField(help_text="of which every judge agrees")
+    judges_share = serializers.FloatField(allow_null=True)
+
+
+class AcceptedSerializer(serializers.Serializer):
+    shown = serializers.IntegerField(help_text="submissions with a suggestion shown")
+    accepted = serializers.IntegerField(help_text="of which it was taken unchanged")
+    share = serializers.FloatField(allow_null=True)
+
+
+class ModelAndCrowdSerializer(serializers.Serializer):
+    answers = ModelCrowdAnswersSerializer()
+    prefilter = ModelCrowdPrefilterSerializer()
+    accepted = serializers.DictField(child=AcceptedSerializer(), help_text="per assisted stage")
+
+
 class AnalysisOutputSerializer(serializers.Serializer):
     funnel = FunnelSerializer()
     questions_per_screen = HistogramSerializer(help_text="screens past the question passes, by questions 0..caps")
@@ -100,6 +127,9 @@ class AnalysisOutputSerializer(serializers.Serializer):
     categories = CategoryTableSerializer()
     agreement = AgreementSerializer()
     annotators = AnnotatorSerializer(many=True, help_text="one page of them (``?page=``, ``?page_size=``)")
+    model = ModelAndCrowdSerializer(
+        allow_null=True, help_text="the suggestion backend's model against the crowd (docs/assist.md); null: no backend"
+    )
     annotators_count = serializers.IntegerField(help_text="annotators over every page")
     page = serializers.IntegerField()
     pages = serializers.IntegerField()
@@ -132,6 +162,7 @@ class AnalysisApi(APIView):
         out = {
             **vars(stored.figures),
             "annotators": annotators,
+            "model": getattr(stored.figures, "model", None),  # a snapshot stored before it existed: none
             "annotators_count": pager.page.paginator.count,
             "page": pager.page.number,
             "pages": pager.page.paginator.num_pages,

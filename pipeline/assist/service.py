@@ -1,113 +1,179 @@
 """Suggestions computed ahead and read back (docs/assist.md).
 
+Two stages are assisted (``ASSISTED``): ``answers`` (one suggestion per question: ranked elements)
+and ``prefilter`` (one per screen: the two judgments' probabilities).
+
 * ``assist_refill``: after a submission (and on a lead's request), queue a ``suggestions`` job when
-  the project has a backend, none is running, and one of the queue's next ``assist_ahead`` questions
-  (or an active control item's) has no suggestion yet. Never inside a lease's transaction.
-* ``suggestions_job_work``: the job's work. Calls the backend for each such question, one at a time,
-  and stores the outcome (a failure too: it counts in the error rate, and the item is served
-  without a suggestion). Idempotent: a re-run does what is still missing.
-* ``suggestion_for``: what ``next`` shows with an answers assignment: one indexed query, or none when
-  the project has no backend or the question is among the hidden share. Control items read it the
-  same way as real ones (their questions get suggestions the same way), so a suggestion is no tell.
+  the project has a backend, none is running, and one of a queue's next ``assist_ahead`` units (or an
+  active control item's) has no suggestion yet. Never inside a lease's transaction.
+* ``suggestions_job_work``: the job's work. Calls the backend for each such unit, one at a time, and
+  stores the outcome (a failure too: it counts in the error rate, and the item is served without a
+  suggestion). Idempotent: a re-run does what is still missing.
+* ``suggestion_for``: what ``next`` shows with an assignment of an assisted stage: one indexed query,
+  or none when the project has no backend or the unit is among the hidden share. Control items read
+  it the same way as real ones (their units get suggestions the same way), so a suggestion is no tell.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, Model, OuterRef, QuerySet
 
 from annotation.exceptions import ApplicationError
-from annotation.models import AssistJob, GoldItem, Project, Question, QuestionState, Stage, Suggestion, SuggestionStatus
+from annotation.models import (
+    AssistJob,
+    GoldItem,
+    Project,
+    Question,
+    QuestionState,
+    Screen,
+    ScreenState,
+    Stage,
+    Suggestion,
+    SuggestionStatus,
+)
 from annotation.permissions import project_require_lead
 from annotation.selectors.screens import screen_payload
 from pipeline.jobs.lifecycle import Outcome, Progress, job_create, jobs_alive
 
 from .client import AssistError, Backend, backend_call
-from .contract import suggest_request
+from .contract import JUDGMENTS, suggest_request
 
 logger = logging.getLogger(__name__)
 
 # How many ranked elements the workspace receives (the first is the pre-annotation).
 SHOWN = 5
+# A pre-filtering judgment is suggested (its box pre-set by "g") when the backend's probability is
+# above this: 0.5 itself ("cannot tell", as the baseline says of the sync) suggests no flag.
+JUDGMENT_SUGGESTED_ABOVE = 0.5
 
 
-def suggestion_hidden(*, project: Project, question_id: int) -> bool:
-    """Whether ``question_id`` is among the project's ``assist_hidden_share`` shown without suggestions:
-    a fixed draw per project and question, the same for every annotator (so the crowd is measured
-    without the model on the same items)."""
+@dataclass(frozen=True)
+class Assisted:
+    """An assisted stage: its unit (``question`` or ``screen``: the ``Suggestion`` column keyed) and
+    the key of the backend's reply it keeps (``elements``, ``judgments``)."""
+
+    stage: str
+    unit: str
+    key: str
+
+    def waiting(self, project: Project) -> QuerySet[Any]:
+        """The units the stage's queue will serve next, oldest first (as the queue orders them)."""
+        if self.unit == "question":
+            return Question.objects.filter(screen__project=project, state=QuestionState.ANSWERING).order_by("pk")
+        return Screen.objects.filter(project=project, state=ScreenState.PREFILTER, app__non_english=False).order_by(
+            "queue_key", "pk"
+        )
+
+    def gold(self, project: Project) -> QuerySet[Any]:
+        """The units of the stage's active gold items (control and qualification items)."""
+        model: type[Model] = Question if self.unit == "question" else Screen
+        field = "question" if self.unit == "question" else "screen"
+        active = GoldItem.objects.filter(stage=self.stage, active=True, **{field: OuterRef("pk")})
+        scope = {"screen__project": project} if self.unit == "question" else {"project": project}
+        return model.objects.filter(Exists(active), **scope).order_by("pk")  # type: ignore[attr-defined]
+
+
+ASSISTED: dict[str, Assisted] = {
+    Stage.ANSWERS: Assisted(stage=Stage.ANSWERS, unit="question", key="elements"),
+    Stage.PREFILTER: Assisted(stage=Stage.PREFILTER, unit="screen", key="judgments"),
+}
+
+
+def suggestion_hidden(*, project: Project, question_id: int | None = None, screen_id: int | None = None) -> bool:
+    """Whether the unit (a question, or a screen of pre-filtering) is among the project's
+    ``assist_hidden_share`` shown without suggestions: a fixed draw per project and unit, the same for
+    every annotator (so the crowd is measured without the model on the same items)."""
     share = project.assist_hidden_share
     if share <= 0:
         return False
     if share >= 1:
         return True
-    digest = hashlib.sha256(f"assist-hidden:{project.pk}:{question_id}".encode()).hexdigest()
+    unit = str(question_id) if screen_id is None else f"screen:{screen_id}"
+    digest = hashlib.sha256(f"assist-hidden:{project.pk}:{unit}".encode()).hexdigest()
     return int(digest[:8], 16) / 0xFFFFFFFF < share
 
 
-def suggestion_for(*, project: Project, question_id: int) -> dict[str, Any] | None:
-    """The suggestion shown with ``question_id``: ``{"model_version", "elements": [...]}`` (ranked,
-    best first), or ``None`` (no backend, hidden, not computed yet, or the backend failed)."""
-    if not project.assist_url or suggestion_hidden(project=project, question_id=question_id):
+def _shown(stage: str, result: dict[str, Any], version: str) -> dict[str, Any] | None:
+    if stage == Stage.ANSWERS:
+        elements = result.get("elements") or []
+        return {"model_version": version, "elements": elements[:SHOWN]} if elements else None
+    judgments = result.get("judgments") or {}
+    if not judgments:
         return None
-    row = (
-        Suggestion.objects.filter(stage=Stage.ANSWERS, question_id=question_id, status=SuggestionStatus.OK)
-        .values_list("result", "model_version")
-        .first()
-    )
-    if row is None or not row[0].get("elements"):
+    scores = {name: float(judgments.get(name, 0.0)) for name in JUDGMENTS}
+    flags = {name: score > JUDGMENT_SUGGESTED_ABOVE for name, score in scores.items()}
+    return {"model_version": version, "judgments": flags, "scores": scores}
+
+
+def suggestion_for(
+    *, project: Project, question_id: int | None = None, screen_id: int | None = None
+) -> dict[str, Any] | None:
+    """The suggestion shown with a question (answers: ``{"model_version", "elements": [...]}``, ranked,
+    best first) or a screen of pre-filtering (``{"model_version", "judgments": {name: bool},
+    "scores": {name: probability}}``), or ``None`` (no backend, hidden, not computed yet, or the
+    backend failed)."""
+    if not project.assist_url or suggestion_hidden(project=project, question_id=question_id, screen_id=screen_id):
         return None
-    result, version = row
-    return {"model_version": version, "elements": result["elements"][:SHOWN]}
+    if question_id is not None:
+        stage, rows = Stage.ANSWERS, Suggestion.objects.filter(stage=Stage.ANSWERS, question_id=question_id)
+    else:
+        assert screen_id is not None, "a question or a screen"
+        rows = Suggestion.objects.filter(stage=Stage.PREFILTER, screen_id=screen_id, question__isnull=True)
+        stage = Stage.PREFILTER
+    row = rows.filter(status=SuggestionStatus.OK).values_list("result", "model_version").first()
+    if row is None:
+        return None
+    return _shown(stage, row[0] or {}, row[1])
 
 
 # --- computing ahead ---------------------------------------------------------------------------
 
 
-def _missing(project: Project) -> tuple[QuerySet[Question], QuerySet[Question]]:
-    """The queue's next questions and the active control items' questions without a suggestion
-    (a failed one is tried again by the next job)."""
-    done = Suggestion.objects.filter(stage=Stage.ANSWERS, question=OuterRef("pk"), status=SuggestionStatus.OK)
-    queue = (
-        Question.objects.filter(screen__project=project, state=QuestionState.ANSWERING)
-        .alias(done=Exists(done))
-        .filter(done=False)
-        .order_by("pk")
+def _missing(project: Project, assisted: Assisted) -> tuple[QuerySet[Any], QuerySet[Any]]:
+    """The queue's next units and the active control items' units without a suggestion (a failed one
+    is tried again by the next job)."""
+    done = Suggestion.objects.filter(
+        stage=assisted.stage, status=SuggestionStatus.OK, **{assisted.unit: OuterRef("pk")}
     )
-    gold = (
-        Question.objects.filter(
-            Exists(GoldItem.objects.filter(stage=Stage.ANSWERS, question=OuterRef("pk"), active=True)),
-            screen__project=project,
-        )
-        .alias(done=Exists(done))
-        .filter(done=False)
-        .order_by("pk")
+    return (
+        assisted.waiting(project).alias(done=Exists(done)).filter(done=False),
+        assisted.gold(project).alias(done=Exists(done)).filter(done=False),
     )
-    return queue, gold
 
 
-def _targets(project: Project) -> list[Question]:
-    queue, gold = _missing(project)
+def _targets(project: Project, assisted: Assisted) -> list[Any]:
+    queue, gold = _missing(project, assisted)
+    related = ("screen", "screen__app", "screen__project") if assisted.unit == "question" else ("app", "project")
     ahead = project.assist_ahead
-    picked = list(queue.select_related("screen", "screen__app", "screen__project")[:ahead])
-    picked += list(gold.select_related("screen", "screen__app", "screen__project")[:ahead])
-    return list({q.pk: q for q in picked}.values())
+    picked = list(queue.select_related(*related)[:ahead]) + list(gold.select_related(*related)[:ahead])
+    return list({unit.pk: unit for unit in picked}.values())
 
 
-def assist_refill(*, project: Project, user: Any = None) -> AssistJob | None:
+def _something_missing(project: Project, stages: list[str]) -> bool:
+    for stage in stages:
+        queue, gold = _missing(project, ASSISTED[stage])
+        if queue[: project.assist_ahead].exists() or gold.exists():
+            return True
+    return False
+
+
+def assist_refill(*, project: Project, user: Any = None, stage: str | None = None) -> AssistJob | None:
     """Queue a ``suggestions`` job if there is something to suggest and none is running (else ``None``),
-    started by ``user`` (``None``: nobody's, the refill after a submit). Two queries when the project has a
-    backend; none when it has not."""
-    if not project.assist_url:
+    started by ``user`` (``None``: nobody's, the refill after a submit). ``stage``: look only at that
+    stage's units (a submission's stage; the job then does every assisted stage). Two or three queries
+    per stage looked at when the project has a backend; none when it has not or the stage is not assisted."""
+    if not project.assist_url or (stage is not None and stage not in ASSISTED):
         return None
     if jobs_alive(AssistJob.objects.filter(project=project)).exists():
         return None
-    queue, gold = _missing(project)
-    if not (queue[: project.assist_ahead].exists() or gold.exists()):
+    if not _something_missing(project, [stage] if stage is not None else list(ASSISTED)):
         return None
-    return job_create(model=AssistJob, project=project, user=user, stage=Stage.ANSWERS)
+    return job_create(model=AssistJob, project=project, user=user, stage=stage or Stage.ANSWERS)
 
 
 def assist_refill_for_lead(*, project: Project, user: Any) -> AssistJob | None:
@@ -125,7 +191,7 @@ def assist_after_submit(*, assignment: Any) -> None:
     if not project.assist_url:
         return
     try:
-        assist_refill(project=project)
+        assist_refill(project=project, stage=assignment.stage)
     except Exception:  # the submission is done; suggestions are a convenience
         logger.exception("suggestions: could not queue a job for %s", project.slug)
 
@@ -158,20 +224,20 @@ def short_answers_suggested(
     return texts
 
 
-def suggestion_compute(*, project: Project, question: Question, backend: Backend) -> Suggestion:
-    """Call the backend for ``question`` and store the outcome (ok or failed), counting the call."""
-    screen = screen_payload(screen=question.screen)
-    body = suggest_request(
-        stage=Stage.ANSWERS,
-        project=project.slug,
-        screen=screen,
-        question={"id": question.pk, "text": question.text},
-    )
-    row, _ = Suggestion.objects.get_or_create(
-        stage=Stage.ANSWERS,
-        question=question,
-        defaults={"project": project, "screen_id": question.screen_id, "status": SuggestionStatus.FAILED},
-    )
+def suggestion_compute(*, project: Project, unit: Any, backend: Backend, assisted: Assisted) -> Suggestion:
+    """Call the backend for ``unit`` (a question of answers, a screen of pre-filtering) and store the
+    outcome (ok or failed), counting the call."""
+    if assisted.unit == "question":
+        screen = screen_payload(screen=unit.screen)
+        question: dict[str, Any] | None = {"id": unit.pk, "text": unit.text}
+        key: dict[str, Any] = {"question": unit}
+        defaults = {"project": project, "screen_id": unit.screen_id, "status": SuggestionStatus.FAILED}
+    else:
+        screen, question = screen_payload(screen=unit), None
+        key = {"screen": unit, "question": None}
+        defaults = {"project": project, "status": SuggestionStatus.FAILED}
+    body = suggest_request(stage=assisted.stage, project=project.slug, screen=screen, question=question)
+    row, _ = Suggestion.objects.get_or_create(stage=assisted.stage, **key, defaults=defaults)
     row.calls += 1
     try:
         reply = backend_call(backend=backend, body=body, screen=screen)
@@ -181,22 +247,26 @@ def suggestion_compute(*, project: Project, question: Question, backend: Backend
     else:
         row.status, row.error, row.latency_ms = SuggestionStatus.OK, "", reply.latency_ms
         row.model_version = reply.result["model_version"]
-        row.result = {"elements": reply.result["elements"]}
+        row.result = {assisted.key: reply.result[assisted.key]}
     row.save()
     return row
 
 
 def suggestions_job_work(*, job: AssistJob, progress: Progress) -> Outcome:
-    """The ``suggestions`` job: suggestions for the queue's next questions and the control items'."""
+    """The ``suggestions`` job: suggestions for the next units of every assisted stage's queue and for
+    their control items' units. The result counts them all, and per stage (``by_stage``)."""
     project = job.project
     backend = Backend.of(project)
     if backend is None:
         return Outcome(result={"suggested": 0, "failed": 0, "note": "the project has no backend"})
-    targets = _targets(project)
+    targets = [(assisted, unit) for assisted in ASSISTED.values() for unit in _targets(project, assisted)]
     progress(0, len(targets))
     counts = {"suggested": 0, "failed": 0}
-    for n, question in enumerate(targets, 1):
-        row = suggestion_compute(project=project, question=question, backend=backend)
-        counts["suggested" if row.status == SuggestionStatus.OK else "failed"] += 1
+    by_stage: dict[str, dict[str, int]] = {str(stage): {"suggested": 0, "failed": 0} for stage in ASSISTED}
+    for n, (assisted, unit) in enumerate(targets, 1):
+        row = suggestion_compute(project=project, unit=unit, backend=backend, assisted=assisted)
+        outcome = "suggested" if row.status == SuggestionStatus.OK else "failed"
+        counts[outcome] += 1
+        by_stage[assisted.stage][outcome] += 1
         progress(n, len(targets))
-    return Outcome(result=counts)
+    return Outcome(result={**counts, "by_stage": by_stage})

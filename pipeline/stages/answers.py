@@ -37,6 +37,7 @@ from annotation.models import (
     Question,
     QuestionState,
     Stage,
+    SuggestionUse,
     Verdict,
 )
 from annotation.permissions import require_answer_pool
@@ -368,9 +369,40 @@ class Answers(StageDefinition):
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         assert assignment.question is not None
+        return {"question": question_brief(assignment.question), "suggestion": self.suggestion(assignment=assignment)}
+
+    # --- model assistance (docs/assist.md) ----------------------------------------------------
+
+    assisted = True
+
+    def suggestion(self, *, assignment: Assignment) -> dict[str, Any] | None:
         # Control items read their suggestion exactly as real work does (no tell).
-        suggestion = suggestion_for(project=assignment.project, question_id=assignment.question.pk)
-        return {"question": question_brief(assignment.question), "suggestion": suggestion}
+        assert assignment.question_id is not None
+        return suggestion_for(project=assignment.project, question_id=assignment.question_id)
+
+    def suggestion_use(self, *, suggestion: dict[str, Any] | None, cleaned: dict[str, Any]) -> str:
+        """``accepted``: answered with exactly the suggested (first-ranked) element, its text unchanged;
+        ``edited``: a suggestion was shown and the answer differs; ``none``: none was shown."""
+        if not suggestion or not suggestion.get("elements"):
+            return SuggestionUse.NONE
+        elements = cleaned.get("elements") or []
+        answered = cleaned.get("verdict") == Verdict.ANSWERED and len(elements) == 1
+        if answered and _same_element(elements[0], suggestion["elements"][0]):
+            return SuggestionUse.ACCEPTED
+        return SuggestionUse.EDITED
+
+    def suggestion_kept(self, *, assignment: Assignment, use: str) -> None:
+        """On the answer (the release manifest counts kept answers by it)."""
+        Answer.objects.filter(assignment=assignment).update(suggestion_use=use)
+        cached = assignment._state.fields_cache.get("answer")  # the instance ``apply`` just created
+        if cached is not None:
+            cached.suggestion_use = use
+
+    def suggestion_submission(self, *, suggestion: dict[str, Any], cleaned: dict[str, Any]) -> dict[str, Any]:
+        """The first-ranked element as an answer."""
+        top = suggestion["elements"][0]
+        element = {"vh_index": top.get("vh_index"), "bounds": list(top["bounds"]), "text": top["text"]}
+        return {"verdict": Verdict.ANSWERED, "elements": [element], "question": cleaned.get("question", "")}
 
     # --- quality control -------------------------------------------------------------------
 
@@ -617,6 +649,15 @@ def _crowd_ambiguous(*, screen: dict[str, Any], question: str) -> bool:
     """``AMBIGUOUS_SHARE`` of questions (the same for every answerer) read two ways: careful answerers
     pick either of two elements, so three answers often do not all agree (the paper: ~2.1%)."""
     return crowd_share(f"ambiguous:{screen['rico_id']}:{question}") < AMBIGUOUS_SHARE
+
+
+def _same_element(given: dict[str, Any], suggested: dict[str, Any]) -> bool:
+    """The suggested element, given back: the same candidate (or the same drawn box), the same text."""
+    if suggested.get("vh_index") is not None:
+        same_place = given.get("vh_index") == suggested["vh_index"]
+    else:
+        same_place = given.get("vh_index") is None and list(given.get("bounds") or []) == suggested["bounds"]
+    return same_place and " ".join(str(given.get("text") or "").split()) == suggested["text"]
 
 
 def _suggestion_accepted(*, question: str, suggestion: dict[str, Any]) -> dict[str, Any]:

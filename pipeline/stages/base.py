@@ -28,6 +28,10 @@ A definition declares:
   a stopped annotator's work (``withdraw``; every stage says, or declares ``withdraws_nothing``
   with the reason: the registry test holds it) and what a lead's overturning of that decision
   brings back (``restore``);
+* model assistance (docs/assist.md), for an assisted stage: the suggestion shown with an assignment
+  (``suggestion``), what a submission did with it (``suggestion_use``), and the suggestion as a
+  submission (``suggestion_submission``, to score it against a gold answer), and where the stage's
+  own record keeps the use (``suggestion_kept``);
 * how the scripted crowd works it: ``crowd_submission`` (and ``crowd_lead_step``, and
   ``crowd_gold_fit``: whether a lead would make a unit gold).
 """
@@ -55,6 +59,7 @@ from annotation.models import (
     Question,
     Role,
     Screen,
+    SuggestionUse,
 )
 
 from .units import Unit
@@ -144,6 +149,27 @@ class StageDefinition:
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         """The stage's own fields of the ``next`` payload (declared by ``payload_serializer``)."""
         return {}
+
+    # --- model assistance (docs/assist.md) ------------------------------------------------------
+
+    # Whether the stage shows a backend's suggestions (``pipeline.assist.service.ASSISTED`` computes them).
+    assisted: ClassVar[bool] = False
+
+    def suggestion(self, *, assignment: Assignment) -> dict[str, Any] | None:
+        """The suggestion shown with ``assignment`` (the same read for control items and real work)."""
+        return None
+
+    def suggestion_use(self, *, suggestion: dict[str, Any] | None, cleaned: dict[str, Any]) -> str:
+        """What a submission did with the suggestion shown: ``SuggestionUse`` (``accepted`` unchanged,
+        ``edited``, ``none`` shown)."""
+        return SuggestionUse.NONE
+
+    def suggestion_submission(self, *, suggestion: dict[str, Any], cleaned: dict[str, Any]) -> dict[str, Any]:
+        """The suggestion as a submission, to score it against a gold answer with ``gold_score``."""
+        raise NotImplementedError
+
+    def suggestion_kept(self, *, assignment: Assignment, use: str) -> None:
+        """Keep ``use`` on the stage's own record of a real submission (inside the submit's transaction)."""
 
     # --- the page --------------------------------------------------------------------------
 

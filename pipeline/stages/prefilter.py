@@ -40,6 +40,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.http import QueryDict
 from django.utils import timezone
+from rest_framework import serializers
 
 from annotation.exceptions import ConflictError, NotFoundError
 from annotation.lock_objects import project_lock
@@ -56,8 +57,11 @@ from annotation.models import (
     Screen,
     ScreenState,
     Stage,
+    SuggestionUse,
 )
 from annotation.services.assignments import assignment_leases_end
+from pipeline.assist.contract import JUDGMENTS
+from pipeline.assist.service import suggestion_for
 from pipeline.decisions.decide import REASON_NON_ENGLISH_APP, REASON_REVIEW_REJECTED, REASON_WITHDRAWN
 
 from .base import StageDefinition, crowd_share, form_flag, form_text, live_q, taken_by_user_q
@@ -176,8 +180,27 @@ class PrefilterSubmitSerializer(StrictSerializer):
     note = TextField(max_length=NOTE_MAX, required=False, allow_blank=True, default="")
 
 
+class JudgmentFlagsSerializer(serializers.Serializer):
+    non_english_app = serializers.BooleanField()
+    vh_out_of_sync = serializers.BooleanField()
+
+
+class JudgmentScoresSerializer(serializers.Serializer):
+    non_english_app = serializers.FloatField(help_text="the backend's probability, 0 to 1")
+    vh_out_of_sync = serializers.FloatField(help_text="the backend's probability, 0 to 1")
+
+
+class PrefilterSuggestionSerializer(serializers.Serializer):
+    model_version = serializers.CharField(allow_blank=True)
+    judgments = JudgmentFlagsSerializer(help_text="the judgments suggested (a probability above 0.5 flags)")
+    scores = JudgmentScoresSerializer(help_text="the backend's probabilities")
+
+
 class PrefilterPayloadSerializer(AssignmentPayloadSerializer):
     stage = stage_name_field(Stage.PREFILTER)
+    suggestion = PrefilterSuggestionSerializer(
+        allow_null=True, help_text="the model's suggestion (docs/assist.md); null: none. Never a judgment by itself."
+    )
 
 
 class Prefilter(StageDefinition):
@@ -304,6 +327,30 @@ class Prefilter(StageDefinition):
         if (assignment.submission or {}).get("non_english_app") and assignment.screen.app_id is not None:
             app_language_check(project=assignment.project, app_id=assignment.screen.app_id)
 
+    def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
+        return {"suggestion": self.suggestion(assignment=assignment)}
+
+    # --- model assistance (docs/assist.md) ----------------------------------------------------
+
+    assisted = True
+
+    def suggestion(self, *, assignment: Assignment) -> dict[str, Any] | None:
+        # Control items read their suggestion exactly as real work does (no tell).
+        return suggestion_for(project=assignment.project, screen_id=assignment.screen_id)
+
+    def suggestion_use(self, *, suggestion: dict[str, Any] | None, cleaned: dict[str, Any]) -> str:
+        """``accepted``: both judgments as suggested; ``edited``: a suggestion was shown and a judgment
+        differs; ``none``: none was shown. (An annotator who agrees with the model after judging for
+        themselves counts as accepted too: no one can tell the two apart, which is why the rule looks
+        only at control items whose suggestion was wrong.)"""
+        if not suggestion or not suggestion.get("judgments"):
+            return SuggestionUse.NONE
+        same = all(bool(cleaned.get(name)) == bool(suggestion["judgments"].get(name)) for name in JUDGMENTS)
+        return SuggestionUse.ACCEPTED if same else SuggestionUse.EDITED
+
+    def suggestion_submission(self, *, suggestion: dict[str, Any], cleaned: dict[str, Any]) -> dict[str, Any]:
+        return {name: bool(suggestion["judgments"].get(name)) for name in JUDGMENTS}
+
     # --- quality control -------------------------------------------------------------------
 
     def gold_answer(self, *, submission: dict[str, Any]) -> dict[str, Any]:
@@ -355,6 +402,10 @@ class Prefilter(StageDefinition):
 
     # --- the page ----------------------------------------------------------------------------
 
+    def page_context(self, *, payload: dict[str, Any], state: dict[str, Any], limits: dict[str, int]) -> dict[str, Any]:
+        """The model's suggestion (docs/assist.md), shown the same way on control items."""
+        return {"suggestion": payload.get("suggestion")}
+
     def form_body(self, *, post: QueryDict, assignment: Assignment) -> dict[str, Any]:
         return {
             "non_english_app": form_flag(post, "non_english_app"),
@@ -387,6 +438,9 @@ class Prefilter(StageDefinition):
     def crowd_submission(self, *, payload: dict[str, Any], actor: Any) -> dict[str, Any]:
         """~17% of apps non-English (the paper: 11k of 66k screens), ~20% of the other screens
         out of sync (13k of 55k); each judge errs with the actor's noise."""
+        suggestion = payload.get("suggestion")
+        if suggestion and actor.rng.random() < getattr(actor, "accepts_suggestions", 0.0):
+            return {**suggestion["judgments"], "note": ""}  # a stamper: the model's judgments unchanged
         screen = payload["screen"]
         non_english = crowd_share(f"lang:{screen['app']}") < 0.17
         out_of_sync = crowd_share(f"sync:{screen['rico_id']}") < 0.20

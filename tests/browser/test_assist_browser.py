@@ -1,8 +1,11 @@
-"""Model assistance in the answers workspace (docs/assist.md), in headless Chromium: the suggestion is
+"""Model assistance in the workspace (docs/assist.md), in headless Chromium: in answers the suggestion is
 drawn dashed as a pre-annotation, one key puts it in the answer, and the answer records that it was
-accepted unchanged; a question without a suggestion shows none."""
+accepted unchanged; a question without a suggestion shows none. In pre-filtering one key sets the
+suggested judgments, and the judgment records whether they were kept or changed."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -85,8 +88,58 @@ def test_the_lead_asks_for_missing_suggestions_and_sees_the_job_on_the_quality_p
         page.wait_for_url("**/projects/demo/quality/#assist-backend")
         # the job ran (tasks run in-process here) and the card says what it did
         page.wait_for_selector('#assist-backend [data-job-status="done"]')
-    assert "1 question got a suggestion." in card.inner_text()
+    # the demo's screens waiting for pre-filtering get theirs too
+    said = re.search(r"(\d+) items? got a suggestion \(1 question, (\d+) screens? to pre-filter\)\.", card.inner_text())
+    assert said, card.inner_text()
+    made = Suggestion.objects.filter(project=project, status=SuggestionStatus.OK)
+    assert int(said.group(1)) == made.count() == 1 + made.filter(stage="prefilter").count()
+    assert int(said.group(2)) == made.filter(stage="prefilter").count()
     assert "Suggestions job #" in page.inner_text(".messages, [role=status], body")
-    assert Suggestion.objects.filter(project=project, status=SuggestionStatus.OK).count() == 1
     card.scroll_into_view_if_needed()
     shoot(page, "quality-suggestions-job")
+
+
+def test_one_key_sets_the_suggested_pre_filtering_judgments_and_the_judgment_says_so(demo, new_page):
+    from annotation.models import AssistUse, PrefilterJudgment
+
+    project = demo["project"]
+    project.assist_url = "http://127.0.0.1:9"  # the suggestion is cached: nothing calls the backend
+    project.save()
+    first, second = generated_screens(project, start_id=933000, sizes=((1080, 1920), (1440, 2560)))
+    for screen in (first, second):
+        Suggestion.objects.create(
+            project=project,
+            stage="prefilter",
+            screen=screen,
+            status=SuggestionStatus.OK,
+            calls=1,
+            model_version="test",
+            result={"judgments": {"non_english_app": 0.1, "vh_out_of_sync": 0.85}},
+        )
+    page = new_page("annotator")
+    page.goto("/projects/demo/work/")
+    page.click('tr[data-stage="prefilter"] .button')
+    page.wait_for_selector("#ws[data-ready]")
+    # the suggestion is named with the model's probabilities; nothing is checked yet
+    panel = page.inner_text("[data-testid=suggestion]")
+    assert "English app, VH out of sync" in panel and "out of sync 85%" in panel
+    assert not page.is_checked("#non_english_app") and not page.is_checked("#vh_out_of_sync")
+    shoot(page, "prefilter-suggestion")
+    # one key sets both boxes as suggested; the judge submits (a suggestion never submits by itself)
+    tally = Tally(page)
+    tally.press("g")
+    assert page.is_checked("#vh_out_of_sync") and not page.is_checked("#non_english_app")
+    tally.press("Control+Enter")
+    page.wait_for_function(f"document.querySelector('[data-testid=rico-id]').textContent === '{second.rico_id}'")
+    assert tally.counts() == {"clicks": 0, "drags": 0, "keys": 2, "typed": 0}
+    judged = PrefilterJudgment.objects.get(screen=first)
+    assert (judged.non_english_app, judged.vh_out_of_sync) == (False, True)
+    assert AssistUse.objects.get(assignment=judged.assignment).use == SuggestionUse.ACCEPTED
+    # the second screen: the judge changes the suggestion (V unchecks the box "g" checked): an edit
+    page.keyboard.press("g")
+    page.keyboard.press("v")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector(NOTHING)
+    judged = PrefilterJudgment.objects.get(screen=second)
+    assert (judged.non_english_app, judged.vh_out_of_sync) == (False, False)
+    assert AssistUse.objects.get(assignment=judged.assignment).use == SuggestionUse.EDITED

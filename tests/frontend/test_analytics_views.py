@@ -264,3 +264,80 @@ def test_api_is_in_the_schema(client):
     assert schema.status_code == 200
     assert b"/api/projects/{slug}/analysis/" in schema.content
     assert b"AnalysisOutput" in schema.content
+
+
+# --- the model against the crowd (docs/assist.md) ----------------------------------------------
+
+
+def test_with_a_backend_the_page_and_the_api_compare_the_model_with_the_crowd(
+    data, lead, annotator, client, api_client
+):
+    from annotation.models import Assignment, AssistUse, PrefilterJudgment, Suggestion
+
+    login(client, lead)
+    assert 'id="model-and-crowd"' not in client.get(url(data)).content.decode()  # no backend: no card
+    data.assist_url = "http://127.0.0.1:9"
+    data.save(update_fields=["assist_url"])
+    # answers: the model's first element is the kept answers' element on the email question of one screen
+    email = Question.objects.filter(screen__project=data, text="What is the email?").order_by("pk").first()
+    Suggestion.objects.create(
+        project=data,
+        stage="answers",
+        screen=email.screen,
+        question=email,
+        status="ok",
+        calls=1,
+        result={"elements": [{"vh_index": 1, "bounds": [0, 0, 5, 5], "text": "x", "score": 0.9}]},
+    )
+    # pre-filtering: two judges agree with each other and not with the model on one screen
+    screen = ScreenFactory(project=data, state=ScreenState.QUESTIONS_1)
+    Suggestion.objects.create(
+        project=data,
+        stage="prefilter",
+        screen=screen,
+        status="ok",
+        calls=1,
+        result={"judgments": {"non_english_app": 0.9, "vh_out_of_sync": 0.1}},
+    )
+    for judge in (annotator, lead):
+        done = Assignment.objects.create(
+            project=data,
+            screen=screen,
+            stage="prefilter",
+            annotator=judge,
+            status="submitted",
+            lease_expires_at=screen.imported_at,
+            submitted_at=screen.imported_at,
+        )
+        PrefilterJudgment.objects.create(
+            assignment=done, screen=screen, annotator=judge, non_english_app=False, vh_out_of_sync=False
+        )
+        AssistUse.objects.create(
+            assignment=done, project=data, user=judge, stage="prefilter", purpose="work", use="edited"
+        )
+    snapshot_refresh(project=data, kind="analysis")
+    html = client.get(url(data)).content.decode()
+    card = re.search(r'<section class="card" id="model-and-crowd".*?</section>', html, re.S).group(0)
+    assert re.search(r'data-model="answers">.*?1 of 1 \(100\.0%\).*?3 of 6 \(50\.0%\)', card, re.S)
+    assert re.search(r'data-model="prefilter">.*?0 of 1 \(0\.0%\).*?1 of 1 \(100\.0%\).*?0 of 2 \(0\.0%\)', card, re.S)
+    api_client.force_authenticate(lead)
+    model = api_client.get(api_url(data)).json()["model"]
+    assert model["answers"] == {"questions": 1, "agree": 1, "share": 1.0}
+    assert model["prefilter"] == {
+        "screens": 1,
+        "agree": 0,
+        "share": 0.0,
+        "judges_screens": 1,
+        "judges_agree": 1,
+        "judges_share": 1.0,
+    }
+    assert model["accepted"]["prefilter"] == {"shown": 2, "accepted": 0, "share": 0.0}
+    # a snapshot stored before the comparison existed reads as none (the API and the page do not break)
+    import pickle
+
+    stored = FiguresSnapshot.objects.get(project=data, kind="analysis")
+    figures = pickle.loads(stored.data)
+    del figures.__dict__["model"]
+    FiguresSnapshot.objects.filter(pk=stored.pk).update(data=pickle.dumps(figures))
+    assert api_client.get(api_url(data)).json()["model"] is None
+    assert 'id="model-and-crowd"' not in client.get(url(data)).content.decode()

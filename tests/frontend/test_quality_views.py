@@ -404,7 +404,7 @@ def test_a_lead_computes_missing_suggestions_and_watches_the_job(
     from annotation.models import AssistJob, Suggestion
     from tests.pipeline.assist.servers import baseline
 
-    first, second = screens(project, 2)
+    first, second, waiting = screens(project, 3)  # the third waits for pre-filtering
     answering_question(first, text=f"What does Label 2 of {first.rico_id} say?")
     answering_question(second)
     login(client, lead)
@@ -419,13 +419,19 @@ def test_a_lead_computes_missing_suggestions_and_watches_the_job(
             response = client.post(url(project, "quality-suggestions"))
     assert response.status_code == 302 and response["Location"] == url(project) + "#assist-backend"
     job = AssistJob.objects.get(project=project)
-    assert (job.status, job.result, job.created_by) == ("done", {"suggested": 2, "failed": 0}, lead)
+    by_stage = {"answers": {"suggested": 2, "failed": 0}, "prefilter": {"suggested": 1, "failed": 0}}
+    assert (job.status, job.result, job.created_by) == (
+        "done",
+        {"suggested": 3, "failed": 0, "by_stage": by_stage},
+        lead,
+    )
     html = client.get(response["Location"]).content.decode()
     assert f"Suggestions job #{job.pk} queued" in html
     card = re.search(r'<section class="card" id="assist-backend".*?</section>', html, re.S).group(0)
     assert f'id="job-suggestions-{job.pk}" data-job-status="done"' in card
-    assert "2 questions got a suggestion." in card
-    assert Suggestion.objects.filter(project=project, status="ok").count() == 2
+    assert "3 items got a suggestion (2 questions, 1 screen to pre-filter)." in card
+    assert Suggestion.objects.filter(project=project, status="ok").count() == 3
+    assert Suggestion.objects.get(screen=waiting, status="ok").question is None
     # asking again finds nothing missing, and says so; no second job
     response = client.post(url(project, "quality-suggestions"), follow=True)
     assert "Nothing to compute" in response.content.decode()
@@ -444,7 +450,7 @@ def test_a_running_suggestions_job_polls_its_progress_and_a_failed_one_runs_agai
     login(client, lead)
     card = re.search(r'id="assist-backend".*?</section>', client.get(url(project)).content.decode(), re.S).group(0)
     progress = reverse("frontend:assist-job-progress", kwargs={"job_id": job.pk})
-    assert f'hx-get="{progress}"' in card and "1 of 4 questions" in card
+    assert f'hx-get="{progress}"' in card and "1 of 4 items" in card
     # the poll: leads only (annotators 403, others 404)
     assert client.get(progress).status_code == 200
     AssistJob.objects.filter(pk=job.pk).update(status="failed", error="ConnectionError: refused")
@@ -456,7 +462,8 @@ def test_a_running_suggestions_job_polls_its_progress_and_a_failed_one_runs_agai
     assert response.status_code == 302 and response["Location"] == url(project) + "#assist-backend"
     job.refresh_from_db()
     # the backend still fails: the job is done, the question counted as failed, served without a suggestion
-    assert (job.status, job.result) == ("done", {"suggested": 0, "failed": 1})
+    by_stage = {"answers": {"suggested": 0, "failed": 1}, "prefilter": {"suggested": 0, "failed": 0}}
+    assert (job.status, job.result) == ("done", {"suggested": 0, "failed": 1, "by_stage": by_stage})
     login(client, annotator)
     assert client.get(progress).status_code == 403
     assert client.post(url(project, "quality-suggestions")).status_code == 403

@@ -14,9 +14,11 @@ from django.test.utils import CaptureQueriesContext
 from annotation.models import (
     AssistJob,
     AssistUse,
+    Candidate,
     GoldItem,
     Purpose,
     QuestionState,
+    ScreenState,
     Standing,
     StandingStatus,
     Suggestion,
@@ -28,7 +30,12 @@ from devtools.assist_baseline.ranker import rank
 from devtools.assist_baseline.server import Config
 from pipeline.assist.client import Backend, backend_call
 from pipeline.assist.contract import ContractError, suggest_request, suggest_response
-from pipeline.assist.report import assist_annotator_figures, assist_backend_figures, release_assist_figures
+from pipeline.assist.report import (
+    assist_annotator_figures,
+    assist_backend_figures,
+    model_judge_agreement,
+    release_assist_figures,
+)
 from pipeline.assist.service import suggestion_for, suggestion_hidden, suggestions_job_work
 from pipeline.engine import assignment_next, assignment_payload, assignment_submit
 from tests.pipeline.assist.servers import baseline, scripted
@@ -46,9 +53,16 @@ SCREEN = {
 }
 
 
-def _run_job(project):
+def _run_job(project, *, by_stage=False):
+    """The job's result: its totals, or with ``by_stage`` its counts per assisted stage."""
     job = AssistJob.objects.create(project=project)
-    return suggestions_job_work(job=job, progress=lambda *args: None).result
+    result = suggestions_job_work(job=job, progress=lambda *args: None).result
+    if by_stage:
+        return result["by_stage"]
+    assert (
+        result["by_stage"]["answers"]["suggested"] + result["by_stage"]["prefilter"]["suggested"] == result["suggested"]
+    )
+    return {"suggested": result["suggested"], "failed": result["failed"]}
 
 
 def _with_backend(project, url, **settings):
@@ -375,3 +389,235 @@ def test_the_scripted_stamper_submits_the_suggestion_and_the_careful_annotator_i
     # without a suggestion the same profile answers as a careful annotator does
     careful = ScriptedAnnotator(username="s", seed=1, profile=PROFILES["stamper"]).work({**payload, "suggestion": None})
     assert careful["verdict"] == "answered" and careful["elements"][0]["text"] == f"Label 2 of {screen.rico_id}"
+
+
+# --- pre-filtering: suggested judgments per screen --------------------------------------------------
+
+
+def _judge(project, user, **flags):
+    """``user`` takes the next pre-filtering item, sees its payload, and submits ``flags``."""
+    lease = assignment_next(project=project, user=user, stage="prefilter")
+    payload = assignment_payload(assignment=lease)
+    body = {"non_english_app": False, "vh_out_of_sync": False, "note": "", **flags}
+    return lease, payload, assignment_submit(assignment_id=lease.pk, user=user, data=body)
+
+
+def _non_english(screen):
+    Candidate.objects.filter(screen=screen).update(text="Цена товара в рублях")
+
+
+def test_screens_waiting_for_pre_filtering_get_suggested_judgments_and_next_shows_them(project):
+    a = member(project, "a")
+    english, russian = screens(project, 2, state=ScreenState.PREFILTER)
+    _non_english(russian)
+    answering_question(screens(project, 1)[0])  # the answers stage's queue is served by the same job
+    with baseline() as url:
+        _with_backend(project, url)
+        assert _run_job(project, by_stage=True) == {
+            "answers": {"suggested": 1, "failed": 0},
+            "prefilter": {"suggested": 2, "failed": 0},
+        }
+        assert _run_job(project) == {"suggested": 0, "failed": 0}  # idempotent: nothing is missing now
+    shown = {}
+    for _ in range(2):
+        lease = assignment_next(project=project, user=a, stage="prefilter")
+        shown[lease.screen_id] = assignment_payload(assignment=lease)["suggestion"]
+        assignment_submit(
+            assignment_id=lease.pk, user=a, data={"non_english_app": False, "vh_out_of_sync": False, "note": ""}
+        )
+    assert shown[english.pk] == {
+        "model_version": "baseline-text-layout-1",
+        "judgments": {"non_english_app": False, "vh_out_of_sync": False},  # 0.5 is "cannot tell": no flag
+        "scores": {"non_english_app": 0.0, "vh_out_of_sync": 0.5},
+    }
+    assert shown[russian.pk]["judgments"] == {"non_english_app": True, "vh_out_of_sync": False}
+    # the payload reads the cache with one indexed query more than without a backend
+    (other,) = screens(project, 1, state=ScreenState.PREFILTER)
+    Suggestion.objects.create(
+        project=project,
+        stage="prefilter",
+        screen=other,
+        status=SuggestionStatus.OK,
+        calls=1,
+        result={"judgments": {"non_english_app": 0.9, "vh_out_of_sync": 0.7}},
+    )
+    lease = assignment_next(project=project, user=a, stage="prefilter")
+    with CaptureQueriesContext(connection) as with_backend:
+        assert assignment_payload(assignment=lease)["suggestion"]["judgments"] == {
+            "non_english_app": True,
+            "vh_out_of_sync": True,
+        }
+    project.assist_url = ""
+    with CaptureQueriesContext(connection) as without:
+        assert assignment_payload(assignment=lease)["suggestion"] is None
+    assert len(with_backend) == len(without) + 1
+
+
+def test_a_judgment_records_whether_the_suggested_judgments_were_accepted_edited_or_absent(project):
+    a = member(project, "a")
+    made = screens(project, 3, state=ScreenState.PREFILTER)
+    with baseline() as url:
+        _with_backend(project, url)
+        _run_job(project)
+    Suggestion.objects.filter(screen=made[2]).delete()  # the backend had nothing for this one
+    uses = {}
+    for flags in ({}, {"vh_out_of_sync": True}, {"non_english_app": True}):
+        lease, payload, _ = _judge(project, a, **flags)
+        uses[lease.screen_id] = (payload["suggestion"] is not None, AssistUse.objects.get(assignment=lease).use)
+    assert uses == {
+        made[0].pk: (True, SuggestionUse.ACCEPTED),  # both judgments as suggested
+        made[1].pk: (True, SuggestionUse.EDITED),  # one changed
+        made[2].pk: (False, SuggestionUse.NONE),
+    }
+    (row,) = assist_annotator_figures(project=project)
+    assert row["stage"] == "prefilter"
+    assert (row["shown"], row["accepted"], row["edited"], row["acceptance_rate"]) == (2, 1, 1, 0.5)
+
+
+def test_a_hidden_share_of_screens_is_judged_without_suggestions(project):
+    a = member(project, "a")
+    made = screens(project, 2, state=ScreenState.PREFILTER)
+    with baseline() as url:
+        _with_backend(project, url, assist_hidden_share=1.0)
+        _run_job(project)  # computed all the same: the share only hides them
+    assert Suggestion.objects.filter(stage="prefilter", status=SuggestionStatus.OK).count() == 2
+    lease, payload, _ = _judge(project, a)
+    assert payload["suggestion"] is None
+    assert AssistUse.objects.get(assignment=lease).use == SuggestionUse.NONE
+    # screens and questions draw apart: a screen's id is no question's
+    project.assist_hidden_share = 0.5
+    screens_hidden = [suggestion_hidden(project=project, screen_id=i) for i in range(400)]
+    questions_hidden = [suggestion_hidden(project=project, question_id=i) for i in range(400)]
+    assert 150 < sum(screens_hidden) < 250
+    assert screens_hidden != questions_hidden
+    assert made  # (the two screens above)
+
+
+def _prefilter_gold_with_wrong_suggestion(project, lead):
+    """A gold screen whose right judgment is "out of sync", with a cached suggestion of "in sync" (wrong)."""
+    from pipeline.quality.gold import gold_item_create
+
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)
+    right = {"non_english_app": False, "vh_out_of_sync": True, "note": ""}
+    gold_item_create(project=project, stage="prefilter", screen=screen, question=None, answer=right, user=lead)
+    Suggestion.objects.create(
+        project=project,
+        stage="prefilter",
+        screen=screen,
+        status=SuggestionStatus.OK,
+        calls=1,
+        result={"judgments": {"non_english_app": 0.05, "vh_out_of_sync": 0.2}},
+    )
+    return screen
+
+
+def test_pre_filtering_control_items_carry_suggestions_and_a_judge_who_stamps_them_is_paused(project, lead):
+    _with_backend(
+        project,
+        "http://127.0.0.1:9",  # the suggestions are cached: nothing calls the backend here
+        control_rate=1.0,
+        control_rate_new=1.0,
+        monitoring_evidence=SETTINGS["monitoring_evidence"].high,  # the accuracy rule stays out of the way
+        assist_wrong_accept_min=2,
+        assist_wrong_accept_threshold=0.5,
+    )
+    for _ in range(3):
+        _prefilter_gold_with_wrong_suggestion(project, lead)
+    stamper, careful = member(project, "stamper"), member(project, "careful")
+    for user in (stamper, careful):
+        Standing.objects.create(project=project, user=user, stage="prefilter", status=StandingStatus.ACTIVE)
+    screens(project, 1, state=ScreenState.PREFILTER)  # real work waits (a control item is served only then)
+    for user, accept in ((stamper, True), (careful, False)):
+        for _ in range(2):
+            lease = assignment_next(project=project, user=user, stage="prefilter")
+            assert lease.purpose == Purpose.CONTROL
+            payload = assignment_payload(assignment=lease)
+            assert set(payload["suggestion"]) == {"model_version", "judgments", "scores"}  # as on real work
+            flags = payload["suggestion"]["judgments"] if accept else {"non_english_app": False, "vh_out_of_sync": True}
+            assignment_submit(assignment_id=lease.pk, user=user, data={**flags, "note": ""})
+    assert Standing.objects.get(user=stamper, stage="prefilter").status == StandingStatus.PAUSED
+    assert Standing.objects.get(user=careful, stage="prefilter").status == StandingStatus.ACTIVE
+    event = stamper.quality_events.get(rule="accepts-wrong-suggestions")
+    assert event.stage == "prefilter"
+    rows = {row["username"]: row for row in assist_annotator_figures(project=project)}
+    assert (rows["stamper"]["wrong_met"], rows["stamper"]["wrong_accepted"]) == (2, 2)
+    assert (rows["careful"]["wrong_met"], rows["careful"]["wrong_accepted"]) == (2, 0)
+    assert rows["careful"]["control_accuracy_when_wrong"] == 1.0
+
+
+def test_a_right_suggestion_accepted_on_a_control_item_is_never_counted_against_the_judge(project, lead):
+    _with_backend(project, "http://127.0.0.1:9", control_rate=1.0, control_rate_new=1.0)
+    screen = _prefilter_gold_with_wrong_suggestion(project, lead)
+    Suggestion.objects.filter(screen=screen).update(
+        result={"judgments": {"non_english_app": 0.0, "vh_out_of_sync": 0.9}}
+    )
+    a = member(project, "a")
+    Standing.objects.create(project=project, user=a, stage="prefilter", status=StandingStatus.ACTIVE)
+    screens(project, 1, state=ScreenState.PREFILTER)
+    lease, _payload, _ = _judge(project, a, vh_out_of_sync=True)
+    assert lease.purpose == Purpose.CONTROL
+    use = AssistUse.objects.get(assignment=lease)
+    assert (use.use, use.suggestion_wrong, use.correct) == (SuggestionUse.ACCEPTED, False, True)
+
+
+def test_the_job_computes_suggested_judgments_for_pre_filtering_control_items_too(project, lead):
+    from pipeline.quality.gold import gold_item_create
+
+    (screen,) = screens(project, 1, state=ScreenState.QUESTIONS_1)  # judged long ago: not in the queue
+    right = {"non_english_app": False, "vh_out_of_sync": False, "note": ""}
+    gold_item_create(project=project, stage="prefilter", screen=screen, question=None, answer=right, user=lead)
+    with baseline() as url:
+        _with_backend(project, url)
+        assert _run_job(project, by_stage=True)["prefilter"] == {"suggested": 1, "failed": 0}
+    assert suggestion_for(project=project, screen_id=screen.pk) is not None
+
+
+def test_the_lead_sees_how_often_the_models_judgments_are_the_judges_majority(project):
+    judges = [member(project, name) for name in ("a", "b", "c")]
+    project.prefilter_judgments = 3
+    project.save()
+    agreed, outvoted = screens(project, 2, state=ScreenState.PREFILTER)
+    for screen, out_of_sync in ((agreed, 0.1), (outvoted, 0.9)):
+        Suggestion.objects.create(
+            project=project,
+            stage="prefilter",
+            screen=screen,
+            status=SuggestionStatus.OK,
+            calls=1,
+            result={"judgments": {"non_english_app": 0.0, "vh_out_of_sync": out_of_sync}},
+        )
+    _with_backend(project, "http://127.0.0.1:9")
+    for judge, flags in zip(judges, ({}, {}, {"vh_out_of_sync": True}), strict=True):
+        for _ in range(2):  # each judges both screens: two of three say "in sync"
+            _judge(project, judge, **flags)
+    assert model_judge_agreement(project=project) == {
+        "screens": 2,
+        "agree": 1,
+        "share": 0.5,
+        "judges_screens": 2,  # judged three times each
+        "judges_agree": 0,  # one judge said out of sync on each
+        "judges_share": 0.0,
+    }
+    assert assist_backend_figures(project=project)["prefilter_agreement"]["agree"] == 1
+
+
+def test_the_scripted_stamper_takes_the_suggested_judgments(project):
+    from devtools.crowd import PROFILES, ScriptedAnnotator
+
+    a = member(project, "a")
+    (screen,) = screens(project, 1, state=ScreenState.PREFILTER)
+    Suggestion.objects.create(
+        project=project,
+        stage="prefilter",
+        screen=screen,
+        status=SuggestionStatus.OK,
+        calls=1,
+        result={"judgments": {"non_english_app": 0.8, "vh_out_of_sync": 0.6}},
+    )
+    _with_backend(project, "http://127.0.0.1:9")
+    lease = assignment_next(project=project, user=a, stage="prefilter")
+    payload = assignment_payload(assignment=lease)
+    body = ScriptedAnnotator(username="s", seed=1, profile=PROFILES["stamper"]).work(payload)
+    assert (body["non_english_app"], body["vh_out_of_sync"]) == (True, True)
+    assignment_submit(assignment_id=lease.pk, user=a, data=body)
+    assert AssistUse.objects.get(assignment=lease).use == SuggestionUse.ACCEPTED
