@@ -1,4 +1,5 @@
-"""The scripted crowd's section of the suggestion benchmark (devtools/bench/bench_assist.py: docs/assist.md)."""
+"""The scripted crowd's and the pre-filtering sections of the suggestion benchmark (devtools/bench/bench_assist.py:
+docs/assist.md)."""
 
 from __future__ import annotations
 
@@ -20,3 +21,11 @@ def test_the_stamper_accepts_what_careful_annotators_check():
     assert profiles["careful"]["accepted_share"] < profiles["stamper"]["accepted_share"] - 0.5
     ranked = figures["ranker_on_crowd_questions"]
     assert 0 <= ranked["top1"] <= ranked["top3"] <= ranked["measured"] <= ranked["questions"]
+
+
+@pytest.mark.skipif(not bench_assist.SCREENS.is_dir(), reason="needs ../shared/data/rico/screens")
+def test_the_baselines_pre_filtering_suggestion_calls_no_real_english_screen_non_english():
+    figures = bench_assist.prefilter()
+    assert figures["screens"] == len(list(bench_assist.SCREENS.glob("*.json"))) - figures["unreadable"] > 0
+    assert figures["non_english_suggested"] == 0 and figures["false_non_english_rate"] == 0.0
+    assert figures["out_of_sync_suggested"] == 0  # 0.5, "cannot tell", suggests no flag
