@@ -172,6 +172,8 @@ TARGETS: dict[str, Target] = {
         ("pipeline/quality/mine.py",), ("tests/pipeline/quality/test_mine.py", "tests/pipeline/quality/test_tells.py")
     ),
     "quality-report": Target(("pipeline/quality/report.py",), ("tests/pipeline/quality/test_report.py",)),
+    # what an annotator did with a model's suggestion, and the rubber-stamping rule's input
+    "quality-assist-use": Target(("pipeline/quality/assist_use.py",), ("tests/pipeline/assist/test_assist.py",)),
     "quality-release": Target(
         ("pipeline/quality/release.py",),
         (

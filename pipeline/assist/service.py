@@ -12,22 +12,31 @@ and ``prefilter`` (one per screen: the two judgments' probabilities).
 * ``suggestion_for``: what ``next`` shows with an assignment of an assisted stage: one indexed query,
   or none when the project has no backend or the unit is among the hidden share. Control items read
   it the same way as real ones (their units get suggestions the same way), so a suggestion is no tell.
+  Nor is its absence: real items can come without one (the backend failing, or the queue outrunning the
+  job) while a control item's was computed long ago, so a gold item's suggestion is left out as often as
+  the stage's recent real work went without one (``_miss_share``), decided per assignment by a keyed hash
+  an annotator cannot compute.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Exists, Model, OuterRef, QuerySet
 
 from annotation.exceptions import ApplicationError
 from annotation.models import (
+    Assignment,
     AssistJob,
+    AssistUse,
     GoldItem,
     Project,
+    Purpose,
     Question,
     QuestionState,
     Screen,
@@ -35,6 +44,7 @@ from annotation.models import (
     Stage,
     Suggestion,
     SuggestionStatus,
+    SuggestionUse,
 )
 from annotation.permissions import project_require_lead
 from annotation.selectors.screens import screen_payload
@@ -50,6 +60,8 @@ SHOWN = 5
 # A pre-filtering judgment is suggested (its box pre-set by "g") when the backend's probability is
 # above this: 0.5 itself ("cannot tell", as the baseline says of the sync) suggests no flag.
 JUDGMENT_SUGGESTED_ABOVE = 0.5
+# How many of a stage's latest real submissions tell how often real work goes without a suggestion.
+MISS_WINDOW = 50
 
 
 @dataclass(frozen=True)
@@ -110,13 +122,40 @@ def _shown(stage: str, result: dict[str, Any], version: str) -> dict[str, Any] |
     return {"model_version": version, "judgments": flags, "scores": scores}
 
 
+def _miss_share(*, project: Project, stage: str) -> float:
+    """How often the stage's latest ``MISS_WINDOW`` real submissions went without a suggestion beyond the
+    hidden share (which control items meet alike): ``(none - hidden) / (1 - hidden)``, 0 with no history."""
+    uses = list(
+        AssistUse.objects.filter(project=project, stage=stage, purpose=Purpose.WORK)
+        .order_by("-pk")
+        .values_list("use", flat=True)[:MISS_WINDOW]
+    )
+    hidden = project.assist_hidden_share
+    if not uses or hidden >= 1:
+        return 0.0
+    none = sum(1 for use in uses if use == SuggestionUse.NONE) / len(uses)
+    return max(0.0, (none - hidden) / (1 - hidden))
+
+
+def _gold_draw(assignment_id: int) -> float:
+    """A number in [0, 1) fixed per assignment, keyed by the site's secret: an annotator who sees the
+    assignment's id cannot compute it."""
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"assist-gold:{assignment_id}".encode(), hashlib.sha256)
+    return int(digest.hexdigest()[:8], 16) / 0x100000000
+
+
 def suggestion_for(
-    *, project: Project, question_id: int | None = None, screen_id: int | None = None
+    *,
+    project: Project,
+    question_id: int | None = None,
+    screen_id: int | None = None,
+    assignment: Assignment | None = None,
 ) -> dict[str, Any] | None:
     """The suggestion shown with a question (answers: ``{"model_version", "elements": [...]}``, ranked,
     best first) or a screen of pre-filtering (``{"model_version", "judgments": {name: bool},
     "scores": {name: probability}}``), or ``None`` (no backend, hidden, not computed yet, or the
-    backend failed)."""
+    backend failed). ``assignment``: the one it is shown with; a gold item's (control, qualification)
+    is left out as often as real work lately went without one (one query more, gold items only)."""
     if not project.assist_url or suggestion_hidden(project=project, question_id=question_id, screen_id=screen_id):
         return None
     if question_id is not None:
@@ -128,6 +167,10 @@ def suggestion_for(
     row = rows.filter(status=SuggestionStatus.OK).values_list("result", "model_version").first()
     if row is None:
         return None
+    if assignment is not None and assignment.purpose != Purpose.WORK:
+        miss = _miss_share(project=project, stage=stage)
+        if miss > 0 and _gold_draw(assignment.pk) < miss:
+            return None
     return _shown(stage, row[0] or {}, row[1])
 
 

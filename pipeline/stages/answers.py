@@ -378,7 +378,7 @@ class Answers(StageDefinition):
     def suggestion(self, *, assignment: Assignment) -> dict[str, Any] | None:
         # Control items read their suggestion exactly as real work does (no tell).
         assert assignment.question_id is not None
-        return suggestion_for(project=assignment.project, question_id=assignment.question_id)
+        return suggestion_for(project=assignment.project, question_id=assignment.question_id, assignment=assignment)
 
     def suggestion_use(self, *, suggestion: dict[str, Any] | None, cleaned: dict[str, Any]) -> str:
         """``accepted``: answered with exactly the suggested (first-ranked) element, its text unchanged;

@@ -336,7 +336,7 @@ class Prefilter(StageDefinition):
 
     def suggestion(self, *, assignment: Assignment) -> dict[str, Any] | None:
         # Control items read their suggestion exactly as real work does (no tell).
-        return suggestion_for(project=assignment.project, screen_id=assignment.screen_id)
+        return suggestion_for(project=assignment.project, screen_id=assignment.screen_id, assignment=assignment)
 
     def suggestion_use(self, *, suggestion: dict[str, Any] | None, cleaned: dict[str, Any]) -> str:
         """``accepted``: both judgments as suggested; ``edited``: a suggestion was shown and a judgment

@@ -621,3 +621,59 @@ def test_the_scripted_stamper_takes_the_suggested_judgments(project):
     assert (body["non_english_app"], body["vh_out_of_sync"]) == (True, True)
     assignment_submit(assignment_id=lease.pk, user=a, data=body)
     assert AssistUse.objects.get(assignment=lease).use == SuggestionUse.ACCEPTED
+
+
+# --- a missing suggestion is no tell either -------------------------------------------------------
+
+
+def test_a_gold_items_suggestion_is_left_out_as_often_as_real_work_lately_went_without_one(project, lead):
+    from pipeline.assist.service import _gold_draw, _miss_share
+
+    _with_backend(project, "http://127.0.0.1:9", control_rate=1.0, control_rate_new=1.0)
+    judge = member(project, "judge")
+    Standing.objects.create(project=project, user=judge, stage="prefilter", status=StandingStatus.ACTIVE)
+    # real work first (no gold yet): 4 screens, the backend had a suggestion for 1 (it was down for the rest)
+    real = screens(project, 4, state=ScreenState.PREFILTER)
+    Suggestion.objects.create(
+        project=project, stage="prefilter", screen=real[0], status=SuggestionStatus.OK, calls=1,
+        result={"judgments": {"non_english_app": 0.0, "vh_out_of_sync": 0.0}},
+    )
+    for _ in range(4):
+        lease, payload, _ = _judge(project, judge)
+        assert lease.purpose == Purpose.WORK
+        assert (payload["suggestion"] is not None) == (lease.screen_id == real[0].pk)
+    assert _miss_share(project=project, stage="prefilter") == 0.75
+    # now every lease is a control item, each gold screen with a suggestion computed long ago
+    for _ in range(12):
+        _prefilter_gold_with_wrong_suggestion(project, lead)
+    screens(project, 1, state=ScreenState.PREFILTER)  # real work waits (a control item is served only then)
+    for _ in range(12):
+        lease, payload, _ = _judge(project, judge, vh_out_of_sync=True)
+        assert lease.purpose == Purpose.CONTROL
+        # left out exactly when the assignment's keyed draw falls under the miss share, and read the same
+        # way again (the page's reload, the submit's record)
+        assert (payload["suggestion"] is None) == (_gold_draw(lease.pk) < 0.75)
+        use = AssistUse.objects.get(assignment=lease)
+        assert use.use == (SuggestionUse.NONE if payload["suggestion"] is None else SuggestionUse.EDITED)
+        assert use.suggestion_wrong is (None if payload["suggestion"] is None else True)
+    # with real work all suggested again, gold items show theirs
+    assert _miss_share(project=project, stage="prefilter") == 0.75  # control submissions do not count
+    AssistUse.objects.filter(purpose="work").update(use=SuggestionUse.EDITED)
+    assert _miss_share(project=project, stage="prefilter") == 0.0
+
+
+def test_the_miss_share_leaves_out_the_hidden_share_that_gold_items_meet_alike(project):
+    from pipeline.assist.service import _miss_share
+
+    _with_backend(project, "http://127.0.0.1:9")
+    judge = member(project, "judge")
+    for _ in range(4):
+        screens(project, 1, state=ScreenState.PREFILTER)
+        _judge(project, judge)  # no suggestion: every one goes without
+    assert _miss_share(project=project, stage="prefilter") == 1.0
+    project.assist_hidden_share = 0.5  # half of them were hidden on purpose: the other half missed
+    assert _miss_share(project=project, stage="prefilter") == 1.0
+    AssistUse.objects.filter(pk__in=list(AssistUse.objects.values_list("pk", flat=True)[:1])).update(use="accepted")
+    assert _miss_share(project=project, stage="prefilter") == 0.5  # (0.75 - 0.5) / 0.5
+    project.assist_hidden_share = 1.0
+    assert _miss_share(project=project, stage="prefilter") == 0.0
