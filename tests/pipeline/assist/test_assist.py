@@ -635,7 +635,11 @@ def test_a_gold_items_suggestion_is_left_out_as_often_as_real_work_lately_went_w
     # real work first (no gold yet): 4 screens, the backend had a suggestion for 1 (it was down for the rest)
     real = screens(project, 4, state=ScreenState.PREFILTER)
     Suggestion.objects.create(
-        project=project, stage="prefilter", screen=real[0], status=SuggestionStatus.OK, calls=1,
+        project=project,
+        stage="prefilter",
+        screen=real[0],
+        status=SuggestionStatus.OK,
+        calls=1,
         result={"judgments": {"non_english_app": 0.0, "vh_out_of_sync": 0.0}},
     )
     for _ in range(4):
