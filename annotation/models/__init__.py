@@ -1,7 +1,17 @@
 from .accounts import PROJECT_ACCOUNT_SEPARATOR, PendingCredential, ProjectAccount
 from .assist import AssistJob, AssistUse, Suggestion, SuggestionStatus
 from .jobs import ImportJob, Job, JobStatus, MemberJob, ReleaseJob
-from .projects import AgreementRule, App, Invitation, Membership, PausedWork, Project, ProvisionalWork, Role
+from .projects import (
+    AgreementRule,
+    App,
+    AssistProtocol,
+    Invitation,
+    Membership,
+    PausedWork,
+    Project,
+    ProvisionalWork,
+    Role,
+)
 from .quality import (
     AnnotatorFigures,
     ControlOutcome,
@@ -43,6 +53,7 @@ __all__ = [
     "Assignment",
     "AssignmentStatus",
     "AssistJob",
+    "AssistProtocol",
     "AssistUse",
     "Candidate",
     "ControlOutcome",

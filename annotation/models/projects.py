@@ -30,6 +30,13 @@ class ProvisionalWork(models.TextChoices):
     OFF = "off", "Release it"
 
 
+class AssistProtocol(models.TextChoices):
+    """What a project's suggestion backend speaks (docs/assist.md)."""
+
+    SCREENQA = "screenqa", "The product's contract (POST /suggest)"
+    LABEL_STUDIO = "label-studio", "A Label Studio ML backend (POST /predict)"
+
+
 class PausedWork(models.TextChoices):
     REQUEUE = "requeue", "Withdraw their answers and ask other annotators"
     EXCLUDE = "exclude", "Withdraw their answers"
@@ -356,6 +363,13 @@ SETTINGS = Settings(
             group=ASSIST,
             help="the suggestion backend's address (docs/assist.md, e.g. http://127.0.0.1:8765); empty: no suggestions",
         ),
+        Choice(
+            name="assist_protocol",
+            group=ASSIST,
+            choices=AssistProtocol,
+            default=AssistProtocol.SCREENQA,
+            help="what the backend speaks: the product's own contract, or a Label Studio ML backend's /predict",
+        ),
         Secret(
             name="assist_token",
             group=ASSIST,
@@ -480,6 +494,7 @@ class Project(models.Model):
 
     assist_url = SETTINGS.url("assist_url")
     assist_token = SETTINGS.secret("assist_token")
+    assist_protocol = SETTINGS.choice("assist_protocol")
     assist_timeout_seconds = SETTINGS.number("assist_timeout_seconds")
     assist_ahead = SETTINGS.whole("assist_ahead")
     assist_hidden_share = SETTINGS.number("assist_hidden_share")
