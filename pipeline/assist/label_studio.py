@@ -24,9 +24,10 @@ Pure functions: no queries, no I/O (``client.backend_call`` does the call).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from .contract import JUDGMENTS, ContractError
+from .contract import ELEMENTS_MAX, JUDGMENTS, ContractError
 
 # The labeling config sent with every call: what the product asks of the backend, in Label Studio's terms.
 LABEL_CONFIG = """<View>
@@ -42,6 +43,9 @@ LABEL_CONFIG = """<View>
 # A region suggests a candidate when their boxes overlap at least this much (intersection over union).
 MATCH_IOU = 0.5
 BOX_TYPES = ("rectanglelabels", "rectangle")
+# At most this many results of a prediction are read (the contract keeps 20 elements; a backend that
+# answers a million regions costs no more than this).
+RESULTS_MAX = ELEMENTS_MAX * 10
 
 
 def predict_request(body: dict[str, Any]) -> dict[str, Any]:
@@ -83,8 +87,8 @@ def _prediction(reply: Any) -> dict[str, Any]:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ContractError(f"{where}: a number is required")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ContractError(f"{where}: a finite number is required")
     return float(value)
 
 
@@ -173,7 +177,7 @@ def predict_reply(reply: Any, *, stage: str, screen: dict[str, Any]) -> dict[str
     """The backend's predictions as the product's reply for ``stage`` (checked next by
     ``suggest_response``); ``ContractError`` when they are not predictions at all."""
     prediction = _prediction(reply)
-    results = prediction.get("result") or []
+    results = (prediction.get("result") or [])[:RESULTS_MAX]
     default_score = _number(prediction.get("score", 1.0), "predictions[0].score")
     version = prediction.get("model_version") or (reply.get("model_version") if isinstance(reply, dict) else "")
     out: dict[str, Any] = {"model_version": version if isinstance(version, str) else str(version)}

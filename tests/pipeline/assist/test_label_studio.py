@@ -122,11 +122,18 @@ def test_choices_become_the_judgments_and_free_texts_the_short_answers():
         [{"result": [{"type": "rectanglelabels", "value": "10,10,5,5"}]}],
         [{"result": [{"type": "rectanglelabels", "value": {"x": "10", "y": 1, "width": 1, "height": 1}}]}],
         [{"score": True, "result": []}],
+        [{"result": [{"type": "rectanglelabels", "value": {"x": float("nan"), "y": 1, "width": 1, "height": 1}}]}],
+        [{"result": [{"type": "rectanglelabels", "value": {"x": 1, "y": 1, "width": float("inf"), "height": 1}}]}],
     ],
 )
 def test_what_is_not_predictions_is_refused_whole(reply):
     with pytest.raises(ContractError):
         predict_reply(reply, stage="answers", screen=SCREEN)
+
+
+def test_only_the_first_results_of_a_flood_are_read():
+    flood = [_region(*_percent([500, 500, 700, 560]))] * 100_000 + [_region(*_percent([220, 10, 400, 60]))]
+    assert predict_reply([{"result": flood}], stage="answers", screen=SCREEN)["elements"] == []
 
 
 def test_a_judgment_score_outside_zero_to_one_breaks_the_contract():
