@@ -57,8 +57,9 @@ class ControlBriefSerializer(serializers.Serializer):
     correct = serializers.BooleanField()
     purpose = serializers.CharField(help_text="qualification")
     given = serializers.DictField(help_text="your submission")
-    gold = serializers.DictField(help_text="the gold answer")
-    why = serializers.CharField(help_text="what differed")
+    gold = serializers.DictField(help_text="the gold answer; empty for a second sample's item (gold_hidden)")
+    why = serializers.CharField(help_text="what differed; empty for a second sample's item")
+    gold_hidden = serializers.BooleanField(help_text="an item of the set's second sample: only whether it was right")
 
 
 class QuestionFlagBriefSerializer(serializers.Serializer):
@@ -119,6 +120,7 @@ class FeedbackItemSerializer(serializers.Serializer):
     rico_id = serializers.CharField()
     question = serializers.CharField()
     why = serializers.CharField()
+    gold_hidden = serializers.BooleanField(help_text="an item of the set's second sample: its right answer is not shown")
 
 
 class FeedbackSerializer(serializers.Serializer):

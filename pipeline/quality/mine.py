@@ -15,11 +15,15 @@ lists them as work, and the accuracy on them is an aggregate of whole past days
 (``control_figures_until``). Gold is shared by every annotator: a control item named, or its gold
 answer shown, is one a second account or a friend would recognise and answer from a table.
 Qualification items are known as such; their feedback, as training, waits until the set is decided.
+The right answers of a set's second sample (``standing.qualification_sample``: five more items when the
+first ten fall one short) are never shown, only whether each was right: otherwise an account failing the
+first ten by exactly one item, on purpose, would see half as much gold again per attempt.
 Everything here reads the caller's own rows only (``annotator=user``, ``user=user``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -202,17 +206,37 @@ def _review_brief(review: Review, stage: StageDefinition) -> dict[str, str]:
     }
 
 
-def _control_brief(result: ControlResult) -> dict[str, Any]:
+def _control_brief(result: ControlResult, *, gold_hidden: bool) -> dict[str, Any]:
+    """A decided qualification item's result: the caller's answer, and the right one unless the item is
+    of a second sample (``gold_hidden``: neither the right answer nor what differed)."""
     feedback = result.feedback or {}
+    gold = {} if gold_hidden else feedback.get("gold") or {}
     return {
         "correct": result.correct,
         "purpose": result.purpose,
         "given": feedback.get("given") or {},
-        "gold": feedback.get("gold") or {},
-        "why": feedback.get("why") or "",
+        "gold": gold,
+        "why": "" if gold_hidden else feedback.get("why") or "",
+        "gold_hidden": gold_hidden,
         "given_lines": submission_lines(feedback.get("given") or {}),
-        "gold_lines": submission_lines(feedback.get("gold") or {}),
+        "gold_lines": submission_lines(gold),
     }
+
+
+def _second_sample(*, project: Project, user: Any) -> set[int]:
+    """The caller's qualification items (assignment ids) served after the first ``qualification_items`` of
+    their attempt: a second sample's. One query (a few rows a person)."""
+    seen: Counter[tuple[str, int]] = Counter()
+    second = set()
+    for stage, attempt, pk in (
+        Assignment.objects.filter(project=project, annotator=user, purpose=Purpose.QUALIFICATION)
+        .order_by("pk")
+        .values_list("stage", "attempt", "pk")
+    ):
+        seen[(stage, attempt)] += 1
+        if seen[(stage, attempt)] > project.qualification_items:
+            second.add(pk)
+    return second
 
 
 def _undecided_attempts(*, project: Project, user: Any) -> set[tuple[str, int]]:
@@ -228,8 +252,8 @@ def my_work_history(
     *, project: Project, user: Any, stage: str | None = None, limit: int = HISTORY_LIMIT
 ) -> list[HistoryRow]:
     """The caller's items in ``project`` (one ``stage`` or all), newest first, at most ``limit``.
-    Three queries: the assignments with their screen, question, review and control result; the
-    questions they wrote; the qualification sets still running."""
+    Four queries: the assignments with their screen, question, review and control result; the
+    questions they wrote; the qualification sets still running; their second samples' items."""
     mine = (
         Assignment.objects.filter(project=project, annotator=user, status__in=HISTORY_STATUSES)
         .select_related("screen", "question", "review_of", "control_result")
@@ -239,6 +263,7 @@ def my_work_history(
     if stage:
         mine = mine.filter(stage=stage)
     running = _undecided_attempts(project=project, user=user)
+    second = _second_sample(project=project, user=user)
     rows = []
     for a in mine[:limit]:
         definition = stage_get(a.stage)
@@ -265,7 +290,7 @@ def my_work_history(
                 kind=kind,
                 review_state=a.review_state if done else "",
                 review=_review_brief(review, definition) if review is not None else None,
-                control=_control_brief(result) if result is not None else None,
+                control=_control_brief(result, gold_hidden=a.pk in second) if result is not None else None,
                 skip_reason=a.skip_reason if a.status == AssignmentStatus.SKIPPED else "",
                 flags=[
                     {
@@ -376,25 +401,32 @@ class FeedbackItem:
     gold_lines: list[tuple[str, str]]
     why: str
     created_at: datetime
+    gold_hidden: bool = False  # an item of the set's second sample: only whether it was right
 
 
-def _feedback(results: Any) -> list[FeedbackItem]:
-    return [
-        FeedbackItem(
-            assignment_id=r.assignment_id,
-            stage=r.stage,
-            purpose=r.purpose,
-            attempt=r.attempt,
-            rico_id=r.assignment.screen.rico_id,
-            question=r.assignment.question.text if r.assignment.question is not None else "",
-            correct=r.correct,
-            given_lines=submission_lines((r.feedback or {}).get("given") or {}),
-            gold_lines=submission_lines((r.feedback or {}).get("gold") or {}),
-            why=(r.feedback or {}).get("why") or "",
-            created_at=r.created_at,
+def _feedback(results: Any, *, second: set[int]) -> list[FeedbackItem]:
+    """Results as feedback; those of ``second`` (assignment ids of second samples) without the right answer."""
+    items = []
+    for r in results:
+        hidden = r.assignment_id in second
+        feedback = r.feedback or {}
+        items.append(
+            FeedbackItem(
+                assignment_id=r.assignment_id,
+                stage=r.stage,
+                purpose=r.purpose,
+                attempt=r.attempt,
+                rico_id=r.assignment.screen.rico_id,
+                question=r.assignment.question.text if r.assignment.question is not None else "",
+                correct=r.correct,
+                given_lines=submission_lines(feedback.get("given") or {}),
+                gold_lines=[] if hidden else submission_lines(feedback.get("gold") or {}),
+                why="" if hidden else feedback.get("why") or "",
+                created_at=r.created_at,
+                gold_hidden=hidden,
+            )
         )
-        for r in results
-    ]
+    return items
 
 
 def _results(*, project: Project, user: Any, stage: str) -> Any:
@@ -405,14 +437,15 @@ def _results(*, project: Project, user: Any, stage: str) -> Any:
 
 def qualification_feedback(*, project: Project, user: Any, stage: str, standing: Standing | None) -> list[FeedbackItem]:
     """Every item of the caller's last decided qualification set in ``stage`` (passed or not), in
-    the order served; a set still running shows nothing. One query."""
+    the order served, a second sample's without the right answer; a set still running shows nothing.
+    Two queries."""
     if standing is None:
         return []
     last = standing.attempt - 1 if standing.status == StandingStatus.QUALIFYING else standing.attempt
     if last <= 0:
         return []
     rows = _results(project=project, user=user, stage=stage).filter(purpose=Purpose.QUALIFICATION, attempt=last)
-    return _feedback(rows.order_by("pk"))
+    return _feedback(rows.order_by("assignment_id"), second=_second_sample(project=project, user=user))
 
 
 def refusal_items(*, project: Project, user: Any, stage: str) -> tuple[Standing | None, list[FeedbackItem]]:

@@ -461,7 +461,8 @@ def test_a_decided_qualification_item_shows_its_result(project, django_assert_nu
     control(project, annie, correct=False, purpose=Purpose.QUALIFICATION, attempt=2)
     Standing.objects.create(project=project, user=annie, stage="prefilter", status=StandingStatus.QUALIFYING, attempt=2)
 
-    with django_assert_num_queries(3):  # the rows with screen, review and result; questions; running sets
+    # the rows with screen, review and result; questions; running sets; second samples' items
+    with django_assert_num_queries(4):
         running, decided, skipped = my_work_history(project=project, user=annie)
         [(row.rico_id, row.control) for row in (running, decided, skipped)]
 
@@ -472,6 +473,7 @@ def test_a_decided_qualification_item_shows_its_result(project, django_assert_nu
         "given": {"non_english_app": True, "vh_out_of_sync": False},
         "gold": {"non_english_app": False, "vh_out_of_sync": False},
         "why": WHY_WRONG,
+        "gold_hidden": False,
         "given_lines": [("VH out of sync", "no"), ("Non-English app", "yes")],
         "gold_lines": [("VH out of sync", "no"), ("Non-English app", "no")],
     }
@@ -674,7 +676,7 @@ def test_feedback_of_no_decided_set_reads_nothing(project, django_assert_num_que
     with django_assert_num_queries(0):
         assert qualification_feedback(project=project, user=annie, stage="prefilter", standing=running) == []
     running.status = StandingStatus.NOT_QUALIFIED
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):  # the results, and which items were of a second sample
         items = qualification_feedback(project=project, user=annie, stage="prefilter", standing=running)
         assert [(i.rico_id, i.question) for i in items] == [(scored.assignment.screen.rico_id, "")]
 
@@ -697,3 +699,40 @@ def test_a_second_sample_is_counted_in_the_set_the_annotator_sees(project):
     for _ in range(2):
         work_prefilter(project, annie, RIGHT)
     assert Standing.objects.get(user=annie).reason == "qualified with 3 of 3 more items (a second sample)"
+
+
+def test_a_second_samples_items_show_whether_they_were_right_and_never_the_right_answer(project):
+    # given a set of 4 at 75% with a second sample of 3: two wrong (one short), then the extra items,
+    # one of them wrong again (the set fails): an account failing by one on purpose sees only 4 gold answers
+    project.qualification_items, project.qualification_threshold, project.qualification_extra_items = 4, 0.75, 3
+    project.save()
+    gold_prefilter(project, 8)
+    annie = member(project, "annie")
+    served = [work_prefilter(project, annie, body) for body in (WRONG, RIGHT, WRONG, RIGHT, RIGHT, WRONG, RIGHT)]
+    standing = Standing.objects.get(user=annie)
+    assert (standing.status, standing.attempt) == (StandingStatus.NOT_QUALIFIED, 1)  # the set failed
+    # the feedback of the decided set: the first four with the right answer, the three more without
+    items = feedback_by_stage(project=project, user=annie)[0][2]
+    assert [i.assignment_id for i in items] == [a.pk for a in served]
+    assert [(i.correct, i.gold_hidden) for i in items] == [
+        (False, False),
+        (True, False),
+        (False, False),
+        (True, False),
+        (True, True),
+        (False, True),
+        (True, True),
+    ]
+    assert all(i.gold_lines and i.given_lines for i in items[:4])
+    assert items[0].why  # what differed, on a first-sample item
+    assert all(i.gold_lines == [] and i.why == "" and i.given_lines for i in items[4:])
+    # the history says the same, item by item
+    rows = {row.id: row.control for row in my_work_history(project=project, user=annie)}
+    for item in items:
+        brief = rows[item.assignment_id]
+        assert (brief["gold_hidden"], bool(brief["gold"]), bool(brief["gold_lines"])) == (
+            item.gold_hidden,
+            not item.gold_hidden,
+            not item.gold_hidden,
+        )
+        assert brief["why"] == item.why and brief["correct"] == item.correct
