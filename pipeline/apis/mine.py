@@ -120,7 +120,7 @@ class FeedbackItemSerializer(serializers.Serializer):
     rico_id = serializers.CharField()
     question = serializers.CharField()
     why = serializers.CharField()
-    gold_hidden = serializers.BooleanField(help_text="an item of the set's second sample: its right answer is not shown")
+    gold_hidden = serializers.BooleanField(help_text="an item of the set's second sample: no right answer shown")
 
 
 class FeedbackSerializer(serializers.Serializer):
