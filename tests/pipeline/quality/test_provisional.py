@@ -7,6 +7,7 @@ import pytest
 
 from annotation.exceptions import ConflictError
 from annotation.models import (
+    GoldItem,
     PrefilterJudgment,
     Project,
     QualityEvent,
@@ -138,6 +139,11 @@ def test_a_stage_without_active_gold_holds_nothing_back_even_when_strict(project
     rates(project, 0.0)
     for _ in range(3):
         judge(project, user, JUNK, purpose="work")
+    # (another project's active gold item, and a retired one here, confirm nothing here either)
+    from tests.factories import ProjectFactory
+
+    gold_prefilter(ProjectFactory(slug="other"), 1)
+    GoldItem.objects.filter(pk=gold_prefilter(project, 1)[0].pk).update(active=False)
     for policy in ("evidence", "strict"):
         project.provisional_work = policy
         project.save(update_fields=["provisional_work"])
@@ -309,6 +315,11 @@ def test_an_answer_redone_alike_is_kept_and_one_redone_otherwise_is_held_again(p
     held_back_sweep(project=project)
     _answer_all(project, third, lambda q: _answer(q, 2))
     assert [item for item in provisional_held(project=project) if item.user_id == third.pk] == []
+    # and once the evidence is against the second answerer (a slip, mostly cleared), their redo alike is
+    # held after all: the work held before it vouches for thin evidence only
+    Standing.objects.filter(user=second).update(evidence=0.5)
+    held = {item.user_id: item.assignments for item in provisional_held(project=project)}
+    assert held == {second.pk: [by_question[real[0].pk]]}
 
 
 def _answer(question, vh_index: int) -> dict:
@@ -365,9 +376,11 @@ def test_a_leads_and_a_site_admins_work_is_never_held_but_a_lead_of_another_proj
     lead, admin, visitor = (member(project, n) for n in ("lead", "admin", "visitor"))
     Membership.objects.filter(project=project, user=lead).update(role=Role.LEAD)
     type(admin).objects.filter(pk=admin.pk).update(is_superuser=True)
+    # a site admin works without a membership too (member_get lets them in): never gated either
+    outsider_admin = type(admin).objects.create(username="root", is_superuser=True)
     other = ProjectFactory(slug="other")
     Membership.objects.create(project=other, user=visitor, role=Role.LEAD)  # a lead there, an annotator here
-    for user in (lead, admin, visitor):
+    for user in (lead, admin, outsider_admin, visitor):
         Standing.objects.create(project=project, user=user, stage="prefilter", status=StandingStatus.ACTIVE)
         judge(project, user, RIGHT, purpose="work")
     (held,) = provisional_held(project=project)
@@ -387,7 +400,9 @@ def test_the_hold_reads_this_projects_standings_results_and_passed_controls_only
     Standing.objects.create(project=other, user=user, stage="prefilter", status=StandingStatus.ACTIVE, evidence=9.0)
     for _ in range(2):
         control(other, user, correct=True)
-    # then nothing of theirs is held here still
+    # and here, in the answers stage, a standing with evidence against them
+    Standing.objects.create(project=project, user=user, stage="answers", status=StandingStatus.ACTIVE, evidence=9.0)
+    # then nothing of theirs is held here still (their pre-filtering standing is what counts)
     assert provisional_held(project=project) == []
     # and control items of another stage here do not count as passed in pre-filtering: with two of
     # their three moved to the answers stage, their evidence is thin
@@ -451,3 +466,236 @@ def test_an_answer_in_the_majority_of_its_questions_answers_is_corroborated_and_
     assert held[ann.pk] == (sorted(i for i in [train_of[ann.pk]] if i), 1)
     assert held[cat.pk][0] == sorted(i for i in [done[cat.pk][valid.pk], train_of[cat.pk]] if i)
     assert held[cat.pk][1] == 0
+
+
+# --- several annotators, and the sweep's bookkeeping -------------------------------------------
+
+
+def test_the_sweep_holds_each_annotators_work_under_their_own_event_and_counts_them_all(world):
+    from tests.pipeline.quality.builders import rule_pause
+
+    # given two hit-and-run judges who judged first (their work is the oldest)
+    project, _ = world
+    project.paused_work = "keep"
+    project.save(update_fields=["paused_work"])
+    first, first_junk = hit_and_run(project, "first", passed=3, junk=2, fail_at_end=True)
+    second, second_junk = hit_and_run(project, "second", passed=3, junk=1, fail_at_end=True)
+    # and, after them, judges whose work is not held, each for another reason: a careful judge (enough
+    # passed control items, nothing against them), a judge whose work a later passed item confirms, and
+    # a judge a rule paused (the project keeps paused work: the pause dealt with it)
+    hit_and_run(project, "careful", passed=3, junk=2, fail_at_end=False)
+    _spells(project, member(project, "confirmed"), [("junk", 1), ("right", 1)])
+    paused, _ = hit_and_run(project, "paused", passed=0, junk=1, fail_at_end=False)
+    rule_pause(project, paused, "prefilter")
+    # then each hit-and-run judge's work is held, whatever the others did after them
+    held = {item.user_id: sorted(item.assignments) for item in provisional_held(project=project)}
+    assert held == {first.pk: sorted(first_junk), second.pk: sorted(second_junk)}
+    # and the sweep counts every item and every annotator, each under an event that says why
+    assert held_back_sweep(project=project) == {"held": {"prefilter": 3}, "annotators": 2}
+    for user, junk in ((first, first_junk), (second, second_junk)):
+        event = QualityEvent.objects.get(user=user, rule="provisional-held")
+        assert sorted(event.figures["assignments"]) == sorted(junk)
+        assert event.figures["why"] == "a control item after their last passed one was wrong"
+        assert event.figures["withdrawn"] == len(junk)
+
+
+def test_a_former_leads_work_is_held_once_they_are_an_annotator_unless_it_redoes_held_work_alike(project):
+    from annotation.models import Membership, Role
+    from tests.factories import ProjectFactory
+
+    # given three screens a careful judge with thin evidence (one control item passed) judged, held back
+    gold_prefilter(project, 10)
+    screens(project, 5)
+    careful, _ = hit_and_run(project, "careful", passed=1, junk=0, fail_at_end=False)
+    honest = [judge(project, careful, RIGHT, purpose="work") for _ in range(3)]
+    assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
+    redone = set(Screen.objects.filter(judgments__assignment_id__in=honest).values_list("pk", flat=True))
+    # when a lead (never gated: no standing in the stage) judges every screen alike, the three redone
+    # ones and the two fresh ones
+    lead = member(project, "lead", role="lead")
+    done = {}
+    while (lease := assignment_next(project=project, user=lead, stage="prefilter")) is not None:
+        assignment_submit(assignment_id=lease.pk, user=lead, data={**RIGHT, "note": ""})
+        done[lease.screen_id] = lease.pk
+    assert redone < set(done) and len(done) == 5
+    # and is an annotator later, who also works in the answers stage here and pre-filters elsewhere
+    Membership.objects.filter(project=project, user=lead).update(role=Role.ANNOTATOR)
+    Standing.objects.create(project=project, user=lead, stage="answers", status=StandingStatus.ACTIVE)
+    other = ProjectFactory(slug="other")
+    Standing.objects.create(project=other, user=lead, stage="prefilter", status=StandingStatus.ACTIVE)
+    # then their fresh work is held on thin evidence (no standing: nothing against them, no control item
+    # passed); their redone work, alike the work held before it, is kept
+    (held,) = provisional_held(project=project)
+    assert held.user_id == lead.pk
+    assert sorted(held.assignments) == sorted(pk for screen_id, pk in done.items() if screen_id not in redone)
+    assert held.why == "fewer than 3 control items passed" and held.figures["evidence"] == 0.0
+    # and the sweep gives them an active standing in the stage here, the others left as they were
+    assert held_back_sweep(project=project) == {"held": {"prefilter": 2}, "annotators": 1}
+    assert Standing.objects.get(project=project, user=lead, stage="prefilter").status == StandingStatus.ACTIVE
+    assert Standing.objects.filter(user=lead).count() == 3
+
+
+def test_a_redo_alike_vouches_for_thin_evidence_only_not_for_evidence_against_its_author(project):
+    # given a judge with one slip mostly cleared: five right control items after it, the evidence below
+    # one but still above 0, and more control items passed than the project asks
+    gold_prefilter(project, 10)
+    screens(project, 3)
+    slipper = member(project, "slipper")
+    _spells(project, slipper, [("right", 3), ("wrong", 1), ("right", 5)])
+    assert 0 < Standing.objects.get(user=slipper).evidence < 1
+    # and three screens a careful judge with thin evidence judged, held back
+    careful, _ = hit_and_run(project, "careful", passed=1, junk=0, fail_at_end=False)
+    for _ in range(3):
+        judge(project, careful, RIGHT, purpose="work")
+    assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
+    # when the slipper redoes one of them and a newcomer the other two, all alike the held work
+    slip = judge(project, slipper, RIGHT, purpose="work")
+    _newcomer, done = _redo_all(project, "newcomer", RIGHT)
+    assert len(done) == 2
+    # then the newcomer's redo is kept (two people did the screens alike); the slipper's is held: the
+    # evidence is against them, and the held work does not vouch for that
+    (held,) = provisional_held(project=project)
+    assert (held.user_id, held.assignments) == (slipper.pk, [slip])
+    assert held.why == "a control item after their last passed one was wrong"
+
+
+def test_only_the_projects_submitted_work_of_a_stage_with_gold_is_held_never_a_review(world):
+    from django.utils import timezone
+
+    from annotation.models import Assignment, AssignmentStatus, GoldItem, Purpose
+    from tests.factories import ProjectFactory
+
+    project, real = world
+    strict(project)  # every annotator's work that nothing confirms would be held
+    # given a review of a lead's judgment, while a review gold item is active: reviews are never held
+    lead = member(project, "lead", role="lead")
+    judged = judge(project, lead, RIGHT, purpose="work")
+    accept = {"verdict": "accepted", "reason": "", "comment": ""}
+    GoldItem.objects.create(project=project, stage="review", screen=real[-1], answer=accept)
+    now = timezone.now()
+    Assignment.objects.create(
+        project=project,
+        stage="review",
+        screen=real[0],
+        reviewed_id=judged,
+        annotator=member(project, "reviewer"),
+        status=AssignmentStatus.SUBMITTED,
+        purpose=Purpose.WORK,
+        lease_expires_at=now,
+        submitted_at=now,
+        submission=accept,
+    )
+    # and a judge's open lease here (nothing submitted yet)
+    slow = member(project, "slow")
+    Standing.objects.create(project=project, user=slow, stage="prefilter", status=StandingStatus.ACTIVE)
+    assert assignment_next(project=project, user=slow, stage="prefilter").purpose == "work"
+    # and a judge's submitted work in another project (with gold of its own)
+    other = ProjectFactory(slug="other")
+    gold_prefilter(other, 1)
+    stranger = member(other, "stranger")
+    Standing.objects.create(project=other, user=stranger, stage="prefilter", status=StandingStatus.ACTIVE)
+    rates(other, 0.0)
+    for _ in screens(other, 2):
+        lease = assignment_next(project=other, user=stranger, stage="prefilter")
+        assignment_submit(assignment_id=lease.pk, user=stranger, data={**JUNK, "note": ""})
+    # then nothing is held here
+    assert provisional_held(project=project) == []
+    # (while the other project's work is held there)
+    (held,) = provisional_held(project=other)
+    assert (held.user_id, len(held.assignments)) == (stranger.pk, 2)
+
+
+def test_two_agreeing_answers_of_a_validation_question_corroborate_each_other_train_answers_never_do(project):
+    # given, answered by two thin-evidence answerers alike: a validation question asked once (one answer,
+    # nobody to agree with it), a validation question asked twice, and a train question asked twice
+    from annotation.models import Split
+    from tests.pipeline.stages.helpers import answering_question
+
+    made = screens(project, 4)
+    lone, pair, train = (
+        answering_question(screen, text=f"What does label 1 of {screen.rico_id} say?", needed=needed)
+        for screen, needed in zip(made[:3], (1, 2, 2), strict=True)
+    )
+    Screen.objects.filter(pk__in=[made[0].pk, made[1].pk]).update(split=Split.VALIDATION)
+    _answers_gold(project, made[3])
+    ann, bob = (member(project, n) for n in ("ann", "bob"))
+    for user in (ann, bob):
+        Standing.objects.create(project=project, user=user, stage="answers", status=StandingStatus.ACTIVE)
+    done = {user.pk: _answer_all(project, user, lambda q: _answer(q, 1)) for user in (ann, bob)}
+    assert set(done[ann.pk]) == {lone.pk, pair.pk, train.pk} and set(done[bob.pk]) == {pair.pk, train.pk}
+    # then exactly the two answers of the validation question asked twice are corroborated; the lone one
+    # and both train answers are held
+    held = {item.user_id: (sorted(item.assignments), item.corroborated) for item in provisional_held(project=project)}
+    assert held == {
+        ann.pk: (sorted([done[ann.pk][lone.pk], done[ann.pk][train.pk]]), 1),
+        bob.pk: ([done[bob.pk][train.pk]], 1),
+    }
+
+
+def test_work_from_before_the_evidence_was_last_clear_stays_out_of_the_longer_hold(world):
+    # given a judge whose junk a passed control item confirmed, who then spammed between two wrong
+    # control items with a passed one between them
+    project, _ = world
+    picker = member(project, "picker")
+    spells = [("right", 3), ("junk", 2), ("right", 2), ("junk", 2), ("wrong", 1), ("junk", 1), ("right", 1)]
+    done = _spells(project, picker, [*spells, ("junk", 1), ("wrong", 1)])
+    # then what came after the evidence was last clear is held, the confirmed junk before it is not
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == sorted(done["junk3"] + done["junk5"] + done["junk7"])
+    assert held.why == "control items were wrong since their evidence was last clear"
+    # and only the right control items count as passed
+    assert held.figures["controls_passed"] == 6
+
+
+def test_evidence_of_exactly_one_slip_keeps_the_hold_after_the_last_passed_item(world):
+    from pipeline.quality.sequential import sequential_test
+
+    project, _ = world
+    careful = member(project, "careful")
+    done = _spells(project, careful, [("right", 5), ("junk", 2), ("wrong", 1), ("junk", 2), ("right", 1), ("junk", 1)])
+    # the evidence one wrong control item adds, the right one after it not counted (one slip's worth)
+    Standing.objects.filter(user=careful).update(evidence=sequential_test(project).llr(False))
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == sorted(done["junk5"])
+    assert held.why == "a control item after their last passed one was wrong"
+
+
+def test_work_submitted_the_instant_of_the_last_passed_item_is_not_after_it(world):
+    from annotation.models import Assignment, ControlResult
+
+    project, _ = world
+    user, junk = hit_and_run(project, "newbie", passed=1, junk=2, fail_at_end=False)
+    passed_at = ControlResult.objects.get(user=user, correct=True).created_at
+    Assignment.objects.filter(pk=junk[0]).update(submitted_at=passed_at)
+    (held,) = provisional_held(project=project)
+    assert held.assignments == [junk[1]]
+
+
+def test_the_sweep_ends_a_pass_1_lease_on_a_screen_it_sends_back_at_the_time_it_is_given(world):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Assignment, AssignmentStatus
+
+    # given a thin-evidence judge whose judgment moved a screen on to pass 1, where a writer holds it
+    project, _ = world
+    user, _ = hit_and_run(project, "newbie", passed=1, junk=0, fail_at_end=False)
+    judged = judge(project, user, RIGHT, purpose="work")
+    screen = Screen.objects.get(judgments__assignment_id=judged)
+    assert screen.state == ScreenState.QUESTIONS_1
+    at = timezone.now() + timedelta(minutes=5)  # the sweep's time, not the clock's
+    lease = Assignment.objects.create(
+        project=project,
+        stage="questions-1",
+        screen=screen,
+        annotator=member(project, "writer"),
+        status=AssignmentStatus.LEASED,
+        lease_expires_at=at + timedelta(hours=1),
+    )
+    # when the sweep runs at a given time, the screen goes back to pre-filtering and the lease ends then
+    assert held_back_sweep(project=project, now=at) == {"held": {"prefilter": 1}, "annotators": 1}
+    lease.refresh_from_db()
+    screen.refresh_from_db()
+    assert screen.state == ScreenState.PREFILTER
+    assert (lease.status, lease.updated_at) == (AssignmentStatus.EXPIRED, at)
