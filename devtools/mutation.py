@@ -91,6 +91,7 @@ TARGETS: dict[str, Target] = {
             "tests/pipeline/stages/test_progress_answers.py",
             "tests/pipeline/quality/test_withdraw_and_restore.py",
             "tests/frontend/test_workspace.py",
+            "tests/pipeline/assist/test_assist.py",  # the stage's suggestion methods (model assistance)
         ),
         skip=CROWD,
     ),
@@ -111,6 +112,7 @@ TARGETS: dict[str, Target] = {
             "tests/pipeline/stages/test_prefilter.py",
             "tests/pipeline/stages/test_prefilter_withdraw.py",
             "tests/pipeline/stages/test_forms.py",
+            "tests/pipeline/assist/test_assist.py",  # the stage's suggestion methods (model assistance)
         ),
         skip=CROWD,
     ),
