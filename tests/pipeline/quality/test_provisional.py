@@ -368,12 +368,18 @@ def strict(project: Project) -> None:
 
 
 def test_a_leads_and_a_site_admins_work_is_never_held_but_a_lead_of_another_project_is(world):
+    from django.contrib.auth import get_user_model
+
     from annotation.models import Membership, Role
     from tests.factories import ProjectFactory
 
     project, _ = world
     strict(project)
+    # users without a membership first, so that no user's id is also a membership's id by coincidence
+    for n in range(3):
+        get_user_model().objects.create(username=f"nobody-{n}")
     lead, admin, visitor = (member(project, n) for n in ("lead", "admin", "visitor"))
+    assert Membership.objects.get(project=project, user=lead).pk != lead.pk
     Membership.objects.filter(project=project, user=lead).update(role=Role.LEAD)
     type(admin).objects.filter(pk=admin.pk).update(is_superuser=True)
     # a site admin works without a membership too (member_get lets them in): never gated either
