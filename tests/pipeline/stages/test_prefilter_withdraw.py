@@ -470,3 +470,96 @@ def test_restored_language_votes_do_not_outweigh_a_leads_english(project, django
     with django_capture_on_commit_callbacks(execute=True):
         assert judgments_restore(PrefilterJudgment.objects.all(), now=timezone.now()) == {"restored": 1, "redone": 0}
     assert state_of(screen) == ("questions-1", "", "")
+
+
+def test_withdrawing_reopens_a_lead_english_apps_screen_counts_every_screen_further_along_and_ends_only_its_writer(
+    project, django_capture_on_commit_callbacks
+):
+    # given sam's word alone sent four screens on: two whose pass-1 questions are written, one of an
+    # app a lead declared English (its pass-1 writer holds it); ann's judgment sent a fifth on, and
+    # vic holds that one for pass 1
+    sam, ann, wes, vic = (member(project, n) for n in ("sam", "ann", "wes", "vic"))
+    c1, c2 = screens(project, 2)
+    (e1,) = screens(project, 1)
+    (o1,) = screens(project, 1)
+    app_mark_non_english(project=project, package=e1.app.package, english=True)
+    assert [judge(project, sam).screen_id for _ in range(3)] == [c1.pk, c2.pk, e1.pk]
+    assert judge(project, ann).screen_id == o1.pk
+    for screen in (c1, c2):
+        writing = assignment_next(project=project, user=wes, stage="questions-1")
+        assert writing.screen_id == screen.pk
+        assignment_submit(assignment_id=writing.pk, user=wes, data={"questions": ["What is label 2?"]})
+    held = assignment_next(project=project, user=wes, stage="questions-1")
+    decoy = assignment_next(project=project, user=vic, stage="questions-1")
+    assert (held.screen_id, decoy.screen_id) == (e1.pk, o1.pk)
+    # when sam's judgments are withdrawn
+    moved = withdraw(PrefilterJudgment.objects.filter(annotator=sam), django_capture_on_commit_callbacks)
+    # then the English app's screen (no judgment counts: nothing is forced, even with its language
+    # votes ignored) waits for a judge again and its writer's lease ends; both screens with questions
+    # stay and are both reported; ann's screen and vic's lease are untouched
+    assert moved == {"withdrawn": 3, "screens_requeued": 1, "screens_further_along": 2}
+    assert [state_of(s) for s in (c1, c2, e1, o1)] == [
+        ("questions-2", "", ""),
+        ("questions-2", "", ""),
+        ("prefilter", "", ""),
+        ("questions-1", "", ""),
+    ]
+    held.refresh_from_db()
+    decoy.refresh_from_db()
+    assert (held.status, decoy.status) == (AssignmentStatus.EXPIRED, AssignmentStatus.LEASED)
+
+
+def test_a_leads_english_sends_each_screen_its_language_excluded_where_its_own_judges_put_it(project):
+    # given sam judged two screens of app X non-English (one also out of sync), so the rule made X
+    # non-English: its unjudged screen and the one whose question was being answered were excluded
+    # with it; and app Y, whose question is also dropped, a lead marked non-English
+    sam, wes = member(project, "sam"), member(project, "wes")
+    x1, x2, x3 = screens(project, 3)
+    x4 = screens(project, 1, app=x1.app, state=ScreenState.ANSWERING, split="train")[0]
+    asked = answering_question(x4, author=wes)
+    y1 = screens(project, 1, state=ScreenState.ANSWERING, split="train")[0]
+    decoy = answering_question(y1, author=wes)
+    judge(project, sam, non_english_app=True, vh_out_of_sync=True)
+    judge(project, sam, non_english_app=True)
+    app_mark_non_english(project=project, package=y1.app.package)
+    assert [state_of(s) for s in (x1, x2, x3, x4)] == [
+        ("excluded", "non_english", ""),
+        ("excluded", "non_english", ""),
+        ("excluded", "non_english", "prefilter"),
+        ("excluded", "non_english", "answering"),
+    ]
+    # when a lead declares X English
+    done = app_mark_non_english(project=project, package=x1.app.package, english=True)
+    # then the screen its judges found out of sync stays excluded for that, the other goes on to
+    # pass 1, the others return to the states they left, and so does X's question (not Y's)
+    assert [state_of(s) for s in (x1, x2, x3, x4)] == [
+        ("excluded", "vh_out_of_sync", ""),
+        ("questions-1", "", ""),
+        ("prefilter", "", ""),
+        ("answering", "", ""),
+    ]
+    assert (done["restored"], done["questions_restored"]) == (3, 1)
+    asked.refresh_from_db()
+    decoy.refresh_from_db()
+    assert (asked.state, asked.drop_reason, asked.dropped_from) == (QuestionState.ANSWERING, "", "")
+    assert (decoy.state, decoy.drop_reason) == (QuestionState.DROPPED, "non-english-app")
+
+
+def test_with_three_judges_two_language_votes_left_keep_a_screen_excluded_in_an_undecided_app(
+    project, django_capture_on_commit_callbacks
+):
+    # given three judges said one screen's app is non-English, one of them also out of sync (one
+    # screen: the app stays undecided)
+    project.prefilter_judgments = 3
+    project.save()
+    ann, bob, sam = (member(project, n) for n in ("ann", "bob", "sam"))
+    (screen,) = screens(project, 1)
+    for user, out_of_sync in ((ann, False), (bob, True), (sam, False)):
+        judge(project, user, non_english_app=True, vh_out_of_sync=out_of_sync)
+    assert state_of(screen) == ("excluded", "non_english", "")
+    # when sam's judgment is withdrawn, the two language votes left still force the decision (were
+    # they ignored, the missing third judge could make it out of sync or not)
+    moved = withdraw(PrefilterJudgment.objects.filter(annotator=sam), django_capture_on_commit_callbacks)
+    assert moved == {"withdrawn": 1, "screens_requeued": 0, "screens_further_along": 0}
+    assert state_of(screen) == ("excluded", "non_english", "")
+    assert App.objects.get(pk=screen.app_id).language_set_by == ""
