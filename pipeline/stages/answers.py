@@ -373,8 +373,6 @@ class Answers(StageDefinition):
 
     # --- model assistance (docs/assist.md) ----------------------------------------------------
 
-    assisted = True
-
     def suggestion(self, *, assignment: Assignment) -> dict[str, Any] | None:
         # Control items read their suggestion exactly as real work does (no tell).
         assert assignment.question_id is not None

@@ -61,6 +61,7 @@ from annotation.models import (
     Screen,
     SuggestionUse,
 )
+from pipeline.assist.service import ASSISTED
 
 from .units import Unit
 from .wire import TEXT_MAX, AssignmentPayloadSerializer, validated
@@ -152,8 +153,10 @@ class StageDefinition:
 
     # --- model assistance (docs/assist.md) ------------------------------------------------------
 
-    # Whether the stage shows a backend's suggestions (``pipeline.assist.service.ASSISTED`` computes them).
-    assisted: ClassVar[bool] = False
+    @property
+    def assisted(self) -> bool:
+        """Whether the stage shows a backend's suggestions: said once, by ``ASSISTED`` (which computes them)."""
+        return self.name in ASSISTED
 
     def suggestion(self, *, assignment: Assignment) -> dict[str, Any] | None:
         """The suggestion shown with ``assignment`` (the same read for control items and real work)."""

@@ -332,8 +332,6 @@ class Prefilter(StageDefinition):
 
     # --- model assistance (docs/assist.md) ----------------------------------------------------
 
-    assisted = True
-
     def suggestion(self, *, assignment: Assignment) -> dict[str, Any] | None:
         # Control items read their suggestion exactly as real work does (no tell).
         return suggestion_for(project=assignment.project, screen_id=assignment.screen_id, assignment=assignment)
