@@ -736,3 +736,23 @@ def test_a_second_samples_items_show_whether_they_were_right_and_never_the_right
             not item.gold_hidden,
         )
         assert brief["why"] == item.why and brief["correct"] == item.correct
+
+
+def test_a_skipped_first_sample_item_does_not_shift_which_items_hide_their_right_answer(project):
+    # given the same set, whose second item is skipped (it counts as wrong): one short again
+    from pipeline.engine import assignment_skip
+
+    project.qualification_items, project.qualification_threshold, project.qualification_extra_items = 4, 0.75, 3
+    project.save()
+    gold_prefilter(project, 8)
+    annie = member(project, "annie")
+    first = work_prefilter(project, annie, WRONG)
+    skipped = assignment_next(project=project, user=annie, stage="prefilter")
+    assignment_skip(assignment_id=skipped.pk, user=annie, reason="unclear")
+    served = [first, skipped] + [work_prefilter(project, annie, RIGHT) for _ in range(5)]
+    # then the first sample's four items (the skipped one among them) show their right answer, the
+    # three extra items do not: the place in the attempt decides, not the count of results before
+    items = feedback_by_stage(project=project, user=annie)[0][2]
+    assert [i.assignment_id for i in items] == [a.pk for a in served]
+    assert [i.gold_hidden for i in items] == [False, False, False, False, True, True, True]
+    assert items[1].correct is False
