@@ -174,6 +174,24 @@ def _tally(screen_ids: list[int]) -> dict[int, tuple[int, int, int]]:
     return {row["screen_id"]: (row["n"], row["ne"], row["oos"]) for row in rows}
 
 
+def _screen_reason(
+    votes: list[tuple[int, bool, bool]], *, needed: int, english: bool, weights: dict[int, float] | None
+) -> str:
+    """A screen's decision from the judgments that count, ``(judge id, non_english, out_of_sync)``
+    each (at least ``needed`` of them): with several judges per screen each vote weighs by its judge's
+    reliability (``weights``, from ``judge_weights``), with one a plain majority of ``needed``.
+    ``english``: a lead declared the app English, so the language votes do not count. The one rule
+    for a submit and for a screen whose judgments a reinstatement completed."""
+    if needed >= 2:
+        assert weights is not None
+        return prefilter_decide_weighted([(ne and not english, oos, weights[judge]) for judge, ne, oos in votes])
+    return prefilter_decide(
+        votes_non_english=0 if english else sum(ne for _, ne, _ in votes),
+        votes_out_of_sync=sum(oos for _, _, oos in votes),
+        judgments=needed,
+    )
+
+
 class PrefilterSubmitSerializer(StrictSerializer):
     non_english_app = FlagField(help_text="the app is not in English (a property of the app)")
     vh_out_of_sync = FlagField(help_text="VH out of sync with the pixels in the main content")
@@ -281,37 +299,22 @@ class Prefilter(StageDefinition):
             vh_out_of_sync=cleaned["vh_out_of_sync"],
             note=cleaned["note"],
         )
-        judgments = (
-            _counting()
-            .filter(screen=screen)
-            .aggregate(
-                n=Count("pk"),
-                non_english=Count("pk", filter=Q(non_english_app=True)),
-                out_of_sync=Count("pk", filter=Q(vh_out_of_sync=True)),
-            )
-        )
+        votes = list(_counting().filter(screen=screen).values_list("annotator_id", "non_english_app", "vh_out_of_sync"))
         needed = screen.project.prefilter_judgments
-        if judgments["n"] < needed:
+        if len(votes) < needed:
             return
         # a lead's "English" outweighs the judges' language votes (asked only when there are some)
-        declared_english = (
-            judgments["non_english"] > 0
-            and App.objects.filter(pk=screen.app_id, non_english=False, language_set_by="lead").exists()
+        declared_english = any(ne for _, ne, _ in votes) and (
+            App.objects.filter(pk=screen.app_id, non_english=False, language_set_by="lead").exists()
         )
-        if needed >= 2:  # several judges: each vote weighs by the judge's reliability
-            rows = list(
-                _counting().filter(screen=screen).values_list("annotator_id", "non_english_app", "vh_out_of_sync")
-            )
-            weights = judge_weights(project=screen.project, user_ids=[row[0] for row in rows])
-            reason = prefilter_decide_weighted(
-                [(ne and not declared_english, oos, weights[judge]) for judge, ne, oos in rows]
-            )
-        else:
-            reason = prefilter_decide(
-                votes_non_english=0 if declared_english else judgments["non_english"],
-                votes_out_of_sync=judgments["out_of_sync"],
-                judgments=needed,
-            )
+        reason = _screen_reason(
+            votes,
+            needed=needed,
+            english=declared_english,
+            weights=judge_weights(project=screen.project, user_ids=[judge for judge, _, _ in votes])
+            if needed >= 2
+            else None,
+        )
         if reason:
             screen.state = ScreenState.EXCLUDED
             screen.exclusion_reason = reason
@@ -509,12 +512,15 @@ def _app_exclude(*, app: App, now: Any) -> dict[str, Any]:
     }
 
 
-def _app_restore(*, app: App) -> dict[str, Any]:
-    """Undo the app's language exclusions (a lead declared it English): every screen of the app
-    excluded as non-English returns to where it was. A screen the app's decision excluded goes back
-    to the state it left (``excluded_from``); a screen its own judges excluded as non-English is
-    decided again without the language votes (out of sync by its judges' majority, else on to the
-    question passes; back to pre-filtering when the judgments that count do not decide it). Questions
+def _app_restore(*, app: App, language: bool) -> dict[str, Any]:
+    """Undo the app's language exclusions: every screen of the app excluded as non-English returns to
+    where it was. A screen the app's decision excluded goes back to the state it left
+    (``excluded_from``); a screen its own judges excluded as non-English is decided again by the
+    judgments that count: without the language votes when a lead declared the app English
+    (``language`` False: out of sync by its judges' majority, else on to the question passes), with
+    them when the app is undecided again (``language`` True: the app rule no longer holds, so its
+    judges' "non-English" still excludes it); back to pre-filtering when the judgments that count do
+    not decide it. Questions
     dropped with ``non-english-app`` return to the state they left (or,
     without a record of it, to the state their screen and answers imply). Screens excluded as out
     of sync stay excluded. Caller holds the project's lock; the screens are locked in id order."""
@@ -531,9 +537,13 @@ def _app_restore(*, app: App) -> dict[str, Any]:
         if was:
             target = (was, "")
         else:
-            n, _, out_of_sync = votes.get(pk, (0, 0, 0))
+            n, non_english, out_of_sync = votes.get(pk, (0, 0, 0))
             reason = prefilter_settled(
-                votes_non_english=0, votes_out_of_sync=out_of_sync, judgments=n, needed=needed, language=False
+                votes_non_english=non_english if language else 0,
+                votes_out_of_sync=out_of_sync,
+                judgments=n,
+                needed=needed,
+                language=language,
             )
             if reason is None:  # its judgments that count do not decide it (some were withdrawn)
                 target = (ScreenState.PREFILTER, "")
@@ -590,13 +600,26 @@ def judgments_withdraw(
     return {"withdrawn": len(rows), **moved}
 
 
+def _own_decision(screen: Screen) -> str | None:
+    """What the screen's own judges decided: its exclusion reason, ``""`` (it went on), or ``None``
+    (held by its app while waiting in pre-filtering: not decided)."""
+    if screen.state != ScreenState.EXCLUDED or screen.excluded_from not in ("", ScreenState.PREFILTER):
+        return ""
+    return screen.exclusion_reason if not screen.excluded_from else None
+
+
 def _screens_reopen(*, screen_ids: list[int], now: datetime) -> dict[str, int]:
     """After judgments on ``screen_ids`` were withdrawn: a screen whose decision the judgments that
     still count do not force is decided again. Excluded by its own judges, or moved on to pass 1
     without a pass-1 submission yet: back to pre-filtering (held excluded, from pre-filtering, while
     its app is non-English). Excluded by its app's decision from pass 1: it will return to
     pre-filtering, not pass 1, if the app is restored. Further along (questions written): left as
-    it is. Locks the screens in id order."""
+    it is. Locks the screens in id order.
+
+    "Force" is counted on votes. With several judges per screen the decision was weighed by the
+    judges' reliability, so a decision the remaining votes force is kept only when it is the one the
+    screen has: a reliable judge's withdrawn "no" that outweighed a lone "non-English" sends the
+    screen back, though that vote alone forces "non-English" by count."""
     screens = list(Screen.objects.select_for_update().filter(pk__in=screen_ids).order_by("pk"))
     if not screens:
         return {"screens_requeued": 0, "screens_further_along": 0}
@@ -620,8 +643,8 @@ def _screens_reopen(*, screen_ids: list[int], now: datetime) -> dict[str, int]:
             language=screen.app_id not in english,
         )
         state, was = screen.state, screen.excluded_from
-        if settled is not None or state == ScreenState.PREFILTER:
-            continue  # the decision stands without them, or none was made yet (their places are free again)
+        if state == ScreenState.PREFILTER or (settled is not None and settled == _own_decision(screen)):
+            continue  # none was made yet (their places are free again), or the decision stands without them
         if (state == ScreenState.EXCLUDED and not was) or state == ScreenState.QUESTIONS_1:
             (held if screen.app_id in non_english else back).append(screen.pk)
         elif state == ScreenState.EXCLUDED and was == ScreenState.QUESTIONS_1:
@@ -675,7 +698,8 @@ def judgments_restore(judgments: QuerySet[PrefilterJudgment], *, now: datetime) 
 
 def _screens_decide(*, screens: list[Screen], needed: int) -> None:
     """Decide the screens among ``screens`` (locked) that wait in pre-filtering (or are held excluded
-    by their app from it) and now have all their judgments, as the last judgment's submit does."""
+    by their app from it) and now have all their judgments, as the last judgment's submit does (one
+    rule, ``_screen_reason``: weighed by the judges' reliability with several judges per screen)."""
     waiting = [
         s
         for s in screens
@@ -684,19 +708,27 @@ def _screens_decide(*, screens: list[Screen], needed: int) -> None:
     ]
     if not waiting:
         return
-    tally = _tally([s.pk for s in waiting])
+    votes: dict[int, list[tuple[int, bool, bool]]] = {}
+    for screen_id, judge, non_english, out_of_sync in (
+        _counting()
+        .filter(screen_id__in=[s.pk for s in waiting])
+        .values_list("screen_id", "annotator_id", "non_english_app", "vh_out_of_sync")
+    ):
+        votes.setdefault(screen_id, []).append((judge, non_english, out_of_sync))
     english = set(
         App.objects.filter(pk__in={s.app_id for s in waiting}, non_english=False, language_set_by="lead").values_list(
             "pk", flat=True
         )
     )
+    weights = (
+        judge_weights(project=waiting[0].project, user_ids=sorted({v[0] for rows in votes.values() for v in rows}))
+        if needed >= 2
+        else None
+    )
     for screen in waiting:
-        n, ne, oos = tally.get(screen.pk, (0, 0, 0))
-        if n < needed:
+        if len(votes.get(screen.pk, ())) < needed:
             continue
-        reason = prefilter_decide(
-            votes_non_english=0 if screen.app_id in english else ne, votes_out_of_sync=oos, judgments=needed
-        )
+        reason = _screen_reason(votes[screen.pk], needed=needed, english=screen.app_id in english, weights=weights)
         if screen.state == ScreenState.PREFILTER:
             state = ScreenState.EXCLUDED if reason else ScreenState.QUESTIONS_1
             Screen.objects.filter(pk=screen.pk).update(state=state, exclusion_reason=reason)
@@ -729,7 +761,7 @@ def app_language_recheck(*, project_id: int, app_ids: list[int]) -> dict[str, li
         if app.non_english and not decided:
             app.non_english, app.language_set_by = False, ""
             app.save(update_fields=["non_english", "language_set_by"])
-            _app_restore(app=app)
+            _app_restore(app=app, language=True)  # undecided again: its screens' own votes count
             done["restored"].append(app.package)
         elif decided and not app.non_english:
             app.non_english, app.language_set_by = True, "rule"
@@ -777,7 +809,7 @@ def app_mark_non_english(*, project: Project, package: str, english: bool = Fals
     done: dict[str, Any] = {"excluded": 0, "excluded_by_state": {}, "questions_dropped": 0}
     undone: dict[str, Any] = {"restored": 0, "restored_by_state": {}, "questions_restored": 0}
     if english:
-        undone = _app_restore(app=app)
+        undone = _app_restore(app=app, language=False)
     else:
         done = _app_exclude(app=app, now=timezone.now())
     judged, non_english = app_language_votes(app=app)

@@ -27,7 +27,7 @@ from annotation.models import (
 )
 from pipeline.engine import app_language_list, app_mark_non_english, assignment_next, assignment_submit, stage_get
 from pipeline.stages.prefilter import app_language_check, judge_weights, prefilter_decide, prefilter_decide_weighted
-from tests.factories import AppFactory, ProjectFactory
+from tests.factories import AppFactory, MembershipFactory, ProjectFactory
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db
@@ -714,3 +714,35 @@ def test_the_queue_is_the_projects_waiting_screens_of_apps_not_non_english(proje
         assignment_id=lease.pk, user=judge, data={"non_english_app": False, "vh_out_of_sync": False, "note": ""}
     )
     assert assignment_next(project=project, user=judge, stage="prefilter") is None
+
+
+def test_a_screen_is_open_to_a_judge_by_that_screens_leases_and_judgments_alone(project):
+    # given two judgments per screen; (decoys) another app of the project that is non-English, and
+    # carl holding a pre-filtering lease on a screen of another project
+    project.prefilter_judgments = 2
+    project.save()
+    stage = stage_get("prefilter")
+    ann, bob, carl = member(project, "ann"), member(project, "bob"), member(project, "carl")
+    screens(project, 1, app=AppFactory(project=project, non_english=True))
+    other = ProjectFactory(slug="other")
+    MembershipFactory(project=other, user=carl)
+    screens(other, 1)
+    assert assignment_next(project=other, user=carl, stage="prefilter") is not None
+    (screen,) = screens(project, 1)
+    # when ann has judged the screen and bob holds a lease on it
+    judge(project, ann)
+    held = assignment_next(project=project, user=bob, stage="prefilter")
+    assert held.screen_id == screen.pk
+    now = timezone.now()
+    # then it is open to nobody: ann judged it, and her judgment and bob's lease fill its two places
+    assert stage.open_to(unit=screen, user=ann, now=now) is False
+    assert stage.open_to(unit=screen, user=carl, now=now) is False
+    # but a lead may hand bob's lease to carl: the lease handed over leaves its own place
+    assert stage.open_to(unit=screen, user=carl, now=now, own=held) is True
+
+
+def test_a_judge_of_little_weight_alone_still_raises_a_flag():
+    # a vote weighs the log-odds of its judge's record: below 1 for a judge right about half the time
+    assert prefilter_decide_weighted([(True, False, 0.5)]) == "non_english"
+    assert prefilter_decide_weighted([(False, True, 0.4), (False, False, 0.3)]) == "vh_out_of_sync"
+    assert prefilter_decide_weighted([(False, True, 0.4), (False, False, 0.5)]) == ""

@@ -15,6 +15,8 @@ from annotation.models import (
     App,
     Assignment,
     AssignmentStatus,
+    ControlResult,
+    GoldItem,
     PausedWork,
     PrefilterJudgment,
     Question,
@@ -563,3 +565,254 @@ def test_with_three_judges_two_language_votes_left_keep_a_screen_excluded_in_an_
     assert moved == {"withdrawn": 1, "screens_requeued": 0, "screens_further_along": 0}
     assert state_of(screen) == ("excluded", "non_english", "")
     assert App.objects.get(pk=screen.app_id).language_set_by == ""
+
+
+def test_restoring_fills_a_screens_free_places_one_judgment_each(project, django_capture_on_commit_callbacks):
+    # given two judgments per screen: ann and bob judged both screens, and both were withdrawn
+    # (both screens back in pre-filtering); carl judged the second screen again since
+    project.prefilter_judgments = 2
+    project.save()
+    ann, bob, carl = (member(project, name) for name in ("ann", "bob", "carl"))
+    empty, half = screens(project, 2)
+    for user in (ann, bob):
+        assert judge(project, user).screen_id == empty.pk
+        assert judge(project, user).screen_id == half.pk
+    event = rule_pause(project, ann, "prefilter")
+    withdraw(PrefilterJudgment.objects.filter(annotator=bob), django_capture_on_commit_callbacks)
+    assert (state_of(empty), state_of(half)) == (("prefilter", "", ""),) * 2
+    assert judge(project, carl).screen_id in (empty.pk, half.pk)
+    if PrefilterJudgment.objects.filter(annotator=carl, screen=empty).exists():
+        empty, half = half, empty
+    # when all four are brought back
+    with django_capture_on_commit_callbacks(execute=True):
+        done = judgments_restore(PrefilterJudgment.objects.exclude(annotator=carl), now=timezone.now())
+    # then the screen nobody judged again gets both back, the other one of them (its other place
+    # is carl's), and each screen is decided; a judgment brought back no longer names the pause
+    assert done == {"restored": 3, "redone": 1}
+    assert PrefilterJudgment.objects.filter(screen=empty, withdrawn_reason="").count() == 2
+    assert PrefilterJudgment.objects.filter(screen=half, withdrawn_reason="").count() == 2
+    assert (state_of(empty), state_of(half)) == (("questions-1", "", ""),) * 2
+    assert not PrefilterJudgment.objects.filter(withdrawn_reason="", withdrawn_by=event).exists()
+    assert PrefilterJudgment.objects.filter(withdrawn_reason="", withdrawn_by__isnull=True).count() == 4
+
+
+def test_restored_language_votes_decide_their_screens_and_their_app_again(
+    project, spammed, django_capture_on_commit_callbacks
+):
+    # given the spammer's judgments withdrawn: app A restored, its judged screens back in pre-filtering
+    sam, apps, s = spammed["sam"], spammed["apps"], spammed["screens"]
+    withdraw(PrefilterJudgment.objects.filter(annotator=sam), django_capture_on_commit_callbacks)
+    assert not App.objects.get(pk=apps["A"].pk).non_english
+    assert state_of(s["a1"]) == ("prefilter", "", "")
+    # when they are brought back (nobody judged those screens since)
+    with django_capture_on_commit_callbacks(execute=True):
+        judgments_restore(PrefilterJudgment.objects.filter(annotator=sam), now=timezone.now())
+    # then the two non-English votes exclude their screens again, and, once the restore commits,
+    # the app rule makes A non-English again (its third screen held with it)
+    assert state_of(s["a1"]) == ("excluded", "non_english", "")
+    assert state_of(s["a2"]) == ("excluded", "non_english", "")
+    app = App.objects.get(pk=apps["A"].pk)
+    assert (app.non_english, app.language_set_by) == (True, "rule")
+    assert state_of(s["a3"]) == ("excluded", "non_english", "prefilter")
+
+
+def test_a_restored_judgment_on_a_screen_its_app_holds_says_what_its_judges_decided(
+    project, django_capture_on_commit_callbacks
+):
+    # given a judgment of non-English withdrawn (its screen back in pre-filtering), then a lead who
+    # marked the app non-English (the screen held excluded, from pre-filtering)
+    sam = member(project, "sam")
+    (screen,) = screens(project, 1)
+    judge(project, sam, non_english_app=True)
+    withdraw(PrefilterJudgment.objects.all(), django_capture_on_commit_callbacks)
+    app_mark_non_english(project=project, package=screen.app.package)
+    assert state_of(screen) == ("excluded", "non_english", "prefilter")
+    # when it is brought back
+    with django_capture_on_commit_callbacks(execute=True):
+        assert judgments_restore(PrefilterJudgment.objects.all(), now=timezone.now()) == {"restored": 1, "redone": 0}
+    # then the screen is excluded by its own judge's word as well (not "from pass 1": it never went on)
+    assert state_of(screen) == ("excluded", "non_english", "")
+
+
+def _control_record(project, user, *, right, items=12):
+    """``items`` pre-filtering control results of ``user``, the first ``right`` of them correct (their
+    gold items retired since: none is served)."""
+    for i, gold_screen in enumerate(screens(project, items, state=ScreenState.QUESTIONS_1)):
+        gold = GoldItem.objects.create(project=project, stage="prefilter", screen=gold_screen, answer={}, active=False)
+        done = Assignment.objects.create(
+            project=project,
+            stage="prefilter",
+            screen=gold_screen,
+            annotator=user,
+            status="submitted",
+            lease_expires_at=timezone.now(),
+            submitted_at=timezone.now(),
+            purpose="control",
+            gold=gold,
+        )
+        ControlResult.objects.create(
+            assignment=done,
+            gold=gold,
+            project=project,
+            user=user,
+            stage="prefilter",
+            purpose="control",
+            correct=i < right,
+        )
+
+
+def test_with_several_judges_weighed_decisions_are_undone_and_redone_by_the_same_weights(
+    project, django_capture_on_commit_callbacks
+):
+    # given two judges per screen: a sloppy judge (2 of 12 control items right) said non-English,
+    # a good one (12 of 12) said all is well: by their weights the screen went on (a plain count
+    # would have excluded it on the tie)
+    project.prefilter_judgments = 2
+    project.save()
+    sloppy, good, lead = member(project, "sloppy"), member(project, "good"), member(project, "lead", role="lead")
+    _control_record(project, sloppy, right=2)
+    _control_record(project, good, right=12)
+    (screen,) = screens(project, 1)
+    judge(project, sloppy, non_english_app=True)
+    judge(project, good)
+    assert state_of(screen) == ("questions-1", "", "")
+    # when the good judge is paused: the sloppy vote alone would force "non-English" by count, but
+    # the decision the screen has rested on the withdrawn judgment: it waits for a judge again
+    with django_capture_on_commit_callbacks(execute=True):
+        rule_pause(project, good, "prefilter")
+    assert state_of(screen) == ("prefilter", "", "")
+    # and when a lead reinstates the good judge, the judgment comes back and the screen is decided
+    # as the submit decided it: by the judges' weights
+    with django_capture_on_commit_callbacks(execute=True):
+        standing_act(project=project, user_id=good.pk, stage="prefilter", action="reinstate", actor=lead)
+    assert state_of(screen) == ("questions-1", "", "")
+
+
+def test_reverting_a_review_brings_back_only_the_judgment_that_review_rejected(
+    project, django_capture_on_commit_callbacks
+):
+    # given three out-of-sync judgments of sam's: two rejected by reviews, the third withdrawn by a
+    # pause of another judge's (bob's) review... by sam's pause, after which its review rejected it too
+    sam, writer = member(project, "sam"), member(project, "wes")
+    first, second, third = screens(project, 3)
+    done = {judge(project, sam, vh_out_of_sync=True).screen_id: None for _ in range(3)}
+    by_screen = {a.screen_id: a for a in Assignment.objects.filter(annotator=sam, stage="prefilter")}
+    assert set(done) == {first.pk, second.pk, third.pk}
+    stage = stage_get("prefilter")
+    with django_capture_on_commit_callbacks(execute=True):
+        stage.review_rejected(reviewed=by_screen[first.pk], reason="sync", now=timezone.now())
+        stage.review_rejected(reviewed=by_screen[second.pk], reason="sync", now=timezone.now())
+        withdraw(PrefilterJudgment.objects.filter(screen=third), django_capture_on_commit_callbacks)
+        stage.review_rejected(reviewed=by_screen[third.pk], reason="sync", now=timezone.now())
+    # when the first review's rejection is reverted, and the third's
+    with django_capture_on_commit_callbacks(execute=True):
+        assert stage.review_reverted(reviewed=by_screen[first.pk], now=timezone.now()) == {"restored": 1, "redone": 0}
+        assert stage.review_reverted(reviewed=by_screen[third.pk], now=timezone.now()) == {"restored": 0, "redone": 0}
+    # then only the first judgment counts again: the second is still rejected, and the third stays
+    # withdrawn by what withdrew it (not the review's to bring back)
+    reasons = dict(PrefilterJudgment.objects.values_list("screen_id", "withdrawn_reason"))
+    assert reasons == {first.pk: "", second.pk: "review-rejected", third.pk: "withdrawn"}
+    assert writer is not None
+
+
+def test_a_review_rejection_ends_the_lease_of_the_writer_of_a_screen_sent_back_at_its_time(
+    project, django_capture_on_commit_callbacks
+):
+    # given a screen judged fine whose pass-1 writer holds it
+    sam, wes = member(project, "sam"), member(project, "wes")
+    (screen,) = screens(project, 1)
+    done = judge(project, sam)
+    writing = assignment_next(project=project, user=wes, stage="questions-1")
+    assert writing.screen_id == screen.pk
+    # when a reviewer rejects the judgment
+    now = timezone.now() + timedelta(seconds=7)
+    with django_capture_on_commit_callbacks(execute=True):
+        stage_get("prefilter").review_rejected(reviewed=done, reason="sync", now=now)
+    # then the screen waits for a judge again and the writer's lease ended then
+    assert state_of(screen) == ("prefilter", "", "")
+    writing.refresh_from_db()
+    assert (writing.status, writing.updated_at) == (AssignmentStatus.EXPIRED, now)
+
+
+def test_restoring_a_pause_brings_back_only_its_own_judges_judgments(project, django_capture_on_commit_callbacks):
+    # given sam's pause, and (a decoy) bob's withdrawn judgment made to name the same event
+    sam, bob = member(project, "sam"), member(project, "bob")
+    mine, his = screens(project, 2)
+    assert judge(project, sam, vh_out_of_sync=True).screen_id == mine.pk
+    assert judge(project, bob, vh_out_of_sync=True).screen_id == his.pk
+    with django_capture_on_commit_callbacks(execute=True):
+        event = rule_pause(project, sam, "prefilter")
+    withdraw(PrefilterJudgment.objects.filter(annotator=bob), django_capture_on_commit_callbacks)
+    PrefilterJudgment.objects.filter(annotator=bob).update(withdrawn_by=event)
+    # when the pause is undone
+    with django_capture_on_commit_callbacks(execute=True):
+        done = stage_get("prefilter").restore(project=project, user=sam, event=event, now=timezone.now())
+    # then sam's judgment alone comes back
+    assert done == {"restored": 1, "redone": 0}
+    assert PrefilterJudgment.objects.get(annotator=bob).withdrawn_reason == "withdrawn"
+    assert state_of(mine) == ("excluded", "vh_out_of_sync", "")
+    assert state_of(his) == ("prefilter", "", "")
+
+
+def test_a_leads_english_decides_again_a_screen_its_judges_left_undecided_once_one_was_withdrawn(
+    project, django_capture_on_commit_callbacks
+):
+    # given two judges per screen who both said non-English on two screens (sam also said out of
+    # sync on the second): the app rule made the app non-English
+    project.prefilter_judgments = 2
+    project.save()
+    sam, bob = member(project, "sam"), member(project, "bob")
+    undecided, out_of_sync = screens(project, 2)
+    for user in (sam, bob):
+        assert judge(project, user, non_english_app=True).screen_id == undecided.pk
+        flags = {"vh_out_of_sync": True} if user == sam else {}
+        assert judge(project, user, non_english_app=True, **flags).screen_id == out_of_sync.pk
+    assert App.objects.get(pk=undecided.app_id).language_set_by == "rule"
+    # when bob's judgments are withdrawn: no screen has all its judgments any more, so the rule no
+    # longer holds and the app is undecided again; but sam's vote alone still forces "non-English"
+    # on both screens (a tie excludes), so both stay excluded by their judges
+    withdraw(PrefilterJudgment.objects.filter(annotator=bob), django_capture_on_commit_callbacks)
+    app = App.objects.get(pk=undecided.app_id)
+    assert (app.non_english, app.language_set_by) == (False, "")
+    assert (state_of(undecided), state_of(out_of_sync)) == (("excluded", "non_english", ""),) * 2
+    # when a lead declares the app English
+    with django_capture_on_commit_callbacks(execute=True):
+        app_mark_non_english(project=project, package=undecided.app.package, english=True)
+    # then, without the language votes, sam's out-of-sync vote forces that screen out (a tie
+    # excludes); the other one's missing judgment could decide it either way: it waits for a judge
+    assert state_of(out_of_sync) == ("excluded", "vh_out_of_sync", "")
+    assert state_of(undecided) == ("prefilter", "", "")
+
+
+def test_a_screen_its_judges_excluded_in_an_app_a_lead_made_non_english_stays_theirs(
+    project, django_capture_on_commit_callbacks
+):
+    # given two judges who said non-English on a screen, then a lead who marked its app non-English
+    project.prefilter_judgments = 2
+    project.save()
+    sam, bob = member(project, "sam"), member(project, "bob")
+    (screen,) = screens(project, 1)
+    judge(project, sam, non_english_app=True)
+    judge(project, bob, non_english_app=True)
+    app_mark_non_english(project=project, package=screen.app.package)
+    # when bob's judgment is withdrawn
+    withdraw(PrefilterJudgment.objects.filter(annotator=bob), django_capture_on_commit_callbacks)
+    # then sam's vote still forces its judges' decision: the screen stays excluded by its judges
+    # (not held by the app from pre-filtering)
+    assert state_of(screen) == ("excluded", "non_english", "")
+
+
+def test_withdrawing_counts_a_screen_its_app_holds_from_further_along(project, django_capture_on_commit_callbacks):
+    # given a screen judged fine whose pass-1 questions are written, then a lead who marked its app
+    # non-English (held from pass 2)
+    sam, wes = member(project, "sam"), member(project, "wes")
+    (screen,) = screens(project, 1)
+    judge(project, sam)
+    writing = assignment_next(project=project, user=wes, stage="questions-1")
+    assignment_submit(assignment_id=writing.pk, user=wes, data={"questions": ["What is label 2?"]})
+    app_mark_non_english(project=project, package=screen.app.package)
+    assert state_of(screen) == ("excluded", "non_english", "questions-2")
+    # when the judgment is withdrawn: the screen stays held, reported as further along
+    done = withdraw(PrefilterJudgment.objects.all(), django_capture_on_commit_callbacks)
+    assert done == {"withdrawn": 1, "screens_requeued": 0, "screens_further_along": 1}
+    assert state_of(screen) == ("excluded", "non_english", "questions-2")
