@@ -17,9 +17,12 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from pipeline.metrics.scorer import (
+    GoldExample,
     Prediction,
+    Rater,
     ScoringInputError,
     load_gold,
+    load_predictions,
     score_docvqa,
     score_screenqa,
     scoring_run,
@@ -474,3 +477,279 @@ def test_each_task_is_scored_alone_when_only_it_is_asked(gold):
     # and the example without boxes, like the one without a prediction, is missing for SQA-UIC-BB
     rows = score_screenqa(golds, preds, per_example=True, only={"sqa_uic_bb"}).examples
     assert [row.get("missing") for row in rows] == [None, ["sqa_uic_bb"], ["sqa_uic_bb"]]
+
+
+def json_error(text: str) -> str:
+    """What Python's JSON reader says about ``text`` (the part of the message the scorer passes on)."""
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return str(exc)
+    raise AssertionError(f"{text!r} is valid JSON")
+
+
+RATER_GOLD = [{"image_id": 1, "question": "q", "ground_truth": [{"full_answer": "a", "ui_elements": []}]}]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"a": 1}, "gold file {gold}: expected a JSON list (ScreenQA release) or an object with 'data' (DocVQA)"),
+        (["data"], "gold file {gold}, item 0: must be an object"),
+        (
+            [{"image_id": "1", "question": "q", "ground_truth": []}],
+            "gold file {gold}, item 0: 'image_id' must be an integer",
+        ),
+        ([{"image_id": 1, "ground_truth": []}], "gold file {gold}, item 0: 'question' must be a string"),
+        (
+            [
+                {"image_id": 1, "question": "q", "ground_truth": []},
+                {"image_id": 1, "question": "q", "ground_truth": []},
+            ],
+            "gold file {gold}, item 1: duplicate (image_id, question) (1, 'q') in one file",
+        ),
+        (
+            [{"image_id": 1, "question": "q", "ground_truth": "x"}],
+            "gold file {gold}, item 0: 'ground_truth' must be a list",
+        ),
+        (
+            [{"image_id": 1, "question": "q", "ground_truth": ["a", {"x": 1}]}],
+            "gold file {gold}, item 0: 'ground_truth' must hold only strings or only objects",
+        ),
+        (
+            [{"image_id": 1, "question": "q", "ground_truth": [{"full_answer": 3}]}],
+            "gold file {gold}, item 0, ground_truth[0]: 'full_answer' must be a string",
+        ),
+        (
+            [{"image_id": 1, "question": "q", "ground_truth": [{"full_answer": "a", "ui_elements": "x"}]}],
+            "gold file {gold}, item 0, ground_truth[0]: ui_elements must be a list",
+        ),
+        (
+            [{"image_id": 1, "question": "q", "ground_truth": [{"ui_elements": [{"text": "a", "bounds": [1, 2]}]}]}],
+            "gold file {gold}, item 0, ground_truth[0], ui_elements[0]: "
+            "bounds must be a list of 4 numbers [left, top, right, bottom]",
+        ),
+    ],
+)
+def test_malformed_screenqa_gold_error_names_the_file_the_item_and_the_problem(tmp_path, data, message):
+    gold = write(tmp_path, "g.json", data)
+    with pytest.raises(ScoringInputError) as info:
+        load_gold([gold])
+    assert info.value.message == message.format(gold=gold)
+
+
+def test_unreadable_gold_errors_name_the_gold_file(tmp_path):
+    # a file that does not exist, one that is not JSON, one that is not UTF-8 text, and a folder
+    missing = tmp_path / "nope.json"
+    not_json = write(tmp_path, "bad.json", "{not json")
+    not_utf8 = tmp_path / "latin1.json"
+    not_utf8.write_bytes(b'["\xe9"]')
+    folder = tmp_path / "folder.json"
+    folder.mkdir()
+    decode_error = UnicodeDecodeError("utf-8", b'["\xe9"]', 2, 3, "invalid continuation byte")
+    cases = [
+        (missing, f"gold file {missing} does not exist"),
+        (not_json, f"gold file {not_json} is not valid JSON: {json_error('{not json')}"),
+        (not_utf8, f"gold file {not_utf8} cannot be read: {decode_error}"),
+        (folder, f"gold file {folder} cannot be read: [Errno 21] Is a directory: '{folder}'"),
+    ]
+    for path, message in cases:
+        with pytest.raises(ScoringInputError) as info:
+            load_gold([path])
+        assert info.value.message == message
+
+
+def test_the_same_question_answered_in_two_gold_files_of_one_kind_is_an_error(tmp_path):
+    first, second = write(tmp_path, "a.json", SHORT), write(tmp_path, "b.json", SHORT)
+    with pytest.raises(ScoringInputError) as info:
+        load_gold([first, second])
+    assert (
+        info.value.message
+        == f"gold file {second}, item 0: (31, 'From whom are you protected?') has short answers in two gold files"
+    )
+    first, second = write(tmp_path, "c.json", AAB), write(tmp_path, "d.json", AAB)
+    with pytest.raises(ScoringInputError) as info:
+        load_gold([first, second])
+    assert (
+        info.value.message
+        == f"gold file {second}, item 0: (31, 'From whom are you protected?') has rater answers in two gold files"
+    )
+
+
+def test_no_gold_file_is_an_error():
+    with pytest.raises(ScoringInputError) as info:
+        load_gold([])
+    assert info.value.message == "at least one gold file is needed"
+
+
+@pytest.mark.parametrize("order", ["docvqa first", "docvqa last", "two docvqa"])
+def test_a_docvqa_gold_file_among_several_is_an_error(tmp_path, order):
+    docvqa = write(tmp_path, "docvqa.json", DOCVQA_GOLD)
+    other = write(tmp_path, "other.json", DOCVQA_GOLD if order == "two docvqa" else SHORT)
+    paths = [other, docvqa] if order == "docvqa last" else [docvqa, other]
+    with pytest.raises(ScoringInputError) as info:
+        load_gold(paths)
+    assert info.value.message == "a DocVQA gold file must be the only --gold file"
+
+
+def test_gold_files_load_into_examples_keyed_and_named_by_image_and_question(tmp_path):
+    # given one short-answer file and one file of raters (one without a full answer, one without elements,
+    # one element without bounds)
+    raters = [
+        {
+            "image_id": 31,
+            "question": "From whom?",
+            "ground_truth": [
+                {"full_answer": "From fraud.", "ui_elements": [{"text": "fraud", "bounds": [1, 2.5, 3, 4]}]},
+                {"ui_elements": [{"text": "fraud"}]},
+                {"full_answer": "Fraud."},
+            ],
+        }
+    ]
+    short = [{"image_id": 31, "question": "From whom?", "ground_truth": ["fraud"]}]
+    paths = [write(tmp_path, "aab.json", raters), write(tmp_path, "short.json", short)]
+    # when loaded, then both are merged into one example that names its image and question
+    assert load_gold(paths) == (
+        "screenqa",
+        {
+            (31, "From whom?"): GoldExample(
+                image_id=31,
+                question="From whom?",
+                short_answers=["fraud"],
+                raters=[
+                    Rater("From fraud.", (Element("fraud", (1, 2.5, 3, 4)),)),
+                    Rater("", (Element("fraud"),)),
+                    Rater("Fraud.", ()),
+                ],
+            )
+        },
+    )
+    # and a DocVQA file loads as the answers of each question id
+    assert load_gold([write(tmp_path, "docvqa.json", DOCVQA_GOLD)]) == ("docvqa", {1: ["a"]})
+
+
+def test_predictions_load_keyed_and_named_by_image_and_question(tmp_path):
+    preds = [
+        {"image_id": 31, "question": "From whom?", "short_answer": "fraud", "full_answer": None},
+        {
+            "image_id": 37374,
+            "question": "Which car?",
+            "full_answer": "The C Max.",
+            "ui_elements": [{"text": "C Max", "bounds": [33, 319, 939, 376.5]}, {"text": "2014", "bounds": None}],
+        },
+        {"image_id": 40000, "question": "Phone?", "short_answer": None, "ui_elements": None},
+    ]
+    assert load_predictions(write(tmp_path, "p.json", preds)) == {
+        (31, "From whom?"): Prediction(31, "From whom?", "fraud", None, None),
+        (37374, "Which car?"): Prediction(
+            37374, "Which car?", None, "The C Max.", (Element("C Max", (33, 319, 939, 376.5)), Element("2014"))
+        ),
+        (40000, "Phone?"): Prediction(40000, "Phone?", None, None, None),
+    }
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"a": 1}', "prediction file {pred}: expected a JSON list of objects"),
+        ("[1]", "prediction file {pred}, item 0: must be an object"),
+        ('[{"image_id": "31", "question": "q"}]', "prediction file {pred}, item 0: 'image_id' must be an integer"),
+        ('[{"image_id": 31}]', "prediction file {pred}, item 0: 'question' must be a string"),
+        (
+            '[{"image_id": 31, "question": "q"}, {"image_id": 31, "question": "q"}]',
+            "prediction file {pred}, item 1: second prediction for (31, 'q')",
+        ),
+        (
+            '[{"image_id": 31, "question": "q", "short_answer": 3}]',
+            "prediction file {pred}, item 0: 'short_answer' must be a string",
+        ),
+        (
+            '[{"image_id": 31, "question": "q", "full_answer": []}]',
+            "prediction file {pred}, item 0: 'full_answer' must be a string",
+        ),
+        (
+            '[{"image_id": 31, "question": "q", "ui_elements": "x"}]',
+            "prediction file {pred}, item 0: ui_elements must be a list",
+        ),
+        (
+            '[{"image_id": 31, "question": "q", "ui_elements": [{"text": 1}]}]',
+            "prediction file {pred}, item 0, ui_elements[0]: must be an object with a string 'text'",
+        ),
+        (
+            '[{"image_id": 31, "question": "q", "ui_elements": [{"text": "a", "bounds": [1, 2, NaN, 4]}]}]',
+            "prediction file {pred}, item 0, ui_elements[0]: bounds must be finite numbers",
+        ),
+        ("{not json", "prediction file {pred} is not valid JSON: " + json_error("{not json")),
+    ],
+)
+def test_malformed_screenqa_predictions_error_names_the_file_the_item_and_the_problem(gold, tmp_path, content, message):
+    pred = write(tmp_path, "p.json", content)
+    with pytest.raises(ScoringInputError) as info:
+        scoring_run(gold_paths=gold, prediction_path=pred)
+    assert info.value.message == message.format(pred=pred)
+
+
+def test_a_missing_screenqa_prediction_file_says_so(gold, tmp_path):
+    missing = tmp_path / "nope.json"
+    with pytest.raises(ScoringInputError) as info:
+        scoring_run(gold_paths=gold, prediction_path=missing)
+    assert info.value.message == f"prediction file {missing} does not exist"
+
+
+def test_a_task_whose_predictions_all_miss_the_gold_has_no_mean_over_the_predicted(gold, tmp_path):
+    # given short answers for questions the gold does not have only: SQA-S is reported, nothing scored
+    preds = [{"image_id": 99, "question": "Not in gold?", "short_answer": "x"}]
+    report = scoring_run(gold_paths=gold, prediction_path=write(tmp_path, "p.json", preds))
+    # then its mean over the gold is 0 and there is no mean over the predicted
+    assert report.summary == {
+        "sqa_s": {
+            "over_gold": {"em": 0.0, "f1": 0.0},
+            "over_predicted": {"em": None, "f1": None},
+            "n_gold": 3,
+            "n_predicted": 0,
+            "missing": 3,
+        },
+        "gold_examples": 3,
+        "unmatched": 1,
+    }
+    # and no per-example rows unless asked
+    assert report.examples == []
+
+
+def test_only_a_task_the_predictions_do_not_report_scores_nothing(gold):
+    # given short answers only (no full answers, so no SQA-L)
+    _kind, golds = load_gold(gold)
+    preds = {(31, "From whom are you protected?"): Prediction(31, "From whom are you protected?", "x", None, None)}
+    # when SQA-L alone is asked, then nothing is scored; asked with SQA-S, SQA-S alone is
+    assert score_screenqa(golds, preds, only={"sqa_l"}).summary == {"gold_examples": 3, "unmatched": 0}
+    report = score_screenqa(golds, preds, only={"sqa_l", "sqa_s"})
+    assert set(report.summary) == {"sqa_s", "gold_examples", "unmatched"}
+    # and no per-example rows unless asked
+    assert report.examples == []
+
+
+def test_full_answers_alone_report_sqa_l_alone_with_the_unpredicted_examples_missing(gold, tmp_path):
+    # given a full answer for one of the three gold questions, and no other field
+    preds = [{"image_id": 31, "question": AAB[0]["question"], "full_answer": AAB[0]["ground_truth"][0]["full_answer"]}]
+    report = scoring_run(gold_paths=gold, prediction_path=write(tmp_path, "p.json", preds), per_example=True)
+    # then SQA-L is the only task reported (the gold's short answers and elements take no part)
+    assert report.summary == {
+        "sqa_l": {
+            "over_gold": {
+                "rouge1": pytest.approx(1 / 3),
+                "rouge2": pytest.approx(1 / 3),
+                "rougeL": pytest.approx(1 / 3),
+            },
+            "over_predicted": {"rouge1": 1.0, "rouge2": 1.0, "rougeL": 1.0},
+            "n_gold": 3,
+            "n_predicted": 1,
+            "missing": 2,
+        },
+        "gold_examples": 3,
+        "unmatched": 0,
+    }
+    # and the two examples without a prediction are missing for SQA-L only
+    assert report.examples[1:] == [
+        {"image_id": 37374, "question": AAB[1]["question"], "missing": ["sqa_l"]},
+        {"image_id": 40000, "question": AAB[2]["question"], "missing": ["sqa_l"]},
+    ]

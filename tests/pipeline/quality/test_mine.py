@@ -20,6 +20,7 @@ from annotation.models import (
     ScreenState,
     Standing,
     StandingStatus,
+    Verdict,
 )
 from annotation.permissions import member_get
 from pipeline.engine import assignment_next, assignment_payload, assignment_submit
@@ -43,8 +44,8 @@ from tests.pipeline.quality.builders import (
     pause_on_control_items,
     work_prefilter,
 )
-from tests.pipeline.quality.report_builders import START, WHY_WRONG, control, gold, work
-from tests.pipeline.stages.helpers import member, screens
+from tests.pipeline.quality.report_builders import START, WHY_WRONG, answer, control, gold, question, work
+from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = pytest.mark.django_db
 
@@ -756,3 +757,136 @@ def test_a_skipped_first_sample_item_does_not_shift_which_items_hide_their_right
     assert [i.assignment_id for i in items] == [a.pk for a in served]
     assert [i.gold_hidden for i in items] == [False, False, False, False, True, True, True]
     assert items[1].correct is False
+
+
+def test_an_answers_item_shows_its_question_in_feedback_and_history(project, django_assert_num_queries):
+    # given annie's decided set in the answers stage: one item on a question, right, its
+    # feedback without a "why" (nothing differed)
+    annie = member(project, "annie")
+    [screen] = screens(project, 1)
+    asked = answering_question(screen, text="What is the price?")
+    result = control(
+        project,
+        annie,
+        correct=True,
+        purpose=Purpose.QUALIFICATION,
+        attempt=1,
+        item=gold(project, stage="answers", on=asked),
+    )
+    ControlResult.objects.filter(pk=result.pk).update(feedback={"given": RIGHT, "gold": RIGHT})
+    standing = Standing.objects.create(
+        project=project, user=annie, stage="answers", status=StandingStatus.NOT_QUALIFIED, attempt=1
+    )
+
+    # then the feedback names the question, read with the results (the results, the second samples)
+    with django_assert_num_queries(2):
+        [item] = qualification_feedback(project=project, user=annie, stage="answers", standing=standing)
+        assert (item.rico_id, item.question, item.why) == (screen.rico_id, "What is the price?", "")
+    # and so does the history row, read with the assignment (four queries, as with no question)
+    with django_assert_num_queries(4):
+        [row] = my_work_history(project=project, user=annie)
+        assert (row.stage, row.rico_id, row.question) == ("answers", screen.rico_id, "What is the price?")
+    assert (row.control["correct"], row.control["why"], row.control["gold_lines"]) == (
+        True,
+        "",
+        [("VH out of sync", "no"), ("Non-English app", "no")],
+    )
+
+
+def test_figures_count_each_kind_of_fault_on_a_writers_questions(project):
+    # given annie's four questions: one judged invalid, one not answerable, one flagged in pass 2
+    # and judged invalid too, one with nothing against it; and bob, who wrote none
+    annie, bob = member(project, "annie"), member(project, "bob")
+    invalid, unanswerable, both, _fine = (question(project, author=annie) for _ in range(4))
+    answer(invalid, bob, verdict=Verdict.INVALID)
+    answer(unanswerable, bob, verdict=Verdict.NOT_ANSWERABLE)
+    answer(both, bob, verdict=Verdict.INVALID)
+    Question.objects.filter(pk=both.pk).update(flag_reason="counting")
+
+    figures = my_work_figures(project=project, user=annie)
+
+    # then each figure counts its own questions, a question with two faults once
+    assert (
+        figures.questions_written,
+        figures.questions_flagged,
+        figures.questions_flagged_pass2,
+        figures.questions_faulted,
+    ) == (4, 3, 1, 3)
+    assert figures.invalid_rate == 0.75
+    none = my_work_figures(project=project, user=bob)
+    assert (none.questions_written, none.questions_flagged, none.questions_flagged_pass2, none.questions_faulted) == (
+        0,
+        0,
+        0,
+        0,
+    )
+
+
+def test_a_second_attempt_running_shows_the_first_sets_feedback(project):
+    # given annie qualifying in attempt 2, after a failed first set
+    annie = member(project, "annie")
+    first = control(project, annie, correct=False, purpose=Purpose.QUALIFICATION, attempt=1)
+    control(project, annie, correct=True, purpose=Purpose.QUALIFICATION, attempt=2)
+    running = Standing.objects.create(
+        project=project, user=annie, stage="prefilter", status=StandingStatus.QUALIFYING, attempt=2
+    )
+
+    # then the feedback is the first set's (the running one waits for its decision)
+    items = qualification_feedback(project=project, user=annie, stage="prefilter", standing=running)
+    assert [(i.assignment_id, i.attempt, i.correct) for i in items] == [(first.assignment_id, 1, False)]
+    [(stage, _, listed)] = feedback_by_stage(project=project, user=annie)
+    assert (stage.name, listed) == ("prefilter", items)
+
+
+def test_a_site_admin_who_is_no_lead_is_never_gated(project):
+    # given gold, and a site admin who is a plain annotator of the project, paused in pre-filtering
+    gold_prefilter(project, 2)
+    admin = member(project, "root")
+    admin.is_superuser = True
+    admin.save()
+    Standing.objects.create(project=project, user=admin, stage="prefilter", status=StandingStatus.PAUSED)
+
+    views = _views(project, admin)
+
+    # then no stage gates them: not started, free to start, no qualification of any kind
+    assert {(v.status, v.can_start, v.qualification_mode) for v in views.values()} == {("", True, "")}
+
+
+def test_a_retry_is_offered_at_the_very_moment_the_cooldown_ends(project, monkeypatch):
+    # given annie not qualified, her cooldown ending exactly now (a frozen clock)
+    annie = member(project, "annie")
+    now = timezone.now()
+    Standing.objects.create(
+        project=project,
+        user=annie,
+        stage="prefilter",
+        status=StandingStatus.NOT_QUALIFIED,
+        attempt=1,
+        attempt_started_at=now - timedelta(hours=project.qualification_cooldown_hours),
+        reason="1 of 2 right",
+    )
+    monkeypatch.setattr(timezone, "now", lambda: now)
+
+    view = _views(project, annie)["prefilter"]
+
+    # then she may start again, and the view names its stage
+    assert (view.stage, view.label, view.status, view.retry_at, view.can_start) == (
+        "prefilter",
+        "Pre-filtering",
+        "not_qualified",
+        now,
+        True,
+    )
+
+
+def test_figures_keep_nothing_of_leases_given_back(project):
+    # given annie's one submitted item, and a released and an expired lease in the same stage
+    annie = member(project, "annie")
+    work(project, annie)
+    work(project, annie, status=AssignmentStatus.RELEASED)
+    work(project, annie, status=AssignmentStatus.EXPIRED)
+
+    [counts] = my_work_figures(project=project, user=annie).per_stage
+
+    # then the stage's counts hold the submitted item only, and no other figure
+    assert vars(counts) == {"stage": "prefilter", "label": "Pre-filtering", "submitted": 1, "skipped": 0, "open": 0}

@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from annotation.exceptions import PermissionDeniedError
@@ -49,14 +50,15 @@ from pipeline.quality.standing import (
     retry_after,
     review_qualifications_reopen,
     review_recorded,
+    skip_recorded,
     standing_act,
     standing_read,
     work_refusal,
     work_submitted,
 )
-from tests.factories import MembershipFactory, UserFactory
+from tests.factories import MembershipFactory, ScreenFactory, UserFactory
 from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter, rule_pause, work_prefilter
-from tests.pipeline.quality.report_builders import START, control, gold, standing, work
+from tests.pipeline.quality.report_builders import START, control, gold, question, standing, work
 from tests.pipeline.stages.helpers import member, screens
 
 pytestmark = pytest.mark.django_db
@@ -1204,6 +1206,30 @@ class TestReviewQualificationsReopen:
         made = START + timedelta(minutes=30)
         assert review_qualifications_reopen(withdrawn=[(submission, made)], now=START + timedelta(hours=2)) == 0
 
+    def test_a_review_of_a_stage_qualified_on_gold_is_passed_over_not_the_end(self, project, annotator):
+        # given a withdrawn review of pre-filtering work (a stage qualified on gold: nothing to reopen),
+        # listed first (the annotator's id is the lowest), and a writer qualified on a withdrawn review
+        writer = member(project, "writer")
+        _, submission, _ = self.decided(project, writer)
+        judged = work(project, annotator, stage="prefilter", review_state=ReviewState.ACCEPTED, at=START)
+        made = START + timedelta(minutes=30)
+        withdrawn = [(submission, made), (judged, made)]
+        # then the writer qualifies again
+        assert review_qualifications_reopen(withdrawn=withdrawn, now=START + timedelta(hours=2)) == 1
+        assert status_of(writer, "questions-1") == StandingStatus.QUALIFYING
+
+    def test_a_review_made_after_the_decision_is_passed_over_not_the_end(self, project, annotator):
+        # given a writer (listed first) whose withdrawn review was made after their decision, and a
+        # second writer whose withdrawn review was made before theirs
+        _, late, _ = self.decided(project, annotator)
+        writer = member(project, "writer")
+        _, submission, _ = self.decided(project, writer)
+        withdrawn = [(submission, START + timedelta(minutes=30)), (late, START + timedelta(hours=1, minutes=1))]
+        # then only the second writer qualifies again
+        assert review_qualifications_reopen(withdrawn=withdrawn, now=START + timedelta(hours=2)) == 1
+        assert status_of(writer, "questions-1") == StandingStatus.QUALIFYING
+        assert status_of(annotator, "questions-1") == StandingStatus.ACTIVE
+
 
 class TestScopes:
     """Every read of a standing, a set or a count is of this annotator, project, stage (and attempt)."""
@@ -1313,3 +1339,208 @@ def test_a_failed_attempt_offers_a_retry_while_one_is_left(project, annotator):
     control(project, annotator, correct=False, purpose=Purpose.QUALIFICATION, attempt=2)
     qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
     assert Standing.objects.get(pk=row.pk).reason == "0 of 1 right; you can try again in 24 hours"
+
+
+class TestTimesPassedOn:
+    """The time a submission, skip or review happened is the time of what follows from it: the
+    evidence cleared, and the leases a pause or a failed qualification ends (never "now" read again)."""
+
+    NOW = START + timedelta(hours=3)
+
+    def control_lease(self, project, user, *, status=AssignmentStatus.SUBMITTED) -> Assignment:
+        """A control item of ``user``, submitted (or skipped) at START."""
+        item = gold(project)
+        return Assignment.objects.create(
+            project=project,
+            stage="prefilter",
+            screen=item.screen,
+            annotator=user,
+            status=status,
+            lease_expires_at=START + timedelta(hours=1),
+            submitted_at=START if status == AssignmentStatus.SUBMITTED else None,
+            purpose=Purpose.CONTROL,
+            gold=item,
+        )
+
+    def test_a_right_control_item_clears_the_evidence_at_the_submissions_time(self, project, annotator):
+        row = standing(project, annotator, evidence=0.0)
+        assert row.evidence_clear_at is None
+        lease = self.control_lease(project, annotator)
+        gold_submitted(stage=PREFILTER, assignment=lease, cleaned=dict(RIGHT), now=self.NOW)
+        row = Standing.objects.get(pk=row.pk)
+        assert (row.evidence, row.evidence_clear_at, row.controls_done) == (0.0, self.NOW, 1)
+
+    @pytest.mark.parametrize("how", ["submitted", "expired", "skipped"])
+    def test_a_pause_on_a_control_item_ends_the_open_leases_at_its_time(self, project, annotator, how):
+        # given a bound one wrong control item reaches, and a live lease of real work in the stage
+        configure(project, monitoring_evidence=1.0, skips_in_a_row=0)
+        standing(project, annotator)
+        held = work(project, annotator, status=AssignmentStatus.LEASED, at=START)
+        # when a control item is answered wrong, left to expire or skipped at NOW
+        if how == "submitted":
+            lease = self.control_lease(project, annotator)
+            gold_submitted(stage=PREFILTER, assignment=lease, cleaned=dict(WRONG), now=self.NOW)
+        elif how == "expired":
+            lease = self.control_lease(project, annotator, status=AssignmentStatus.EXPIRED)
+            gold_left(stage=PREFILTER, assignment=lease, outcome="expired", now=self.NOW)
+        else:
+            lease = self.control_lease(project, annotator, status=AssignmentStatus.SKIPPED)
+            skip_recorded(stage=PREFILTER, assignment=lease, now=self.NOW)
+        # then the rule pauses them, and the live lease ended at NOW
+        assert status_of(annotator) == StandingStatus.PAUSED
+        assert rules_of(annotator) == ["control-accuracy"]
+        held.refresh_from_db()
+        assert (held.status, held.updated_at) == (AssignmentStatus.RELEASED, self.NOW)
+
+    def test_a_pause_on_skips_in_a_row_ends_the_open_leases_at_its_time(self, project, annotator):
+        configure(project, skips_in_a_row=2)
+        standing(project, annotator)
+        held = work(project, annotator, status=AssignmentStatus.LEASED, at=START)
+        work(project, annotator, status=AssignmentStatus.SKIPPED, at=START)
+        skipped = work(project, annotator, status=AssignmentStatus.SKIPPED, at=START + timedelta(minutes=1))
+        skip_recorded(stage=PREFILTER, assignment=skipped, now=self.NOW)
+        assert rules_of(annotator) == ["skips-in-a-row"]
+        held.refresh_from_db()
+        assert (held.status, held.updated_at) == (AssignmentStatus.RELEASED, self.NOW)
+
+    def test_a_writer_found_not_qualified_has_the_open_leases_ended_at_the_reviews_time(self, project, annotator):
+        configure(project, qualification_review_sets=1)
+        standing(
+            project,
+            annotator,
+            stage="questions-1",
+            status=StandingStatus.QUALIFYING,
+            attempt=1,
+            attempt_started_at=START - timedelta(hours=1),
+        )
+        held = work(project, annotator, stage="questions-1", status=AssignmentStatus.LEASED, at=START)
+        rejected = work(project, annotator, stage="questions-1", review_state=ReviewState.REJECTED, at=START)
+        review_recorded(reviewed=rejected, now=self.NOW)
+        assert status_of(annotator, "questions-1") == StandingStatus.NOT_QUALIFIED
+        held.refresh_from_db()
+        assert (held.status, held.updated_at) == (AssignmentStatus.RELEASED, self.NOW)
+
+
+@pytest.mark.parametrize(("use_boxes", "correct"), [(True, False), (False, True)])
+def test_an_answers_control_item_is_scored_by_the_projects_agreement_rule(project, annotator, use_boxes, correct):
+    # given a project that compares boxes (or not), and a gold answer of the answers stage
+    configure(project, agreement_use_boxes=use_boxes)
+    right = {"verdict": "answered", "elements": [{"text": "Sign in", "bounds": [0, 0, 100, 40]}]}
+    item = gold(project, stage="answers", answer=right, on=question(project))
+    lease = Assignment.objects.create(
+        project=project,
+        stage="answers",
+        screen=item.screen,
+        question=item.question,
+        annotator=annotator,
+        status=AssignmentStatus.SUBMITTED,
+        lease_expires_at=START + timedelta(hours=1),
+        submitted_at=START,
+        purpose=Purpose.CONTROL,
+        gold=item,
+    )
+    # when the annotator gives the same text in a box far from the gold one
+    given = {"verdict": "answered", "elements": [{"text": "Sign in", "bounds": [500, 900, 600, 940]}]}
+    gold_submitted(stage=stage_get("answers"), assignment=lease, cleaned=given, now=START)
+    # then it is right only where boxes are not compared
+    assert ControlResult.objects.get(assignment=lease).correct is correct
+
+
+class TestReadsOfTheirOwn:
+    """Reads that an unfiltered query would get wrong only beside another stage's or person's rows made
+    first (rows without an order come back in the order they were made)."""
+
+    def test_the_refusal_reads_the_users_own_membership(self, project):
+        # given a lead's membership made before the annotator's in the project
+        member(project, "leo", role="lead")
+        annie = member(project, "annie")
+        standing(project, annie, status=StandingStatus.PAUSED, reason="too fast")
+        # then the annotator is refused: the lead's role is not theirs
+        assert work_refusal(stage=PREFILTER, project=project, user=annie) == (
+            "You are paused in Pre-filtering: too fast; this work is not accepted."
+        )
+
+    @pytest.mark.parametrize(
+        ("status", "said"),
+        [
+            (StandingStatus.ACTIVE, None),
+            (StandingStatus.PAUSED, "You are paused in Pre-filtering: mine; this work is not accepted."),
+        ],
+    )
+    def test_the_refusal_reads_the_stages_own_standing(self, project, annotator, status, said):
+        # given a standing in another stage, made first
+        standing(project, annotator, stage="answers", status=StandingStatus.NOT_QUALIFIED, reason="another stage's")
+        standing(project, annotator, status=status, reason="mine")
+        assert work_refusal(stage=PREFILTER, project=project, user=annotator) == said
+
+    @pytest.mark.parametrize("decoy", [AssignmentStatus.SUBMITTED, AssignmentStatus.LEASED])
+    def test_a_sets_results_are_of_its_stage(self, project, annotator, decoy):
+        # given a set of 3 at 100%, two items done right and no gold left to serve the third
+        configure(project, qualification_items=3, qualification_threshold=1.0, qualification_extra_items=0)
+        row = standing(project, annotator, status=StandingStatus.QUALIFYING, attempt=1, attempt_started_at=START)
+        # and, made first, a qualification item of the same attempt in another stage: wrong, or still leased
+        other = gold(project, stage="answers", on=question(project))
+        if decoy == AssignmentStatus.SUBMITTED:
+            control(project, annotator, correct=False, item=other, purpose=Purpose.QUALIFICATION, attempt=1)
+        else:
+            Assignment.objects.create(
+                project=project,
+                stage="answers",
+                screen=other.screen,
+                question=other.question,
+                annotator=annotator,
+                status=AssignmentStatus.LEASED,
+                lease_expires_at=START + timedelta(hours=1),
+                purpose=Purpose.QUALIFICATION,
+                gold=other,
+                attempt=1,
+            )
+        for _ in range(2):
+            control(project, annotator, correct=True, purpose=Purpose.QUALIFICATION, attempt=1)
+        # when the set is checked: then the pre-filtering items alone decide it, and nothing is open
+        qualification_check(stage=PREFILTER, standing=row, project=project, now=START)
+        row = Standing.objects.get(pk=row.pk)
+        assert (row.status, row.reason) == (StandingStatus.ACTIVE, "qualified with 2 of 2")
+
+    @pytest.mark.parametrize("indexes", [True, False])
+    def test_first_submissions_submitted_at_one_time_are_taken_in_id_order(self, project, annotator, indexes):
+        # given a writer qualifying on their first submission at 100%, and three submitted at the same
+        # moment: the accepted one has the lowest id but was made second, between two rejected ones
+        # (the table holds ties in the order made: read forwards or backwards, a rejected one would
+        # come first). On a small table PostgreSQL reads them through ``assignment_submitted_newest``,
+        # whose last column is the id; a larger table may be read without it (here: indexes off for
+        # this transaction), and then only the query's own order decides.
+        if not indexes:
+            with connection.cursor() as cursor:
+                for setting in ("enable_indexscan", "enable_bitmapscan", "enable_indexonlyscan"):
+                    cursor.execute(f"SET LOCAL {setting} = off")
+        configure(project, qualification_review_sets=1, qualification_threshold=1.0)
+        standing(
+            project,
+            annotator,
+            stage="questions-1",
+            status=StandingStatus.QUALIFYING,
+            attempt=1,
+            attempt_started_at=START - timedelta(hours=1),
+        )
+        last = Assignment.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+
+        def submitted(pk: int, state: str) -> Assignment:
+            return Assignment.objects.create(
+                pk=pk,
+                project=project,
+                stage="questions-1",
+                screen=ScreenFactory(project=project),
+                annotator=annotator,
+                status=AssignmentStatus.SUBMITTED,
+                lease_expires_at=START + timedelta(hours=1),
+                submitted_at=START,
+                review_state=state,
+            )
+
+        submitted(last + 10_000, ReviewState.REJECTED)
+        accepted = submitted(last + 5_000, ReviewState.ACCEPTED)
+        submitted(last + 15_000, ReviewState.REJECTED)
+        # when a review is recorded: the lowest id is the first submission, and it decides
+        review_recorded(reviewed=accepted, now=START + timedelta(hours=1))
+        assert status_of(annotator, "questions-1") == StandingStatus.ACTIVE
