@@ -326,9 +326,17 @@ class Prefilter(StageDefinition):
         assignment_leases_end(leases=others, now=now, status=AssignmentStatus.EXPIRED)
 
     def after_submit(self, *, assignment: Assignment) -> None:
-        """A judgment of non-English may make the whole app non-English (the project's rule)."""
-        if (assignment.submission or {}).get("non_english_app") and assignment.screen.app_id is not None:
-            app_language_check(project=assignment.project, app_id=assignment.screen.app_id)
+        """A judgment may make the whole app non-English (the project's rule): a judgment of
+        non-English, or, with several judges per screen, any judgment that completes a screen another
+        judge called non-English (the screen now counts for its app, by its judges' majority: a tie
+        says non-English, so a "no" can be the judgment that makes the app's count)."""
+        project = assignment.project
+        said = bool((assignment.submission or {}).get("non_english_app"))
+        if not said and project.prefilter_judgments >= 2:
+            tally = _tally([assignment.screen_id]).get(assignment.screen_id, (0, 0, 0))
+            said = tally[1] > 0 and tally[0] >= project.prefilter_judgments
+        if said and assignment.screen.app_id is not None:
+            app_language_check(project=project, app_id=assignment.screen.app_id)
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         return {"suggestion": self.suggestion(assignment=assignment)}
@@ -473,11 +481,12 @@ def app_language_votes(*, app: App) -> tuple[int, int]:
     return tally.get(app.pk, (0, 0))
 
 
-def app_rule_says_non_english(*, app: App) -> tuple[bool, dict[str, Any]]:
+def app_rule_says_non_english(*, app: App) -> bool:
+    """The project's app-language rule: at least ``app_non_english_screens`` of the app's decided
+    screens, and at least ``app_non_english_share`` of them, were judged non-English."""
     judged, non_english = app_language_votes(app=app)
     project = app.project
-    decided = non_english >= project.app_non_english_screens and non_english >= project.app_non_english_share * judged
-    return decided, {"judged": judged, "non_english": non_english}
+    return non_english >= project.app_non_english_screens and non_english >= project.app_non_english_share * judged
 
 
 def _app_exclude(*, app: App, now: Any) -> dict[str, Any]:
@@ -757,7 +766,7 @@ def app_language_recheck(*, project_id: int, app_ids: list[int]) -> dict[str, li
     for app in App.objects.select_related("project").filter(pk__in=app_ids, project_id=project_id).order_by("pk"):
         if app.language_set_by == "lead":
             continue
-        decided, _ = app_rule_says_non_english(app=app)
+        decided = app_rule_says_non_english(app=app)
         if app.non_english and not decided:
             app.non_english, app.language_set_by = False, ""
             app.save(update_fields=["non_english", "language_set_by"])
@@ -779,7 +788,7 @@ def app_language_check(*, project: Project, app_id: int) -> bool:
     app = App.objects.select_related("project").filter(pk=app_id, project=project).first()
     if app is None or app.non_english or app.language_set_by == "lead":
         return False
-    decided, _ = app_rule_says_non_english(app=app)
+    decided = app_rule_says_non_english(app=app)
     if not decided:
         return False
     app.non_english, app.language_set_by = True, "rule"

@@ -26,7 +26,13 @@ from annotation.models import (
     ScreenState,
 )
 from pipeline.engine import app_language_list, app_mark_non_english, assignment_next, assignment_submit, stage_get
-from pipeline.stages.prefilter import app_language_check, judge_weights, prefilter_decide, prefilter_decide_weighted
+from pipeline.stages.prefilter import (
+    app_language_check,
+    app_language_votes,
+    judge_weights,
+    prefilter_decide,
+    prefilter_decide_weighted,
+)
 from tests.factories import AppFactory, MembershipFactory, ProjectFactory
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
@@ -746,3 +752,51 @@ def test_a_judge_of_little_weight_alone_still_raises_a_flag():
     assert prefilter_decide_weighted([(True, False, 0.5)]) == "non_english"
     assert prefilter_decide_weighted([(False, True, 0.4), (False, False, 0.3)]) == "vh_out_of_sync"
     assert prefilter_decide_weighted([(False, True, 0.4), (False, False, 0.5)]) == ""
+
+
+def test_with_two_judges_a_no_that_completes_a_screen_another_judge_called_non_english_counts_for_its_app(project):
+    # given two judges per screen and two screens of one app: both judges said non-English on the
+    # first; on the second ann said non-English, and bob, judging it last, says all is well
+    project.prefilter_judgments = 2
+    project.save()
+    ann, bob = member(project, "ann"), member(project, "bob")
+    first, second = screens(project, 2)
+    assert judge(project, ann, non_english_app=True).screen_id == first.pk
+    assert judge(project, ann, non_english_app=True).screen_id == second.pk
+    assert judge(project, bob, non_english_app=True).screen_id == first.pk
+    assert not App.objects.get(pk=first.app_id).non_english  # one decided screen of the two so far
+    assert judge(project, bob).screen_id == second.pk
+    # then the second screen is decided non-English (a tie excludes), which makes two of two: the app
+    # rule makes the app non-English on bob's "no", the judgment that completed the screen's count
+    second.refresh_from_db()
+    assert (second.state, second.exclusion_reason) == (ScreenState.EXCLUDED, "non_english")
+    app = App.objects.get(pk=first.app_id)
+    assert (app.non_english, app.language_set_by) == (True, "rule")
+
+
+def test_an_app_nobody_judged_has_no_votes(project):
+    (screen,) = screens(project, 1)
+    assert app_language_votes(app=screen.app) == (0, 0)
+
+
+@pytest.mark.parametrize("judges", [1, 3])
+def test_the_queue_runs_by_key_then_id_and_counts_judgments_that_count_with_live_leases(project, judges):
+    # given screens whose keys run against their ids (two share a key)
+    project.prefilter_judgments = judges
+    project.save()
+    made = screens(project, 4)
+    for screen, key in zip(made, (30, 10, 20, 10), strict=True):
+        Screen.objects.filter(pk=screen.pk).update(queue_key=key)
+    stage, now = stage_get("prefilter"), timezone.now()
+    dan = member(project, "dan")
+    order = list(stage.queue(project=project, user=dan, now=now).values_list("pk", flat=True))
+    assert order == [made[1].pk, made[3].pk, made[2].pk, made[0].pk]
+    if judges == 1:
+        return
+    # and, with three judges per screen, a screen two judges judged and a third holds is full
+    ann, bob, carl = member(project, "ann"), member(project, "bob"), member(project, "carl")
+    for user in (ann, bob):
+        assert judge(project, user).screen_id == made[1].pk
+    assert assignment_next(project=project, user=carl, stage="prefilter").screen_id == made[1].pk
+    order = list(stage.queue(project=project, user=dan, now=timezone.now()).values_list("pk", flat=True))
+    assert order == [made[3].pk, made[2].pk, made[0].pk]

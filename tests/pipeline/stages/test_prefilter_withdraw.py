@@ -250,6 +250,8 @@ def test_a_decision_is_settled_when_the_missing_judgments_cannot_change_it(votes
         ((2, 0, 2, 2), False, ""),
         ((2, 0, 2, 3), False, ""),  # ...nor could a missing one's
         ((2, 0, 2, 3), True, "non_english"),
+        ((1, 2, 2, 3), True, None),  # out of sync by 2 of 3, unless the missing judge makes non-English 2 of 3
+        ((1, 2, 2, 3), False, "vh_out_of_sync"),  # ...whose vote does not count
     ],
 )
 def test_a_decision_is_settled_by_the_judgments_that_count(votes, language, expected):
@@ -816,3 +818,20 @@ def test_withdrawing_counts_a_screen_its_app_holds_from_further_along(project, d
     done = withdraw(PrefilterJudgment.objects.all(), django_capture_on_commit_callbacks)
     assert done == {"withdrawn": 1, "screens_requeued": 0, "screens_further_along": 1}
     assert state_of(screen) == ("excluded", "non_english", "questions-2")
+
+
+def test_an_app_whose_last_language_votes_are_withdrawn_is_undecided_again_even_at_a_one_screen_rule(
+    project, django_capture_on_commit_callbacks
+):
+    # given a rule of one non-English screen: a judge's one non-English screen made the app non-English
+    project.app_non_english_screens = 1
+    project.save()
+    sam = member(project, "sam")
+    (screen,) = screens(project, 1)
+    judge(project, sam, non_english_app=True)
+    assert App.objects.get(pk=screen.app_id).language_set_by == "rule"
+    # when the judgment is withdrawn, the app has no decided screen, so no vote: it is undecided again
+    withdraw(PrefilterJudgment.objects.all(), django_capture_on_commit_callbacks)
+    app = App.objects.get(pk=screen.app_id)
+    assert (app.non_english, app.language_set_by) == (False, "")
+    assert state_of(screen) == ("prefilter", "", "")
