@@ -705,3 +705,58 @@ def test_the_sweep_ends_a_pass_1_lease_on_a_screen_it_sends_back_at_the_time_it_
     screen.refresh_from_db()
     assert screen.state == ScreenState.PREFILTER
     assert (lease.status, lease.updated_at) == (AssignmentStatus.EXPIRED, at)
+
+
+def test_with_no_passed_control_item_asked_a_former_leads_work_is_kept_as_an_annotators_is(project):
+    from annotation.models import Membership, Role
+
+    # given a project that asks for no passed control item (the demo's setting): only evidence against
+    # an annotator holds their work
+    project.provisional_min_controls = 0
+    project.save(update_fields=["provisional_min_controls"])
+    gold_prefilter(project, 10)
+    screens(project, 4)
+    # and a judge whose last control item was wrong, and a lead (never gated: no standing in the stage)
+    # who judged and is an annotator now
+    runner, junk = hit_and_run(project, "runner", passed=1, junk=1, fail_at_end=True)
+    lead = member(project, "lead", role="lead")
+    judge(project, lead, RIGHT, purpose="work")
+    Membership.objects.filter(project=project, user=lead).update(role=Role.ANNOTATOR)
+    assert not Standing.objects.filter(user=lead).exists()
+    # then only the runner's work is held: with no standing, nothing is against the former lead
+    (held,) = provisional_held(project=project)
+    assert (held.user_id, held.assignments) == (runner.pk, junk)
+
+
+def test_a_careful_answer_to_a_question_whose_held_work_was_already_out_is_kept(project):
+    from annotation.models import Answer
+    from pipeline.quality.standing import standing_act
+    from tests.pipeline.quality.builders import rule_pause
+    from tests.pipeline.quality.report_builders import gold, question
+    from tests.pipeline.stages.helpers import answering_question
+
+    # given a question a thin-evidence answerer answered before a rule paused them (their answer
+    # withdrawn, the question asked again), which a careful answerer (three control items passed,
+    # nothing against them) then answered
+    made = screens(project, 2)
+    asked = answering_question(made[0], text="What does label 1 say?")
+    _answers_gold(project, made[1])
+    thin, careful = (member(project, n) for n in ("thin", "careful"))
+    for user in (thin, careful):
+        Standing.objects.create(project=project, user=user, stage="answers", status=StandingStatus.ACTIVE)
+    for _ in range(3):
+        item = gold(project, stage="answers", on=question(project, state=QuestionState.KEPT))
+        control(project, careful, correct=True, item=item)
+    assert list(_answer_all(project, thin, lambda q: _answer(q, 1))) == [asked.pk]
+    rule_pause(project, thin, "answers")
+    assert list(_answer_all(project, careful, lambda q: _answer(q, 1))) == [asked.pk]
+    # and a lead reinstated the thin answerer: their answer stays out (the question was redone)
+    lead = type(thin).objects.get(username="lead")  # the lead _answers_gold made
+    standing_act(project=project, user_id=thin.pk, stage="answers", action="reinstate", actor=lead)
+    assert not Answer.objects.get(annotator=thin).kept
+    # when the sweep has run: it withdraws nothing (today its event still names the thin answerer's work,
+    # out already, and so the question, none of whose answers a provisional hold withdrew: docs/mutation.md)
+    assert held_back_sweep(project=project) == {"held": {}, "annotators": 0}
+    assert not Answer.objects.filter(question=asked, withdrawn_by__rule="provisional-held").exists()
+    # then the careful answer on the question is kept, nothing held against it to compare
+    assert provisional_held(project=project) == []
