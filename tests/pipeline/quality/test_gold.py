@@ -975,3 +975,22 @@ def test_gold_balance_covers_each_balanced_stage_and_counts_an_answer_of_no_kind
     assert [label for label, _ in rows["answers"].classes] == ["answered", "invalid", "not answerable"]
     # with no gold at all no constant answer passes: there is no set to pass
     assert rows["review"].constant_passes == [] and rows["prefilter"].constant_passes == []
+
+
+def test_an_answer_made_gold_leaves_its_review_promotable_as_a_gold_review(project):
+    # given an answer reviewed by the lead, and the answer itself promoted to answers gold (its origin)
+    lead, ann = member(project, "lead", role="lead"), member(project, "ann")
+    (screen,) = make_screens(project, 1)
+    question = answering_question(screen, text="What does the first label say?")
+    body = {"question": question.text, "verdict": "answered", "elements": [{"vh_index": 1}], "full_answer": "So."}
+    answered = submitted(
+        project, ann, "answers", screen, question=question, submission=body, review_state=ReviewState.ACCEPTED
+    )
+    given = submitted(project, lead, "review", screen, reviewed=answered, submission=ACCEPT)
+    Review.objects.create(reviewed=answered, assignment=given, reviewer=lead, verdict="accepted")
+    assert gold_promote(project=project, assignment_id=answered.pk, user=lead).origin == answered
+    # then the answer is not offered any more, its review still is: the answers gold is no gold review
+    assert gold_promotable(project=project) == [given]
+    # and once the review is promoted too, neither is
+    assert gold_promote(project=project, assignment_id=given.pk, user=lead).stage == "review"
+    assert gold_promotable(project=project) == []

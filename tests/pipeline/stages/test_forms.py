@@ -158,3 +158,25 @@ def test_a_drawn_box_without_usable_bounds_goes_on_for_the_engine_to_refuse():
         {"bounds": None, "text": "a"},
         {"bounds": ["1", 2, 3, 4], "text": "b"},
     ]
+
+
+def test_prefilter_reads_each_checkbox_by_its_own_name_in_the_body_and_the_state():
+    stage = stage_get("prefilter")
+    assert body("prefilter", vh_out_of_sync="on") == {"non_english_app": False, "vh_out_of_sync": True, "note": ""}
+    assert stage.form_state(post=_post(non_english_app="on", note=" kept ")) == {
+        "non_english_app": True,
+        "vh_out_of_sync": False,
+        "note": " kept ",
+    }
+    assert stage.form_state(post=_post(vh_out_of_sync="on")) == {
+        "non_english_app": False,
+        "vh_out_of_sync": True,
+        "note": "",
+    }
+
+
+def test_prefilter_page_shows_the_payloads_suggestion():
+    suggestion = {"non_english_app": True, "vh_out_of_sync": False, "scores": {"non_english_app": 0.9}}
+    context = stage_get("prefilter").page_context(payload={"suggestion": suggestion}, state={}, limits={})
+    assert context == {"suggestion": suggestion}
+    assert stage_get("prefilter").page_context(payload={}, state={}, limits={}) == {"suggestion": None}

@@ -800,3 +800,15 @@ def test_the_queue_runs_by_key_then_id_and_counts_judgments_that_count_with_live
     assert assignment_next(project=project, user=carl, stage="prefilter").screen_id == made[1].pk
     order = list(stage.queue(project=project, user=dan, now=timezone.now()).values_list("pk", flat=True))
     assert order == [made[3].pk, made[2].pk, made[0].pk]
+
+
+def test_a_leads_english_for_another_app_leaves_this_apps_language_votes_alone(project):
+    # given a lead who declared another app of the project English
+    ann = member(project, "ann")
+    other = AppFactory(project=project)
+    app_mark_non_english(project=project, package=other.package, english=True)
+    (screen,) = screens(project, 1)
+    # when a judge says this app's screen is non-English, the vote counts
+    judge(project, ann, non_english_app=True)
+    screen.refresh_from_db()
+    assert (screen.state, screen.exclusion_reason) == (ScreenState.EXCLUDED, "non_english")

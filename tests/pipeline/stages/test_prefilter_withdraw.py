@@ -835,3 +835,19 @@ def test_an_app_whose_last_language_votes_are_withdrawn_is_undecided_again_even_
     app = App.objects.get(pk=screen.app_id)
     assert (app.non_english, app.language_set_by) == (False, "")
     assert state_of(screen) == ("prefilter", "", "")
+
+
+def test_a_screen_its_judge_excluded_as_out_of_sync_is_held_as_non_english_once_the_judgment_is_withdrawn(
+    project, django_capture_on_commit_callbacks
+):
+    # given a screen its judge excluded as out of sync, then a lead who marked its app non-English
+    sam = member(project, "sam")
+    (screen,) = screens(project, 1)
+    judge(project, sam, vh_out_of_sync=True)
+    app_mark_non_english(project=project, package=screen.app.package)
+    assert state_of(screen) == ("excluded", "vh_out_of_sync", "")
+    # when the judgment is withdrawn: nothing decides the screen now but its app, which holds it
+    # from pre-filtering, as non-English
+    done = withdraw(PrefilterJudgment.objects.all(), django_capture_on_commit_callbacks)
+    assert done["screens_requeued"] == 1
+    assert state_of(screen) == ("excluded", "non_english", "prefilter")

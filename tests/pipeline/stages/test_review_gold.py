@@ -409,3 +409,32 @@ def test_only_a_submitted_real_submission_of_the_project_becomes_a_gold_review(p
         project.pk,
     )
     assert made.answer == {"verdict": "rejected", "reason": "ads", "comment": ""}
+
+
+def test_the_agreement_pairs_only_this_projects_double_reviews_by_two_reviewers(project):
+    # given four sets decided by ann, all sampled for a second review: cy holds the first one's second
+    # review (leased, not in), bob gives the next two theirs (agreeing once), the fourth waits
+    configure(project, qualification_review_sets=1, review_rate=1.0, review_double_rate=1.0)
+    ann, bob, cy = (member(project, name, role="reviewer") for name in ("ann", "bob", "cy"))
+    screens(project, 4, state=ScreenState.QUESTIONS_1)
+    sets = [write_set(project, member(project, f"w{n}"), n) for n in range(4)]
+    for _ in sets:
+        review(project, ann, ACCEPT)
+    held = assignment_next(project=project, user=cy, stage="review")
+    assert held is not None and held.reviewed_id == sets[0].pk
+    assert [review(project, bob, body).reviewed_id for body in (ACCEPT, REJECT)] == [sets[1].pk, sets[2].pk]
+    # and the same reviewers' pair in another project (they agree there)
+    other = ProjectFactory(slug="other")
+    configure(other, qualification_review_sets=1, review_rate=1.0, review_double_rate=1.0)
+    screens(other, 1, state=ScreenState.QUESTIONS_1)
+    far = write_set(other, member(other, "far"), 0)
+    for name in ("ann", "bob"):
+        assert review(other, member(other, name, role="reviewer"), ACCEPT).reviewed_id == far.pk
+    # and a second review of the fourth set in its decider's name: no comparison (the queue never
+    # serves a decider the second review; the row is written by hand)
+    Review.objects.create(second_of=sets[3], reviewer=ann, verdict="accepted")
+    # then each project counts its own pairs, past the first set still waiting for its second review
+    assert reviewer_agreement(project=project) == {ann.pk: (1, 2), bob.pk: (1, 2)}
+    assert reviewer_agreement(project=other) == {ann.pk: (1, 1), bob.pk: (1, 1)}
+    # and asked for bob only, bob's side of each pair counts though ann's review comes first
+    assert reviewer_agreement(project=project, user_ids=[bob.pk]) == {bob.pk: (1, 2)}
