@@ -461,23 +461,49 @@ class Prefilter(StageDefinition):
         }
 
 
-def _language_tally(judgments: QuerySet[PrefilterJudgment], *, needed: int) -> dict[int, tuple[int, int]]:
-    """Per app id, ``(judged, non_english)`` over ``judgments``: one grouped query (a row per screen)."""
+def _language_tally(
+    judgments: QuerySet[PrefilterJudgment], *, project: Project, needed: int
+) -> dict[int, tuple[int, int]]:
+    """Per app id, ``(judged, non_english)`` over ``judgments``: the screens with their ``needed``
+    judgments, and those of them whose judges said non-English, by the rule that decides the screen:
+    a plain majority with one judge per screen (one grouped query), each vote weighed by its judge's
+    reliability with several (``judge_weights``: two queries). A careless judge's "non-English" that a
+    reliable judge's "no" outweighed does not count the screen non-English for its app either, so a
+    spammer paired with careful judges cannot make a whole app non-English on ties."""
     tally: dict[int, tuple[int, int]] = {}
-    rows = judgments.values("screen_id", "screen__app_id").annotate(
-        n=Count("pk"), yes=Count("pk", filter=Q(non_english_app=True))
-    )
-    for row in rows:
-        if row["n"] >= needed:
-            judged, non_english = tally.get(row["screen__app_id"], (0, 0))
-            tally[row["screen__app_id"]] = (judged + 1, non_english + int(_majority(row["yes"], row["n"])))
+
+    def count(app_id: int, non_english: bool) -> None:
+        judged, yes = tally.get(app_id, (0, 0))
+        tally[app_id] = (judged + 1, yes + int(non_english))
+
+    if needed < 2:
+        rows = judgments.values("screen_id", "screen__app_id").annotate(
+            n=Count("pk"), yes=Count("pk", filter=Q(non_english_app=True))
+        )
+        for row in rows:
+            if row["n"] >= needed:
+                count(row["screen__app_id"], _majority(row["yes"], row["n"]))
+        return tally
+    screens: dict[int, tuple[int, list[tuple[int, bool]]]] = {}
+    for screen_id, app_id, judge, non_english in judgments.values_list(
+        "screen_id", "screen__app_id", "annotator_id", "non_english_app"
+    ):
+        screens.setdefault(screen_id, (app_id, []))[1].append((judge, non_english))
+    weights = judge_weights(project=project, user_ids=sorted({j for _, votes in screens.values() for j, _ in votes}))
+    for app_id, votes in screens.values():
+        if len(votes) >= needed:
+            decided = prefilter_decide_weighted([(ne, False, weights[judge]) for judge, ne in votes])
+            count(app_id, decided == REASON_NON_ENGLISH)
     return tally
 
 
 def app_language_votes(*, app: App) -> tuple[int, int]:
     """``(judged, non_english)``: the app's screens with a pre-filtering decision, and those of
-    them whose judges said non-English (by the screen's own majority); withdrawn judgments do not count."""
-    tally = _language_tally(_counting().filter(screen__app=app), needed=app.project.prefilter_judgments)
+    them whose judges said non-English (by the rule that decides the screen: ``_language_tally``);
+    withdrawn judgments do not count."""
+    tally = _language_tally(
+        _counting().filter(screen__app=app), project=app.project, needed=app.project.prefilter_judgments
+    )
     return tally.get(app.pk, (0, 0))
 
 
@@ -852,12 +878,13 @@ class AppLanguage:
 
 def app_language_list(*, project: Project, app_ids: list[int] | None = None) -> list[AppLanguage]:
     """Every app of the project (or those of ``app_ids``, a page of them) by package, with its
-    ``app_language_votes`` (two queries; with ``app_ids`` only those apps' judgments are counted)."""
+    ``app_language_votes`` (two queries, three with several judges per screen; with ``app_ids`` only
+    those apps' judgments are counted)."""
     judgments = _counting().filter(screen__project=project)
     apps = App.objects.filter(project=project)
     if app_ids is not None:
         judgments, apps = judgments.filter(screen__app_id__in=app_ids), apps.filter(pk__in=app_ids)
-    tally = _language_tally(judgments, needed=project.prefilter_judgments) if app_ids != [] else {}
+    tally = _language_tally(judgments, project=project, needed=project.prefilter_judgments) if app_ids != [] else {}
     return [
         AppLanguage(package, non_english, set_by, *tally.get(pk, (0, 0)))
         for pk, package, non_english, set_by in apps.order_by("package").values_list(

@@ -812,3 +812,51 @@ def test_a_leads_english_for_another_app_leaves_this_apps_language_votes_alone(p
     judge(project, ann, non_english_app=True)
     screen.refresh_from_db()
     assert (screen.state, screen.exclusion_reason) == (ScreenState.EXCLUDED, "non_english")
+
+
+def test_with_several_judges_a_careless_non_english_outweighed_on_its_screens_does_not_decide_their_app(project):
+    # given two judges per screen: a careless judge (2 of 12 control items right) says non-English on
+    # both screens of an app, a careful one (12 of 12) says all is well on both
+    project.prefilter_judgments = 2
+    project.save()
+    sloppy, good = member(project, "sloppy"), member(project, "good")
+    for user, right in ((sloppy, 2), (good, 12)):
+        for i, gold_screen in enumerate(screens(project, 12, state=ScreenState.QUESTIONS_1)):
+            gold = GoldItem.objects.create(
+                project=project, stage="prefilter", screen=gold_screen, answer={}, active=False
+            )
+            done = Assignment.objects.create(
+                project=project,
+                stage="prefilter",
+                screen=gold_screen,
+                annotator=user,
+                status="submitted",
+                lease_expires_at=timezone.now(),
+                submitted_at=timezone.now(),
+                purpose="control",
+                gold=gold,
+            )
+            ControlResult.objects.create(
+                assignment=done,
+                gold=gold,
+                project=project,
+                user=user,
+                stage="prefilter",
+                purpose="control",
+                correct=i < right,
+            )
+    first, second = screens(project, 2)
+    for screen in (first, second):
+        assert judge(project, sloppy, non_english_app=True).screen_id == screen.pk
+        assert judge(project, good).screen_id == screen.pk
+    # then both screens go on, and their app, whose screens count as their decisions say, stays
+    # undecided (counted by a plain majority, two ties would have made it non-English by the rule
+    # and excluded both screens)
+    for screen in (first, second):
+        screen.refresh_from_db()
+        assert screen.state == ScreenState.QUESTIONS_1
+    app = App.objects.get(pk=first.app_id)
+    assert (app.non_english, app.language_set_by) == (False, "")
+    assert app_language_votes(app=app) == (2, 0)
+    [row] = app_language_list(project=project, app_ids=[app.pk])
+    assert (row.judged, row.judged_non_english, row.decision) == (2, 0, "undecided")
