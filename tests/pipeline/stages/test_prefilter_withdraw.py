@@ -851,3 +851,26 @@ def test_a_screen_its_judge_excluded_as_out_of_sync_is_held_as_non_english_once_
     done = withdraw(PrefilterJudgment.objects.all(), django_capture_on_commit_callbacks)
     assert done["screens_requeued"] == 1
     assert state_of(screen) == ("excluded", "non_english", "prefilter")
+
+
+def test_a_withdrawal_the_remaining_votes_outlast_counts_no_screen_further_along(
+    project, django_capture_on_commit_callbacks
+):
+    # given three judges per screen who all said all is well, pass-1 questions written on the
+    # screen, then a lead who marked its app non-English (the screen held from pass 2)
+    project.prefilter_judgments = 3
+    project.save()
+    judges = [member(project, name) for name in ("ann", "bob", "sam")]
+    wes = member(project, "wes")
+    (screen,) = screens(project, 1)
+    for user in judges:
+        judge(project, user)
+    writing = assignment_next(project=project, user=wes, stage="questions-1")
+    assignment_submit(assignment_id=writing.pk, user=wes, data={"questions": ["What is label 2?"]})
+    app_mark_non_english(project=project, package=screen.app.package)
+    assert state_of(screen) == ("excluded", "non_english", "questions-2")
+    # when sam's judgment is withdrawn: the two left force "all is well", the screen's own decision,
+    # so nothing rested on it and no screen is reported as further along on uncertain evidence
+    done = withdraw(PrefilterJudgment.objects.filter(annotator=judges[2]), django_capture_on_commit_callbacks)
+    assert done == {"withdrawn": 1, "screens_requeued": 0, "screens_further_along": 0}
+    assert state_of(screen) == ("excluded", "non_english", "questions-2")
