@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.models import Project, Question, QuestionSource, QuestionState, Screen, ScreenState
+from django.utils import timezone
+
+from annotation.models import (
+    Assignment,
+    ControlResult,
+    GoldItem,
+    Project,
+    Question,
+    QuestionSource,
+    QuestionState,
+    Screen,
+    ScreenState,
+)
 from tests.factories import AppFactory, CandidateFactory, MembershipFactory, ScreenFactory, UserFactory
 
 
@@ -50,3 +62,30 @@ def answering_question(screen: Screen, *, author: Any = None, needed: int = 1, t
         state=QuestionState.ANSWERING,
         answers_needed=needed,
     )
+
+
+def prefilter_control_record(project: Project, user: Any, *, right: int, items: int = 12) -> None:
+    """``items`` pre-filtering control results of ``user``, the first ``right`` of them correct (their
+    gold items retired since: none is served), for the judge's reliability (``judge_weights``)."""
+    for i, gold_screen in enumerate(screens(project, items, state=ScreenState.QUESTIONS_1)):
+        gold = GoldItem.objects.create(project=project, stage="prefilter", screen=gold_screen, answer={}, active=False)
+        done = Assignment.objects.create(
+            project=project,
+            stage="prefilter",
+            screen=gold_screen,
+            annotator=user,
+            status="submitted",
+            lease_expires_at=timezone.now(),
+            submitted_at=timezone.now(),
+            purpose="control",
+            gold=gold,
+        )
+        ControlResult.objects.create(
+            assignment=done,
+            gold=gold,
+            project=project,
+            user=user,
+            stage="prefilter",
+            purpose="control",
+            correct=i < right,
+        )

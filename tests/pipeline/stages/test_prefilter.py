@@ -34,7 +34,7 @@ from pipeline.stages.prefilter import (
     prefilter_decide_weighted,
 )
 from tests.factories import AppFactory, MembershipFactory, ProjectFactory
-from tests.pipeline.stages.helpers import answering_question, member, screens
+from tests.pipeline.stages.helpers import answering_question, member, prefilter_control_record, screens
 
 pytestmark = pytest.mark.django_db
 
@@ -820,31 +820,8 @@ def test_with_several_judges_a_careless_non_english_outweighed_on_its_screens_do
     project.prefilter_judgments = 2
     project.save()
     sloppy, good = member(project, "sloppy"), member(project, "good")
-    for user, right in ((sloppy, 2), (good, 12)):
-        for i, gold_screen in enumerate(screens(project, 12, state=ScreenState.QUESTIONS_1)):
-            gold = GoldItem.objects.create(
-                project=project, stage="prefilter", screen=gold_screen, answer={}, active=False
-            )
-            done = Assignment.objects.create(
-                project=project,
-                stage="prefilter",
-                screen=gold_screen,
-                annotator=user,
-                status="submitted",
-                lease_expires_at=timezone.now(),
-                submitted_at=timezone.now(),
-                purpose="control",
-                gold=gold,
-            )
-            ControlResult.objects.create(
-                assignment=done,
-                gold=gold,
-                project=project,
-                user=user,
-                stage="prefilter",
-                purpose="control",
-                correct=i < right,
-            )
+    prefilter_control_record(project, sloppy, right=2)
+    prefilter_control_record(project, good, right=12)
     first, second = screens(project, 2)
     for screen in (first, second):
         assert judge(project, sloppy, non_english_app=True).screen_id == screen.pk

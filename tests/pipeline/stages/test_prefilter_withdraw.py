@@ -15,8 +15,6 @@ from annotation.models import (
     App,
     Assignment,
     AssignmentStatus,
-    ControlResult,
-    GoldItem,
     PausedWork,
     PrefilterJudgment,
     Question,
@@ -33,7 +31,7 @@ from pipeline.stages.prefilter import (
 )
 from tests.factories import MembershipFactory, ProjectFactory
 from tests.pipeline.quality.builders import rule_pause
-from tests.pipeline.stages.helpers import answering_question, member, screens
+from tests.pipeline.stages.helpers import answering_question, member, prefilter_control_record, screens
 
 pytestmark = pytest.mark.django_db
 
@@ -636,33 +634,6 @@ def test_a_restored_judgment_on_a_screen_its_app_holds_says_what_its_judges_deci
     assert state_of(screen) == ("excluded", "non_english", "")
 
 
-def _control_record(project, user, *, right, items=12):
-    """``items`` pre-filtering control results of ``user``, the first ``right`` of them correct (their
-    gold items retired since: none is served)."""
-    for i, gold_screen in enumerate(screens(project, items, state=ScreenState.QUESTIONS_1)):
-        gold = GoldItem.objects.create(project=project, stage="prefilter", screen=gold_screen, answer={}, active=False)
-        done = Assignment.objects.create(
-            project=project,
-            stage="prefilter",
-            screen=gold_screen,
-            annotator=user,
-            status="submitted",
-            lease_expires_at=timezone.now(),
-            submitted_at=timezone.now(),
-            purpose="control",
-            gold=gold,
-        )
-        ControlResult.objects.create(
-            assignment=done,
-            gold=gold,
-            project=project,
-            user=user,
-            stage="prefilter",
-            purpose="control",
-            correct=i < right,
-        )
-
-
 def test_with_several_judges_weighed_decisions_are_undone_and_redone_by_the_same_weights(
     project, django_capture_on_commit_callbacks
 ):
@@ -672,8 +643,8 @@ def test_with_several_judges_weighed_decisions_are_undone_and_redone_by_the_same
     project.prefilter_judgments = 2
     project.save()
     sloppy, good, lead = member(project, "sloppy"), member(project, "good"), member(project, "lead", role="lead")
-    _control_record(project, sloppy, right=2)
-    _control_record(project, good, right=12)
+    prefilter_control_record(project, sloppy, right=2)
+    prefilter_control_record(project, good, right=12)
     (screen,) = screens(project, 1)
     judge(project, sloppy, non_english_app=True)
     judge(project, good)
