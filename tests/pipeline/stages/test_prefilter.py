@@ -6,8 +6,10 @@ import math
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.db.models import Q
 from django.http import QueryDict
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.db import compiled
@@ -837,3 +839,14 @@ def test_with_several_judges_a_careless_non_english_outweighed_on_its_screens_do
     assert app_language_votes(app=app) == (2, 0)
     [row] = app_language_list(project=project, app_ids=[app.pk])
     assert (row.judged, row.judged_non_english, row.decision) == (2, 0, "undecided")
+
+
+def test_with_one_judge_per_screen_a_judgment_reads_no_judges_record(project):
+    # the weights are read only when several judges share a screen: with one, the submit does not
+    # query anybody's control results
+    ann = member(project, "ann")
+    screens(project, 1)
+    lease = assignment_next(project=project, user=ann, stage="prefilter")
+    with CaptureQueriesContext(connection) as ctx:
+        assignment_submit(assignment_id=lease.pk, user=ann, data=OK)
+    assert [q["sql"] for q in ctx.captured_queries if "controlresult" in q["sql"].lower()] == []

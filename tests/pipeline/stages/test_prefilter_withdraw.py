@@ -845,3 +845,18 @@ def test_a_withdrawal_the_remaining_votes_outlast_counts_no_screen_further_along
     done = withdraw(PrefilterJudgment.objects.filter(annotator=judges[2]), django_capture_on_commit_callbacks)
     assert done == {"withdrawn": 1, "screens_requeued": 0, "screens_further_along": 0}
     assert state_of(screen) == ("excluded", "non_english", "questions-2")
+
+
+def test_a_screen_excluded_as_out_of_sync_in_an_english_app_waits_again_once_its_only_judgment_is_withdrawn(
+    project, django_capture_on_commit_callbacks
+):
+    # given an app a lead declared English, and a screen of it its one judge excluded as out of sync
+    sam = member(project, "sam")
+    (screen,) = screens(project, 1)
+    app_mark_non_english(project=project, package=screen.app.package, english=True)
+    judge(project, sam, vh_out_of_sync=True)
+    assert state_of(screen) == ("excluded", "vh_out_of_sync", "")
+    # when the judgment is withdrawn, nothing decides the screen: it waits for a judge again
+    done = withdraw(PrefilterJudgment.objects.all(), django_capture_on_commit_callbacks)
+    assert done == {"withdrawn": 1, "screens_requeued": 1, "screens_further_along": 0}
+    assert state_of(screen) == ("prefilter", "", "")
