@@ -878,3 +878,20 @@ def test_the_api_schema_says_a_box_is_four_integers():
         4,
         4,
     )
+
+
+def test_a_suggestion_submitted_unchanged_is_its_first_element_as_an_answer():
+    # what a rubber stamp would send: the first-ranked element, its index, box and text (not its score)
+    suggestion = {
+        "elements": [
+            {"vh_index": 3, "bounds": (10, 20, 300, 60), "text": "Wi-Fi", "score": 0.9},
+            {"vh_index": 5, "bounds": [10, 80, 300, 120], "text": "On", "score": 0.4},
+        ]
+    }
+    submission = Answers().suggestion_submission(suggestion=suggestion, cleaned={"question": "Which network?"})
+    assert submission == {
+        "verdict": "answered",
+        "elements": [{"vh_index": 3, "bounds": [10, 20, 300, 60], "text": "Wi-Fi"}],
+        "question": "Which network?",
+    }
+    assert Answers().suggestion_submission(suggestion=suggestion, cleaned={})["question"] == ""
