@@ -576,6 +576,60 @@ def _percentiles(values: list[float]) -> dict[str, Any]:
     }
 
 
+def _leaks(project: Project, crowd: Crowd, spam_ids: dict[str, dict[str, list[int]]]) -> list[dict[str, Any]]:
+    """Why each spam item in the release was not held back: one row per item, with the worker's control
+    items in the stage since it turned (passed, failed) before the item and after it, whether the item
+    came after the worker's last passed control item, the standing's evidence at the end, and (answers)
+    the question's split, (judgments) whether another judge of the screen judged alike."""
+    rows: list[dict[str, Any]] = []
+    for w in crowd.workers:
+        for stage, ids in spam_ids.get(w.name, {}).items():
+            if not ids or stage not in GOLD_STAGES:
+                continue
+            if stage == "answers":
+                kept = Answer.objects.filter(assignment_id__in=ids, kept=True, question__state=QuestionState.KEPT)
+                items = dict(kept.values_list("assignment_id", "question__screen__split"))
+            else:
+                counting = PrefilterJudgment.objects.filter(assignment_id__in=ids, withdrawn_reason="")
+                items = dict.fromkeys(counting.values_list("assignment_id", flat=True), "")
+            if not items:
+                continue
+            turned = min(Assignment.objects.filter(pk__in=ids).values_list("submitted_at", flat=True))
+            controls = list(
+                ControlResult.objects.filter(project=project, user=w.user, stage=stage, purpose=Purpose.CONTROL)
+                .order_by("pk")
+                .values_list("created_at", "correct")
+            )
+            passed = [at for at, ok in controls if ok]
+            standing = Standing.objects.filter(project=project, user=w.user, stage=stage).first()
+            for pk, at, screen_id, submission in Assignment.objects.filter(pk__in=list(items)).values_list(
+                "pk", "submitted_at", "screen_id", "submission"
+            ):
+                alike = None
+                if stage != "answers":
+                    others = PrefilterJudgment.objects.filter(screen_id=screen_id, withdrawn_reason="").exclude(
+                        assignment_id=pk
+                    )
+                    alike = any(
+                        o.non_english_app == bool(submission.get("non_english_app"))
+                        and o.vh_out_of_sync == bool(submission.get("vh_out_of_sync"))
+                        for o in others
+                    )
+                rows.append(
+                    {
+                        "worker": w.name,
+                        "stage": stage,
+                        "split": items[pk],
+                        "controls_since_turning_before": [ok for c_at, ok in controls if turned <= c_at <= at],
+                        "controls_after": [ok for c_at, ok in controls if c_at > at],
+                        "after_last_passed_control": bool(passed) and at > passed[-1],
+                        "evidence": round(standing.evidence, 2) if standing else None,
+                        "judged_alike_by_another": alike,
+                    }
+                )
+    return rows
+
+
 def _stop(project: Project, user: Any, stage: str) -> QualityEvent | None:
     """The first decision that stopped ``user`` in ``stage`` (paused or not qualified), if any."""
     return (
@@ -729,6 +783,7 @@ def figures(crowd: Crowd) -> dict[str, Any]:
         if any(row.values()):
             by_worker[w.name] = row
     release["by_worker"] = by_worker
+    release["leaks"] = _leaks(project, crowd, spam_ids)
     release["total"] = (
         release["prefilter_judgments_counting"] + release["questions_from_spam_writer"] + release["answers"]
     )
@@ -790,16 +845,25 @@ def adversarial_run(
     seed: int = 0,
     kinds: tuple[str, ...] = KINDS,
     stages: tuple[str, ...] = STAGE_ORDER,
+    provisional: str = "",
 ) -> dict[str, Any]:
     """The whole run on a live server at ``base_url`` (sharing this process's database): the main
     project through ``stages`` (default every stage) to post-processing with one worker of each of
-    ``kinds`` besides the careful ones, then the careful soak. Returns ``figures``."""
+    ``kinds`` besides the careful ones, then the careful soak. ``provisional``: the lead sets the
+    project's ``provisional_work`` to it first, over the settings API (default: left at its default).
+    Returns ``figures``."""
     started = time.perf_counter()
     project = Project.objects.create(slug=slug, name=f"Adversarial crowd ({slug})")
     crowd_screens_create(project=project, count=size.screens, seed=seed)
     crowd = crowd_create(project=project, base_url=base_url, careful=size.careful, seed=seed, kinds=kinds)
     gold: dict[str, int] = {}
     try:
+        if provisional:
+            status, body = crowd.lead_api.call(
+                "PATCH", f"/api/projects/{slug}/settings/", {"provisional_work": provisional}
+            )
+            if status != 200:
+                raise RuntimeError(f"settings: HTTP {status} {body}")
         crowd_work(crowd, stages=stages, seed=seed, gold=gold)
         post = postprocess(crowd, stages=stages, seed=seed, gold=gold)
         out = figures(crowd)
@@ -808,6 +872,7 @@ def adversarial_run(
             w.api.close()
         crowd.lead_api.close()
     out.update({"gold": gold, "postprocess": post, "seconds": round(time.perf_counter() - started, 1)})
+    out["provisional_work"] = Project.objects.get(pk=project.pk).provisional_work
     # without post-processing there is no release: the figures are of the work as it stands
     out["spam_in_release"]["postprocessed"] = post["started"]
     if size.soak_careful:

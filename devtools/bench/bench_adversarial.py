@@ -17,7 +17,9 @@ CI size (``make bench``): 60 screens, 5 careful workers, a soak of 6 x 60 items;
 ``BENCH_ADVERSARIAL_GUNICORN``: the server's options (default 2 processes of 2 threads);
 ``BENCH_ADVERSARIAL_SEEDS``: the crowd's seeds, comma-separated (default ``0``): each seed is a run of
 its own on each database (another crowd, other screens, other draws), reported under ``runs``; the
-figures of the first seed stay at the top level as before.
+figures of the first seed stay at the top level as before; ``BENCH_ADVERSARIAL_PROVISIONAL``: the
+project's ``provisional_work`` (``evidence``, ``strict``, ``off``; default: the project's default), set by
+the lead over the settings API before the crowd starts.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .bench_queue import ROOT, Server
 GUNICORN = os.environ.get("BENCH_ADVERSARIAL_GUNICORN", "-w 2 -k gthread --threads 2 --timeout 120")
 DATABASES = tuple(os.environ.get("BENCH_ADVERSARIAL_DATABASES", "postgresql,sqlite").split(","))
 SEEDS = tuple(int(seed) for seed in os.environ.get("BENCH_ADVERSARIAL_SEEDS", "0").split(","))
+PROVISIONAL = os.environ.get("BENCH_ADVERSARIAL_PROVISIONAL", "")
 
 
 def _child_main(size: str, slug: str, seed: str = "0") -> None:
@@ -45,7 +48,13 @@ def _child_main(size: str, slug: str, seed: str = "0") -> None:
 
     # One client at a time (the crowd works in turns): two processes suffice; a loaded machine is slow to start them.
     with Server(dict(os.environ), args=GUNICORN.split(), start_seconds=300) as server:
-        out = adversarial_run(base_url=f"http://127.0.0.1:{server.port}", slug=slug, size=SIZES[size], seed=int(seed))
+        out = adversarial_run(
+            base_url=f"http://127.0.0.1:{server.port}",
+            slug=slug,
+            size=SIZES[size],
+            seed=int(seed),
+            provisional=PROVISIONAL,
+        )
     print(json.dumps(out))
 
 

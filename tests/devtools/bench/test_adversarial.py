@@ -37,6 +37,11 @@ def test_the_adversarial_crowd_holds_todays_invariants(live_server):
     assert out["postprocess"]["started"]
     spam = sum(spammers[name]["prefilter"]["spam"] for name in ("sly", "hit-and-run"))
     assert out["spam_in_release"]["prefilter_judgments_counting"] <= spam // 2, out["spam_in_release"]
+    # each spam judgment that still counts is explained (the worker's control items around it)
+    leaks = out["spam_in_release"]["leaks"]
+    assert len(leaks) == out["spam_in_release"]["prefilter_judgments_counting"]
+    assert all(row["stage"] == "prefilter" and row["worker"] in ("sly", "hit-and-run") for row in leaks), leaks
+    assert out["provisional_work"] == "evidence"
     assert out["next_ms"]["n"] > 50
 
 
