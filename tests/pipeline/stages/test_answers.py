@@ -13,8 +13,10 @@ from annotation.models import (
     AnswerElement,
     Assignment,
     AssignmentStatus,
+    AssistUse,
     Candidate,
     ControlResult,
+    GoldItem,
     Membership,
     Purpose,
     QualityEvent,
@@ -24,6 +26,7 @@ from annotation.models import (
     StandingStatus,
     Suggestion,
     SuggestionStatus,
+    SuggestionUse,
 )
 from pipeline.decisions.decide import REASON_AUTHOR_PAUSED
 from pipeline.engine import assignment_next, assignment_payload, assignment_submit
@@ -895,3 +898,89 @@ def test_a_suggestion_submitted_unchanged_is_its_first_element_as_an_answer():
         "question": "Which network?",
     }
     assert Answers().suggestion_submission(suggestion=suggestion, cleaned={})["question"] == ""
+
+
+# --- suggestion_use: what "accepted" means (docs/assist.md) ----------------------------------------
+
+DRAWN = {"elements": [{"vh_index": None, "bounds": [10, 20, 300, 60], "text": "Wi-Fi", "score": 0.9}]}
+PICKED = {"elements": [{"vh_index": 3, "bounds": [10, 20, 300, 60], "text": "Wi-Fi", "score": 0.9}]}
+
+
+def _use(suggestion, *elements, verdict="answered"):
+    return Answers().suggestion_use(suggestion=suggestion, cleaned={"verdict": verdict, "elements": list(elements)})
+
+
+@pytest.mark.parametrize(
+    ("suggestion", "element", "use"),
+    [
+        # a suggested drawn box is accepted by giving back the same box (as a list or a tuple) and text
+        (DRAWN, {"bounds": [10, 20, 300, 60], "text": "Wi-Fi"}, "accepted"),
+        (DRAWN, {"bounds": (10, 20, 300, 60), "text": " Wi-Fi  "}, "accepted"),  # the text's spaces: no edit
+        (DRAWN, {"vh_index": None, "bounds": [10, 20, 300, 60], "text": "Wi-Fi"}, "accepted"),
+        # ...not by a candidate with the same box, another box, no box, or another text
+        (DRAWN, {"vh_index": 3, "bounds": [10, 20, 300, 60], "text": "Wi-Fi"}, "edited"),
+        (DRAWN, {"bounds": [10, 20, 300, 61], "text": "Wi-Fi"}, "edited"),
+        (DRAWN, {"text": "Wi-Fi"}, "edited"),
+        (DRAWN, {"bounds": [10, 20, 300, 60], "text": "WiFi"}, "edited"),
+        # a suggested candidate: the same index and text, whatever box the page kept
+        (PICKED, {"vh_index": 3, "text": "Wi-Fi"}, "accepted"),
+        (PICKED, {"vh_index": 3, "bounds": [0, 0, 1, 1], "text": "Wi-Fi"}, "accepted"),
+        (PICKED, {"vh_index": 4, "text": "Wi-Fi"}, "edited"),
+        (PICKED, {"bounds": [10, 20, 300, 60], "text": "Wi-Fi"}, "edited"),
+    ],
+)
+def test_a_suggestion_is_accepted_only_by_giving_back_its_element(suggestion, element, use):
+    assert _use(suggestion, element) == use
+
+
+def test_a_suggested_element_with_no_text_is_accepted_by_an_element_without_one():
+    empty = {"elements": [{"vh_index": None, "bounds": [10, 20, 300, 60], "text": "", "score": 0.9}]}
+    assert _use(empty, {"bounds": [10, 20, 300, 60]}) == "accepted"
+    assert _use(empty, {"bounds": [10, 20, 300, 60], "text": None}) == "accepted"
+    assert _use(empty, {"bounds": [10, 20, 300, 60], "text": "x"}) == "edited"
+
+
+def test_a_suggestion_is_accepted_only_as_the_whole_answer():
+    top = {"vh_index": 3, "text": "Wi-Fi"}
+    assert _use(PICKED, top, {"vh_index": 4, "text": "On"}) == "edited"  # its element and one more
+    assert _use(PICKED, {"vh_index": 4, "text": "On"}, top) == "edited"
+    assert _use(PICKED, top, verdict="not_answerable") == "edited"
+    assert _use(PICKED) == "edited"
+    assert _use(None, top) == "none"
+    assert _use({"elements": []}, top) == "none"
+
+
+def test_a_control_items_suggestion_is_left_out_as_often_as_real_answers_lately_went_without_one(project):
+    from pipeline.assist.service import _gold_draw
+
+    project.assist_url = "http://127.0.0.1:9"
+    project.save()
+    author, a = member(project, "author"), member(project, "a")
+    (screen,) = screens(project, 1)
+    question = answering_question(screen, author=author)
+    Suggestion.objects.create(
+        project=project,
+        stage="answers",
+        question=question,
+        screen=screen,
+        status=SuggestionStatus.OK,
+        calls=1,
+        result={"elements": [{"vh_index": 3, "bounds": [10, 20, 300, 60], "text": "Wi-Fi", "score": 0.9}]},
+        model_version="m1",
+    )
+    control = _lease(project, a, question)
+    work = _lease(project, member(project, "b"), question)
+    gold = GoldItem.objects.create(project=project, stage="answers", question=question, screen=screen, answer={})
+    Assignment.objects.filter(pk=control.pk).update(purpose=Purpose.CONTROL, gold=gold)
+    control.refresh_from_db()
+    shown = Answers().suggestion(assignment=control)
+    assert shown is not None and shown["elements"][0]["text"] == "Wi-Fi"  # no history: nothing to match
+    # the stage's recent real answers all went without a suggestion (the backend was down)
+    for user in (member(project, "c"), member(project, "d")):
+        done = _lease(project, user, answering_question(screen, author=author), status=AssignmentStatus.SUBMITTED)
+        AssistUse.objects.create(
+            assignment=done, project=project, user=user, stage="answers", purpose="work", use=SuggestionUse.NONE
+        )
+    assert _gold_draw(control.pk) < 1.0
+    assert Answers().suggestion(assignment=control) is None  # a control item goes without one too
+    assert Answers().suggestion(assignment=work)["model_version"] == "m1"  # real work shows what there is
