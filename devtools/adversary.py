@@ -594,7 +594,10 @@ def _leaks(project: Project, crowd: Crowd, spam_ids: dict[str, dict[str, list[in
                 items = dict.fromkeys(counting.values_list("assignment_id", flat=True), "")
             if not items:
                 continue
-            turned = min(Assignment.objects.filter(pk__in=ids).values_list("submitted_at", flat=True))
+            times = Assignment.objects.filter(pk__in=ids, submitted_at__isnull=False).values_list(
+                "submitted_at", flat=True
+            )
+            turned = min(t for t in times if t is not None)
             controls = list(
                 ControlResult.objects.filter(project=project, user=w.user, stage=stage, purpose=Purpose.CONTROL)
                 .order_by("pk")
@@ -602,10 +605,19 @@ def _leaks(project: Project, crowd: Crowd, spam_ids: dict[str, dict[str, list[in
             )
             passed = [at for at, ok in controls if ok]
             standing = Standing.objects.filter(project=project, user=w.user, stage=stage).first()
-            for pk, at, screen_id, submission in Assignment.objects.filter(pk__in=list(items)).values_list(
-                "pk", "submitted_at", "screen_id", "submission"
+            for pk, at, screen_id, question_id, submission in Assignment.objects.filter(pk__in=list(items)).values_list(
+                "pk", "submitted_at", "screen_id", "question_id", "submission"
             ):
+                if at is None:  # (every counted item was submitted)
+                    continue
+                submission = submission or {}
                 alike = None
+                # a redo of a unit another annotator's work was held back from (``_witnessed``)
+                held_here = (
+                    Answer.objects.filter(question_id=question_id)
+                    if stage == "answers"
+                    else PrefilterJudgment.objects.filter(screen_id=screen_id)
+                ).filter(withdrawn_by__rule="provisional-held")
                 if stage != "answers":
                     others = PrefilterJudgment.objects.filter(screen_id=screen_id, withdrawn_reason="").exclude(
                         assignment_id=pk
@@ -625,6 +637,8 @@ def _leaks(project: Project, crowd: Crowd, spam_ids: dict[str, dict[str, list[in
                         "after_last_passed_control": bool(passed) and at > passed[-1],
                         "evidence": round(standing.evidence, 2) if standing else None,
                         "judged_alike_by_another": alike,
+                        "redo_of_held_work": held_here.exclude(assignment__annotator=w.user).exists(),
+                        "status": standing.status if standing else None,
                     }
                 )
     return rows
@@ -845,12 +859,12 @@ def adversarial_run(
     seed: int = 0,
     kinds: tuple[str, ...] = KINDS,
     stages: tuple[str, ...] = STAGE_ORDER,
-    provisional: str = "",
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The whole run on a live server at ``base_url`` (sharing this process's database): the main
     project through ``stages`` (default every stage) to post-processing with one worker of each of
-    ``kinds`` besides the careful ones, then the careful soak. ``provisional``: the lead sets the
-    project's ``provisional_work`` to it first, over the settings API (default: left at its default).
+    ``kinds`` besides the careful ones, then the careful soak. ``settings``: project settings the lead
+    sets first, over the settings API (for example ``{"provisional_work": "strict"}``; default: none).
     Returns ``figures``."""
     started = time.perf_counter()
     project = Project.objects.create(slug=slug, name=f"Adversarial crowd ({slug})")
@@ -858,10 +872,8 @@ def adversarial_run(
     crowd = crowd_create(project=project, base_url=base_url, careful=size.careful, seed=seed, kinds=kinds)
     gold: dict[str, int] = {}
     try:
-        if provisional:
-            status, body = crowd.lead_api.call(
-                "PATCH", f"/api/projects/{slug}/settings/", {"provisional_work": provisional}
-            )
+        if settings:
+            status, body = crowd.lead_api.call("PATCH", f"/api/projects/{slug}/settings/", settings)
             if status != 200:
                 raise RuntimeError(f"settings: HTTP {status} {body}")
         crowd_work(crowd, stages=stages, seed=seed, gold=gold)
@@ -872,7 +884,9 @@ def adversarial_run(
             w.api.close()
         crowd.lead_api.close()
     out.update({"gold": gold, "postprocess": post, "seconds": round(time.perf_counter() - started, 1)})
-    out["provisional_work"] = Project.objects.get(pk=project.pk).provisional_work
+    project.refresh_from_db()
+    out["settings"] = {name: getattr(project, name) for name in settings or {}}
+    out["provisional_work"] = project.provisional_work
     # without post-processing there is no release: the figures are of the work as it stands
     out["spam_in_release"]["postprocessed"] = post["started"]
     if size.soak_careful:

@@ -357,6 +357,15 @@ SETTINGS = Settings(
             high=1000,
             help="...with `evidence`: fewer control items passed than this in the stage is thin evidence",
         ),
+        WholeNumber(
+            name="provisional_confirmations",
+            group=MONITORING,
+            default=1,
+            low=1,
+            high=10,
+            help="...work counts as confirmed once this many control items were passed after it (a worker who "
+            "turns bad can pass one by luck)",
+        ),
         # Model assistance (docs/assist.md): a backend's suggestions in the answers workspace.
         Url(
             name="assist_url",
@@ -491,6 +500,7 @@ class Project(models.Model):
     paused_work = SETTINGS.choice("paused_work")
     provisional_work = SETTINGS.choice("provisional_work")
     provisional_min_controls = SETTINGS.whole("provisional_min_controls")
+    provisional_confirmations = SETTINGS.whole("provisional_confirmations")
 
     assist_url = SETTINGS.url("assist_url")
     assist_token = SETTINGS.secret("assist_token")

@@ -17,9 +17,9 @@ CI size (``make bench``): 60 screens, 5 careful workers, a soak of 6 x 60 items;
 ``BENCH_ADVERSARIAL_GUNICORN``: the server's options (default 2 processes of 2 threads);
 ``BENCH_ADVERSARIAL_SEEDS``: the crowd's seeds, comma-separated (default ``0``): each seed is a run of
 its own on each database (another crowd, other screens, other draws), reported under ``runs``; the
-figures of the first seed stay at the top level as before; ``BENCH_ADVERSARIAL_PROVISIONAL``: the
-project's ``provisional_work`` (``evidence``, ``strict``, ``off``; default: the project's default), set by
-the lead over the settings API before the crowd starts.
+figures of the first seed stay at the top level as before; ``BENCH_ADVERSARIAL_SETTINGS``: project
+settings as a JSON object (for example ``{"provisional_work": "strict", "provisional_confirmations": 2}``;
+default: none), set by the lead over the settings API before the crowd starts.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from .bench_queue import ROOT, Server
 GUNICORN = os.environ.get("BENCH_ADVERSARIAL_GUNICORN", "-w 2 -k gthread --threads 2 --timeout 120")
 DATABASES = tuple(os.environ.get("BENCH_ADVERSARIAL_DATABASES", "postgresql,sqlite").split(","))
 SEEDS = tuple(int(seed) for seed in os.environ.get("BENCH_ADVERSARIAL_SEEDS", "0").split(","))
-PROVISIONAL = os.environ.get("BENCH_ADVERSARIAL_PROVISIONAL", "")
+SETTINGS = json.loads(os.environ.get("BENCH_ADVERSARIAL_SETTINGS") or "{}")
 
 
 def _child_main(size: str, slug: str, seed: str = "0") -> None:
@@ -53,7 +53,7 @@ def _child_main(size: str, slug: str, seed: str = "0") -> None:
             slug=slug,
             size=SIZES[size],
             seed=int(seed),
-            provisional=PROVISIONAL,
+            settings=SETTINGS,
         )
     print(json.dumps(out))
 

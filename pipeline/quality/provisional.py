@@ -18,6 +18,11 @@ starts it), such work is held back from the release and asked of other annotator
 * ``strict``: that work of every annotator;
 * ``off``: nothing is held back.
 
+"After the last passed control item" reads "after the ``provisional_confirmations``-th latest" when the
+lead asks for more than one (default 1): a worker who turns bad near the end of their work and passes
+the one control item they meet after it (a lucky guess on a two-way judgment) has that item vouch
+for everything before it; with 2, work needs two passed control items after it.
+
 Work corroborated by another annotator is never held back: an answer in the majority group of its
 question's answers (validation and test), a pre-filtering judgment another judge of the screen made
 alike. It concerns the stages with gold (control items): pre-filtering and answers, and only while
@@ -48,7 +53,8 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import F, Q, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from annotation.models import (
@@ -122,9 +128,7 @@ def provisional_held(*, project: Project) -> list[Held]:
             )
         }
         results = ControlResult.objects.filter(project=project, stage=stage.name)
-        last_passed = dict(
-            results.filter(correct=True).values("user_id").annotate(at=Max("created_at")).values_list("user_id", "at")
-        )
+        last_passed = _confirmed_until(results, confirmations=project.provisional_confirmations)
         passed: dict[int, int] = defaultdict(int)
         for user_id in results.filter(correct=True, purpose=Purpose.CONTROL).values_list("user_id", flat=True):
             passed[user_id] += 1
@@ -168,7 +172,8 @@ def provisional_held(*, project: Project) -> list[Held]:
             if not left:
                 continue
             if policy == ProvisionalWork.STRICT:
-                why = "no passed control item after it"
+                n = project.provisional_confirmations
+                why = "no passed control item after it" if n == 1 else f"fewer than {n} passed control items after it"
             elif evidence > one_slip and clear_at is not None:
                 why = "control items were wrong since their evidence was last clear"
             elif evidence > 0:
@@ -194,6 +199,16 @@ def provisional_held(*, project: Project) -> list[Held]:
                 )
             )
     return held
+
+
+def _confirmed_until(results: Any, *, confirmations: int) -> dict[int, datetime]:
+    """Per annotator, the time up to which their work is confirmed: their ``confirmations``-th latest
+    passed control item (the latest with 1). An annotator who passed fewer has nothing confirmed.
+    One query."""
+    ranked = results.filter(correct=True).annotate(
+        rank=Window(RowNumber(), partition_by=[F("user_id")], order_by=F("created_at").desc())
+    )
+    return dict(ranked.filter(rank=confirmations).values_list("user_id", "created_at"))
 
 
 def _held_before(*, project: Project, stage: str, unit_id: str) -> tuple[set[int], set[int]]:

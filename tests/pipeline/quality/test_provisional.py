@@ -7,6 +7,7 @@ import pytest
 
 from annotation.exceptions import ConflictError
 from annotation.models import (
+    ControlResult,
     GoldItem,
     PrefilterJudgment,
     Project,
@@ -760,3 +761,61 @@ def test_a_careful_answer_to_a_question_whose_held_work_was_already_out_is_kept(
     assert not Answer.objects.filter(question=asked, withdrawn_by__rule="provisional-held").exists()
     # then the careful answer on the question is kept, nothing held against it to compare
     assert provisional_held(project=project) == []
+
+
+# --- provisional_confirmations: how many passed control items confirm the work before them --------
+
+
+def confirmations(project: Project, n: int) -> None:
+    project.provisional_confirmations = n
+    project.save(update_fields=["provisional_confirmations"])
+
+
+def test_with_two_confirmations_one_passed_control_item_after_the_work_does_not_confirm_it(world):
+    # given a judge who turned near the end: five right, junk, one right (a lucky guess), more junk
+    project, _ = world
+    strict(project)
+    sly = member(project, "sly")
+    done = _spells(project, sly, [("right", 5), ("junk", 3), ("right", 1), ("junk", 2)])
+    (held,) = provisional_held(project=project)  # one confirmation (the default): the lucky item vouches
+    assert sorted(held.assignments) == done["junk3"] and held.why == "no passed control item after it"
+    confirmations(project, 2)
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == sorted(done["junk1"] + done["junk3"])
+    assert held.why == "fewer than 2 passed control items after it"
+    fifth = ControlResult.objects.filter(user=sly, correct=True).order_by("-created_at")[1]
+    assert held.last_passed == fifth.created_at
+    # a second passed item after the first junk confirms it; the junk after both stays held
+    _spells(project, sly, [("right", 1)])
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == sorted(done["junk3"])
+    # three: the junk after the fifth right item is held again
+    confirmations(project, 3)
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == sorted(done["junk1"] + done["junk3"])
+
+
+def test_an_annotator_who_passed_fewer_control_items_than_the_confirmations_has_nothing_confirmed(world):
+    # another judge's passed items (later, and more of them) confirm nothing of this one's
+    project, _ = world
+    strict(project)
+    confirmations(project, 2)
+    newcomer, veteran = member(project, "newcomer"), member(project, "veteran")
+    mine = _spells(project, newcomer, [("right", 1), ("junk", 2)])
+    theirs = _spells(project, veteran, [("right", 2), ("junk", 1), ("right", 3)])
+    (held,) = provisional_held(project=project)
+    assert held.user_id == newcomer.pk and sorted(held.assignments) == sorted(mine["junk1"])
+    assert held.last_passed is None
+    assert theirs["junk1"][0] not in held.assignments
+
+
+def test_thin_evidence_with_two_confirmations_holds_what_one_lucky_item_would_have_confirmed(world):
+    project, _ = world  # evidence: fewer than 3 passed is thin
+    thin = member(project, "thin")
+    done = _spells(project, thin, [("right", 1), ("junk", 2), ("right", 1), ("junk", 1)])
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == done["junk3"]
+    confirmations(project, 2)
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == sorted(done["junk1"] + done["junk3"])
+    assert held.why == "fewer than 3 control items passed"
