@@ -576,11 +576,14 @@ def _percentiles(values: list[float]) -> dict[str, Any]:
     }
 
 
-def _leaks(project: Project, crowd: Crowd, spam_ids: dict[str, dict[str, list[int]]]) -> list[dict[str, Any]]:
+def _leaks(
+    project: Project, crowd: Crowd, spam_ids: dict[str, dict[str, list[int]]], *, wrong: set[int]
+) -> list[dict[str, Any]]:
     """Why each spam item in the release was not held back: one row per item, with the worker's control
     items in the stage since it turned (passed, failed) before the item and after it, whether the item
     came after the worker's last passed control item, the standing's evidence at the end, and (answers)
-    the question's split, (judgments) whether another judge of the screen judged alike."""
+    the question's split, (judgments) whether another judge of the screen judged alike, and whether
+    the scripted truth calls it wrong."""
     rows: list[dict[str, Any]] = []
     for w in crowd.workers:
         for stage, ids in spam_ids.get(w.name, {}).items():
@@ -631,6 +634,7 @@ def _leaks(project: Project, crowd: Crowd, spam_ids: dict[str, dict[str, list[in
                     {
                         "worker": w.name,
                         "stage": stage,
+                        "wrong": pk in wrong,
                         "split": items[pk],
                         "controls_since_turning_before": [ok for c_at, ok in controls if turned <= c_at <= at],
                         "controls_after": [ok for c_at, ok in controls if c_at > at],
@@ -797,7 +801,7 @@ def figures(crowd: Crowd) -> dict[str, Any]:
         if any(row.values()):
             by_worker[w.name] = row
     release["by_worker"] = by_worker
-    release["leaks"] = _leaks(project, crowd, spam_ids)
+    release["leaks"] = _leaks(project, crowd, spam_ids, wrong=set(wrong_spam))
     release["total"] = (
         release["prefilter_judgments_counting"] + release["questions_from_spam_writer"] + release["answers"]
     )
