@@ -819,3 +819,16 @@ def test_thin_evidence_with_two_confirmations_holds_what_one_lucky_item_would_ha
     (held,) = provisional_held(project=project)
     assert sorted(held.assignments) == sorted(done["junk1"] + done["junk3"])
     assert held.why == "fewer than 3 control items passed"
+
+
+def test_each_annotators_confirmations_are_counted_among_their_own_passed_items(world):
+    # given a judge whose junk came before two passed items, and then another judge passing two later
+    project, _ = world
+    strict(project)
+    confirmations(project, 2)
+    first, second = member(project, "first"), member(project, "second")
+    mine = _spells(project, first, [("right", 1), ("junk", 1), ("right", 2)])
+    _spells(project, second, [("right", 2)])
+    # the first judge's junk is confirmed by their own two later items, whatever the other judge did
+    assert provisional_held(project=project) == []
+    assert mine["junk1"]
