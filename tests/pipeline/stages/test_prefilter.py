@@ -128,30 +128,8 @@ def test_several_judges_weigh_by_their_record_on_gold(project):
     project.prefilter_judgments = 2
     project.save()
     sloppy, good = member(project, "sloppy"), member(project, "good")
-    gold_screens = screens(project, 12, state=ScreenState.QUESTIONS_1)
-    golds = [GoldItem.objects.create(project=project, stage="prefilter", screen=g, answer={}) for g in gold_screens]
-    for user, right in ((sloppy, 2), (good, 12)):
-        for i, gold_item in enumerate(golds):
-            done = Assignment.objects.create(
-                project=project,
-                stage="prefilter",
-                screen=gold_item.screen,
-                annotator=user,
-                status="submitted",
-                lease_expires_at=timezone.now(),
-                submitted_at=timezone.now(),
-                purpose="control",
-                gold=gold_item,
-            )
-            ControlResult.objects.create(
-                assignment=done,
-                gold=gold_item,
-                project=project,
-                user=user,
-                stage="prefilter",
-                purpose="control",
-                correct=i < right,
-            )
+    prefilter_control_record(project, sloppy, right=2)
+    prefilter_control_record(project, good, right=12)
     weights = judge_weights(project=project, user_ids=[sloppy.pk, good.pk])
     assert weights[sloppy.pk] < weights[good.pk] / 3
     # when the sloppy judge says non-English and the good one says all is well
