@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from functools import partial
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.signals import request_finished, request_started
 
 from annotation.models import Candidate, ElementType, Question, QuestionSource, QuestionState, Screen, ScreenState
 from devtools.demo.generator import generate_screens
@@ -173,19 +175,65 @@ def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
             except Exception:  # the page is gone or mid-navigation: nothing of ours is pending
                 pass
         context.close()
-    _wait_for_the_live_server_to_finish()
     assert not errors, f"JavaScript errors or CSP violations: {errors}"
 
 
-def _wait_for_the_live_server_to_finish(seconds: float = 30) -> None:
-    """Before the flush: wait until no other connection to the test database is inside a statement
-    or a transaction. A request the closed page left in flight (a slow VH list on a loaded machine)
-    would otherwise hold a table lock that the flush's TRUNCATE waits on, and deadlock with it."""
+class _InFlight:
+    """The live server's requests between Django's ``request_started`` and ``request_finished`` (the
+    response closed, a streamed screenshot sent to the end), counted across its threads."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count = 0
+        self.last_change = time.monotonic()
+
+    def started(self, **_: Any) -> None:
+        with self.lock:
+            self.count += 1
+            self.last_change = time.monotonic()
+
+    def finished(self, **_: Any) -> None:
+        with self.lock:
+            self.count = max(0, self.count - 1)
+            self.last_change = time.monotonic()
+
+    def quiet_for(self) -> float:
+        """Seconds since the last request started or finished, or 0 while one is in flight."""
+        with self.lock:
+            return 0.0 if self.count else time.monotonic() - self.last_change
+
+
+IN_FLIGHT = _InFlight()
+request_started.connect(IN_FLIGHT.started, dispatch_uid="browser-suite-in-flight-started")
+request_finished.connect(IN_FLIGHT.finished, dispatch_uid="browser-suite-in-flight-finished")
+
+
+@pytest.fixture(autouse=True)
+def _no_request_in_flight_at_the_flush(request: Any) -> Iterator[None]:
+    """For every test that runs the live server: after its own teardown (the pages closed) and before
+    the database is flushed, wait until the server is quiet. A request the test left in flight (the
+    next screen's VH list or screenshot, fetched as the test ends) holds table locks that the flush's
+    TRUNCATE waits on, and deadlocks with it. Taking ``transactional_db`` here puts the flush after
+    this fixture's teardown whatever order the test named its fixtures in."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("transactional_db")
+    yield
+    _wait_for_the_live_server_to_finish()
+
+
+def _wait_for_the_live_server_to_finish(seconds: float = 30, quiet: float = 0.3) -> None:
+    """Wait until no request has been in flight for ``quiet`` seconds (a request the closed browser
+    had already sent is accepted and started within that), then until no other connection to the
+    test database is inside a statement or a transaction."""
     from django.db import connection
 
+    deadline = time.monotonic() + seconds
+    while IN_FLIGHT.quiet_for() < quiet and time.monotonic() < deadline:
+        time.sleep(0.02)
     if connection.vendor != "postgresql":
         return
-    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         with connection.cursor() as cursor:
             cursor.execute(
