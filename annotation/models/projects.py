@@ -355,7 +355,8 @@ SETTINGS = Settings(
             default=3,
             low=0,
             high=1000,
-            help="...with `evidence`: fewer control items passed than this in the stage is thin evidence",
+            help="...fewer control items passed than this in the stage is thin evidence: none of that "
+            "annotator's work is confirmed, whichever policy",
         ),
         WholeNumber(
             name="provisional_confirmations",

@@ -18,6 +18,13 @@ starts it), such work is held back from the release and asked of other annotator
 * ``strict``: that work of every annotator;
 * ``off``: nothing is held back.
 
+Thin evidence means nothing is confirmed, whichever policy: an annotator with fewer than
+``provisional_min_controls`` control items passed in the stage has all their work held back, not
+only what came after their last passed item. Their record is too short to judge, and the few
+items they passed may be luck: a hit-and-run judge who turns at random once qualified meets control
+items only after turning, and two lucky passes (a two-way judgment is right about one time in four)
+used to confirm everything before them.
+
 "After the last passed control item" reads "after the ``provisional_confirmations``-th latest" when the
 lead asks for more than one (default 1): a worker who turns bad near the end of their work and passes
 the one control item they meet after it (a lucky guess on a two-way judgment) has that item vouch
@@ -30,14 +37,17 @@ the project has an active gold item in the stage (without one no work could ever
 admins are never gated; paused annotators' work was dealt with by their pause (``paused_work``).
 
 A unit's redone work (the unit was held back before) is held again on evidence against its author as
-any work is; on thin evidence alone, only when no held-back work on the unit agrees with it. At the end
+any work is; on thin evidence alone, only when no held-back work on the unit, by an author with
+nothing against them, agrees with it. At the end
 of a stage nobody meets a control item any more, so thin evidence alone would hold each redo in turn
 for ever (the adversarial benchmark found that loop); but a redo that agrees with the work held back
 before it, another annotator's, is two people doing the unit alike: it is kept. A thin-evidence
 spammer who takes redo units is held again (their work does not match the careful work held before
 it, or the careful redo that follows matches that instead), and a careful redo of held spam is held
-once more until a second careful annotator agrees with it. Work already held back is never held
-again (it is out of the data).
+once more until a second careful annotator agrees with it. Held-back work whose author is paused or
+has evidence against them vouches for nobody: two spammers whose random judgments of a redo unit
+happen to agree do not end the loop. Work already held back is never held again (it is out of the
+data).
 
 Each annotator whose work is held back gets a ``QualityEvent`` (rule ``provisional-held``, their
 standing unchanged) that names the items; the stages' ``withdraw`` takes them out with requeue.
@@ -139,18 +149,27 @@ def provisional_held(*, project: Project) -> list[Held]:
         already, redone = _held_before(project=project, stage=stage.name, unit_id=unit_id)
         rows = [row for row in work if row[0] not in already and row[1] not in trusted]
         # Redone work of a unit held back before, whose author has nothing against them: kept when
-        # held-back work on the unit agrees with it (the module docstring).
+        # held-back work on the unit agrees with it, by an author who has nothing against them either
+        # (the module docstring).
+        doubted = {
+            user_id
+            for user_id, (status, evidence, _) in standings.items()
+            if status == StandingStatus.PAUSED or evidence > 0
+        }
         witnessed = _witnessed(
             project=project,
             stage=stage.name,
-            ids=[pk for pk, user_id, _, unit in rows if unit in redone and standings.get(user_id, ("", 0.0))[1] <= 0],
+            ids=[pk for pk, user_id, _, unit in rows if unit in redone and user_id not in doubted],
+            doubted=doubted,
         )
         trailing: dict[int, list[int]] = defaultdict(list)
         for pk, user_id, submitted_at, _unit in rows:
             status, evidence, clear_at = standings.get(user_id, (StandingStatus.ACTIVE, 0.0, None))
             if status == StandingStatus.PAUSED or pk in witnessed:
                 continue
-            since = last_passed.get(user_id)
+            # Thin evidence (fewer than ``provisional_min_controls`` control items passed in the stage):
+            # nothing of theirs is confirmed, whichever policy (the module docstring).
+            since = None if passed[user_id] < project.provisional_min_controls else last_passed.get(user_id)
             if evidence > one_slip and clear_at is not None:
                 since = clear_at
             if since is not None and submitted_at is not None and submitted_at <= since:
@@ -171,15 +190,15 @@ def provisional_held(*, project: Project) -> list[Held]:
             _, evidence, clear_at = standings.get(user_id, ("", 0.0, None))
             if not left:
                 continue
-            if policy == ProvisionalWork.STRICT:
+            if passed[user_id] < project.provisional_min_controls and evidence <= one_slip:
+                why = f"fewer than {project.provisional_min_controls} control items passed"
+            elif policy == ProvisionalWork.STRICT:
                 n = project.provisional_confirmations
                 why = "no passed control item after it" if n == 1 else f"fewer than {n} passed control items after it"
             elif evidence > one_slip and clear_at is not None:
                 why = "control items were wrong since their evidence was last clear"
-            elif evidence > 0:
-                why = "a control item after their last passed one was wrong"
             else:
-                why = f"fewer than {project.provisional_min_controls} control items passed"
+                why = "a control item after their last passed one was wrong"
             held.append(
                 Held(
                     stage=stage.name,
@@ -224,14 +243,15 @@ def _held_before(*, project: Project, stage: str, unit_id: str) -> tuple[set[int
     return assignments, set(Assignment.objects.filter(pk__in=assignments).values_list(unit_id, flat=True))
 
 
-def _witnessed(*, project: Project, stage: str, ids: list[int]) -> set[int]:
+def _witnessed(*, project: Project, stage: str, ids: list[int], doubted: set[int]) -> set[int]:
     """Of the assignments ``ids`` (redone work), those whose work agrees with work a provisional hold
-    took out of the same unit, another annotator's: the same two pre-filtering judgments; answers
-    that agree by the project's agreement rule. Two to four queries."""
+    took out of the same unit, another annotator's who is not among ``doubted`` (paused, or evidence
+    against them: a spammer's held junk vouches for nobody's junk): the same two pre-filtering
+    judgments; answers that agree by the project's agreement rule. Two to four queries."""
     if not ids:
         return set()
     if stage == "prefilter":
-        return _judged_alike(ids, witnesses=Q(withdrawn_by__rule=HELD))
+        return _judged_alike(ids, witnesses=Q(withdrawn_by__rule=HELD) & ~Q(annotator_id__in=doubted))
     if stage == "answers":
         answered = dict(Answer.objects.filter(assignment_id__in=ids, kept=True).values_list("pk", "assignment_id"))
         if not answered:
@@ -246,6 +266,7 @@ def _witnessed(*, project: Project, stage: str, ids: list[int]) -> set[int]:
             for record in records:
                 if record.pk in answered and any(
                     other.annotator_id != record.annotator_id
+                    and other.annotator_id not in doubted
                     and answers_agree(record.view, other.view, settings=settings)
                     for other in held.get(question_id, ())
                 ):

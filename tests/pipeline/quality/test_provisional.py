@@ -7,6 +7,7 @@ import pytest
 
 from annotation.exceptions import ConflictError
 from annotation.models import (
+    Answer,
     ControlResult,
     GoldItem,
     PrefilterJudgment,
@@ -191,7 +192,14 @@ def test_redone_work_is_kept_once_it_agrees_with_work_held_back_before_it(world)
     second, done = _redo_all(project, "second", RIGHT)
     assert redo_screens <= set(done)
     assert not _held_screens(project, second) & redo_screens
-    # ... unless the evidence is against the one who redid them
+    # ... unless the one whose held redo agrees with theirs is paused or has evidence against them
+    # since: held work of a doubted author vouches for nobody (two spammers agreeing by chance)
+    for doubt in ({"evidence": 2.0}, {"status": StandingStatus.PAUSED}):
+        Standing.objects.filter(user=first).update(**doubt)
+        assert redo_screens <= _held_screens(project, second), doubt
+        Standing.objects.filter(user=first).update(evidence=0.0, status=StandingStatus.ACTIVE)
+    assert not _held_screens(project, second) & redo_screens
+    # ... or the evidence is against the one who redid them
     Standing.objects.filter(user=second).update(evidence=2.0)
     assert redo_screens <= _held_screens(project, second)
 
@@ -317,10 +325,13 @@ def test_an_answer_redone_alike_is_kept_and_one_redone_otherwise_is_held_again(p
     _answer_all(project, third, lambda q: _answer(q, 2))
     assert [item for item in provisional_held(project=project) if item.user_id == third.pk] == []
     # and once the evidence is against the second answerer (a slip, mostly cleared), their redo alike is
-    # held after all: the work held before it vouches for thin evidence only
+    # held after all: the work held before it vouches for thin evidence only; and the third's redo,
+    # which only the second's held answer witnessed, is held too: a doubted author's held work
+    # vouches for nobody
     Standing.objects.filter(user=second).update(evidence=0.5)
     held = {item.user_id: item.assignments for item in provisional_held(project=project)}
-    assert held == {second.pk: [by_question[real[0].pk]]}
+    thirds = Answer.objects.filter(annotator=third, question=real[1]).values_list("assignment_id", flat=True)
+    assert held == {second.pk: [by_question[real[0].pk]], third.pk: list(thirds)}
 
 
 def _answer(question, vh_index: int) -> dict:
@@ -491,7 +502,7 @@ def test_the_sweep_holds_each_annotators_work_under_their_own_event_and_counts_t
     # passed control items, nothing against them), a judge whose work a later passed item confirms, and
     # a judge a rule paused (the project keeps paused work: the pause dealt with it)
     hit_and_run(project, "careful", passed=3, junk=2, fail_at_end=False)
-    _spells(project, member(project, "confirmed"), [("junk", 1), ("right", 1)])
+    _spells(project, member(project, "confirmed"), [("right", 2), ("junk", 1), ("right", 1)])
     paused, _ = hit_and_run(project, "paused", passed=0, junk=1, fail_at_end=False)
     rule_pause(project, paused, "prefilter")
     # then each hit-and-run judge's work is held, whatever the others did after them
@@ -671,8 +682,9 @@ def test_work_submitted_the_instant_of_the_last_passed_item_is_not_after_it(worl
     from annotation.models import Assignment, ControlResult
 
     project, _ = world
-    user, junk = hit_and_run(project, "newbie", passed=1, junk=2, fail_at_end=False)
-    passed_at = ControlResult.objects.get(user=user, correct=True).created_at
+    strict(project)
+    user, junk = hit_and_run(project, "newbie", passed=3, junk=2, fail_at_end=False)
+    passed_at = ControlResult.objects.filter(user=user, correct=True).latest("created_at").created_at
     Assignment.objects.filter(pk=junk[0]).update(submitted_at=passed_at)
     (held,) = provisional_held(project=project)
     assert held.assignments == [junk[1]]
@@ -809,16 +821,50 @@ def test_an_annotator_who_passed_fewer_control_items_than_the_confirmations_has_
     assert theirs["junk1"][0] not in held.assignments
 
 
-def test_thin_evidence_with_two_confirmations_holds_what_one_lucky_item_would_have_confirmed(world):
-    project, _ = world  # evidence: fewer than 3 passed is thin
+def test_thin_evidence_has_nothing_confirmed_whatever_the_policy_and_the_confirmations(world):
+    # given a judge with two passed control items in all (fewer than 3: thin), junk before each
+    project, _ = world
     thin = member(project, "thin")
-    done = _spells(project, thin, [("right", 1), ("junk", 2), ("right", 1), ("junk", 1)])
+    done = _spells(project, thin, [("junk", 2), ("right", 1), ("junk", 1), ("right", 1), ("junk", 1)])
+    # then all of it is held, the junk before the passed items included, whatever the lead chose
+    for policy, n in (("evidence", 1), ("evidence", 2), ("strict", 1), ("strict", 2)):
+        project.provisional_work = policy
+        project.save(update_fields=["provisional_work"])
+        confirmations(project, n)
+        (held,) = provisional_held(project=project)
+        assert sorted(held.assignments) == sorted(done["junk0"] + done["junk2"] + done["junk4"]), (policy, n)
+        assert held.why == "fewer than 3 control items passed"
+    # once a third passed item makes the record long enough, the passed items confirm what came before
+    _spells(project, thin, [("right", 1)])
+    (held,) = provisional_held(project=project)  # strict, two confirmations
+    assert sorted(held.assignments) == sorted(done["junk4"])
+    assert held.why == "fewer than 2 passed control items after it"
+
+
+def test_a_threshold_of_zero_passed_control_items_means_no_thin_evidence(world):
+    # given a judge with one passed control item, junk before and after it, and the lead's threshold 0
+    project, _ = world
+    strict(project)
+    project.provisional_min_controls = 0
+    project.save(update_fields=["provisional_min_controls"])
+    judge_ = member(project, "judge")
+    done = _spells(project, judge_, [("junk", 2), ("right", 1), ("junk", 1)])
+    # then the passed item confirms what came before it (strict: only what came after is held)
     (held,) = provisional_held(project=project)
-    assert sorted(held.assignments) == done["junk3"]
+    assert sorted(held.assignments) == done["junk2"] and held.why == "no passed control item after it"
+
+
+def test_a_hit_and_run_judge_who_passes_two_items_by_luck_after_turning_has_all_their_junk_held(world):
+    # given a judge who qualified honestly (qualification items are no control items), turned at
+    # random at once, and passed the only two control items they met, after the junk, by luck
+    project, _ = world
+    strict(project)
     confirmations(project, 2)
+    runner = member(project, "runner")
+    done = _spells(project, runner, [("junk", 3), ("right", 2)])
+    # then their junk is held: two passes are too few to vouch for anyone (thin evidence)
     (held,) = provisional_held(project=project)
-    assert sorted(held.assignments) == sorted(done["junk1"] + done["junk3"])
-    assert held.why == "fewer than 3 control items passed"
+    assert sorted(held.assignments) == sorted(done["junk0"]) and held.why == "fewer than 3 control items passed"
 
 
 def test_each_annotators_confirmations_are_counted_among_their_own_passed_items(world):
