@@ -615,6 +615,9 @@ def _leaks(
                     continue
                 submission = submission or {}
                 alike = None
+                agreeing: list[str] = []
+                if stage == "answers":
+                    agreeing = _agreeing_authors(project, crowd, question_id=question_id, user_id=w.user.pk)
                 # a redo of a unit another annotator's work was held back from (``_witnessed``)
                 held_here = (
                     Answer.objects.filter(question_id=question_id)
@@ -641,11 +644,29 @@ def _leaks(
                         "after_last_passed_control": bool(passed) and at > passed[-1],
                         "evidence": round(standing.evidence, 2) if standing else None,
                         "judged_alike_by_another": alike,
+                        "majority_with": agreeing,
                         "redo_of_held_work": held_here.exclude(assignment__annotator=w.user).exists(),
                         "status": standing.status if standing else None,
                     }
                 )
     return rows
+
+
+def _agreeing_authors(project: Project, crowd: Crowd, *, question_id: int, user_id: int) -> list[str]:
+    """The other workers (their names; "lead" or "?" otherwise) whose answers are in the majority group
+    of the question's kept answers together with ``user_id``'s, by the project's agreement rule: who
+    corroborated a spam answer (empty when it is not in a majority group)."""
+    from pipeline.decisions.decide import agreement_settings_for
+    from pipeline.decisions.selectors import answer_records
+    from pipeline.quality.consensus import majority_of
+
+    records = answer_records([question_id]).get(question_id, [])
+    group = majority_of([r.view for r in records], settings=agreement_settings_for(project))
+    members = [records[i].annotator_id for i in sorted(group)]
+    if user_id not in members:
+        return []
+    names = {w.user.pk: w.name for w in crowd.workers} | {crowd.lead.pk: "lead"}
+    return [names.get(a, "?") for a in members if a != user_id]
 
 
 def _stop(project: Project, user: Any, stage: str) -> QualityEvent | None:
@@ -808,6 +829,12 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     release["total_wrong"] = (
         release["prefilter_judgments_counting_wrong"] + release["questions_from_spam_writer"] + release["answers_wrong"]
     )
+    # What the release's own rules could not tell from good work is not the same harm as what they let
+    # through alone: an item is corroborated when another judge judged the screen alike or its answer
+    # is in the majority group of its question's answers (with careful answers, by the agreement rule).
+    alone = [row for row in release["leaks"] if not row["majority_with"] and row["judged_alike_by_another"] is not True]
+    release["uncorroborated"] = len(alone)
+    release["uncorroborated_wrong_by_worker"] = dict(Counter(row["worker"] for row in alone if row["wrong"]))
     rubber = [w for w in crowd.workers if w.kind == "rubber-stamp"]
     reviews_standing = Assignment.objects.filter(
         project=project, stage="review", annotator__in=[w.user for w in rubber], status=AssignmentStatus.SUBMITTED

@@ -41,6 +41,10 @@ def test_the_adversarial_crowd_holds_todays_invariants(live_server):
     leaks = out["spam_in_release"]["leaks"]
     assert len(leaks) == out["spam_in_release"]["prefilter_judgments_counting"]
     assert all(row["stage"] == "prefilter" and row["worker"] in ("sly", "hit-and-run") for row in leaks), leaks
+    # and told apart: what another judge of the screen judged alike, and what counts on the spammer's word
+    alone = [row for row in leaks if not row["judged_alike_by_another"] and not row["majority_with"]]
+    assert out["spam_in_release"]["uncorroborated"] == len(alone)
+    assert sum(out["spam_in_release"]["uncorroborated_wrong_by_worker"].values()) == sum(r["wrong"] for r in alone)
     assert out["provisional_work"] == "evidence"
     assert out["next_ms"]["n"] > 50
 
