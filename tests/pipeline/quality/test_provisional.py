@@ -23,6 +23,7 @@ from annotation.models import (
 )
 from pipeline.engine import assignment_next, assignment_submit
 from pipeline.quality.provisional import held_back_sweep, provisional_held
+from pipeline.quality.sequential import sequential_test
 from pipeline.release.postprocess import release_job_start
 from tests.pipeline.quality.builders import RIGHT, WRONG, gold_prefilter
 from tests.pipeline.quality.report_builders import control
@@ -852,6 +853,18 @@ def test_a_threshold_of_zero_passed_control_items_means_no_thin_evidence(world):
     # then the passed item confirms what came before it (strict: only what came after is held)
     (held,) = provisional_held(project=project)
     assert sorted(held.assignments) == done["junk2"] and held.why == "no passed control item after it"
+
+
+def test_a_thin_record_with_exactly_one_slip_is_held_whole_as_thin_evidence(world):
+    # given a judge with one passed control item, junk, then one wrong control item: one slip's worth
+    project, _ = world
+    judge_ = member(project, "judge")
+    done = _spells(project, judge_, [("junk", 1), ("right", 1), ("junk", 2), ("wrong", 1)])
+    assert Standing.objects.get(user=judge_).evidence == pytest.approx(sequential_test(project).llr(False))
+    # then all their junk is held (the record is too short to confirm any of it), and the why says so
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == sorted(done["junk0"] + done["junk2"])
+    assert held.why == "fewer than 3 control items passed"
 
 
 def test_a_hit_and_run_judge_who_passes_two_items_by_luck_after_turning_has_all_their_junk_held(world):
