@@ -180,27 +180,32 @@ def new_page(browser: Any, live_server: Any) -> Iterator[Any]:
 
 class _InFlight:
     """The live server's requests between Django's ``request_started`` and ``request_finished`` (the
-    response closed, a streamed screenshot sent to the end), counted across its threads."""
+    response closed, a streamed screenshot sent to the end), by serving thread. A thread serves one
+    request at a time, so a thread that starts another has finished the one before; and a request whose
+    ``request_finished`` never came (a client gone mid-response) is forgotten once its thread has ended,
+    so one lost signal cannot make every later test wait out the timeout."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.count = 0
+        self.threads: dict[int, float] = {}
         self.last_change = time.monotonic()
 
     def started(self, **_: Any) -> None:
         with self.lock:
-            self.count += 1
-            self.last_change = time.monotonic()
+            self.threads[threading.get_ident()] = self.last_change = time.monotonic()
 
     def finished(self, **_: Any) -> None:
         with self.lock:
-            self.count = max(0, self.count - 1)
+            self.threads.pop(threading.get_ident(), None)
             self.last_change = time.monotonic()
 
     def quiet_for(self) -> float:
         """Seconds since the last request started or finished, or 0 while one is in flight."""
+        alive = {thread.ident for thread in threading.enumerate()}
         with self.lock:
-            return 0.0 if self.count else time.monotonic() - self.last_change
+            for ident in [i for i in self.threads if i not in alive]:
+                del self.threads[ident]
+            return 0.0 if self.threads else time.monotonic() - self.last_change
 
 
 IN_FLIGHT = _InFlight()
