@@ -169,8 +169,9 @@ def provisional_held(*, project: Project) -> list[Held]:
                 continue
             # Thin evidence (fewer than ``provisional_min_controls`` control items passed in the stage):
             # nothing of theirs is confirmed, whichever policy (the module docstring).
-            since = None if passed[user_id] < project.provisional_min_controls else last_passed.get(user_id)
-            if evidence > one_slip and clear_at is not None:
+            thin = passed[user_id] < project.provisional_min_controls
+            since = None if thin else last_passed.get(user_id)
+            if not thin and evidence > one_slip and clear_at is not None:
                 since = clear_at
             if since is not None and submitted_at is not None and submitted_at <= since:
                 continue

@@ -867,6 +867,19 @@ def test_a_thin_record_with_exactly_one_slip_is_held_whole_as_thin_evidence(worl
     assert held.why == "fewer than 3 control items passed"
 
 
+def test_a_thin_record_with_two_slips_has_the_work_before_its_evidence_was_clear_held_too(world):
+    # given a judge with one passed control item (thin), junk before it, then junk and two wrong items:
+    # the evidence is more than one slip's worth, last clear at the passed item
+    project, _ = world
+    judge_ = member(project, "judge")
+    done = _spells(project, judge_, [("junk", 1), ("right", 1), ("junk", 1), ("wrong", 2)])
+    assert Standing.objects.get(user=judge_).evidence > sequential_test(project).llr(False)
+    # then the junk before the passed item is held too: a thin record confirms nothing, and the
+    # longer hold since the evidence was clear does not bring that back
+    (held,) = provisional_held(project=project)
+    assert sorted(held.assignments) == sorted(done["junk0"] + done["junk2"])
+
+
 def test_a_hit_and_run_judge_who_passes_two_items_by_luck_after_turning_has_all_their_junk_held(world):
     # given a judge who qualified honestly (qualification items are no control items), turned at
     # random at once, and passed the only two control items they met, after the junk, by luck
