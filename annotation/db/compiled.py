@@ -29,6 +29,7 @@ Rows come back converted by the ORM itself (its field and backend converters), a
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,7 +38,7 @@ from typing import Any, NamedTuple
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import CharField, Model, QuerySet, Value
 from django.db.models.sql.compiler import SQLCompiler
 
 Build = Callable[[dict[str, Any]], QuerySet[Any]]
@@ -95,6 +96,25 @@ class Load:
         if columns[self._pk_at] is None:
             return None
         return self.model.from_db(connection.alias, self.fields, tuple(columns))
+
+
+class Inline(Value):
+    """A constant written into the SQL text instead of sent as a parameter: ``status=Inline("leased")``.
+
+    A generic plan (what a prepared statement runs: ``annotation.db.session.plans_kept``) knows
+    nothing of its parameters' values, so it cannot use a partial index whose predicate names one
+    (``WHERE status = 'leased'``); with the value in the text it can. Only for the code's own constants
+    (choices' values): anything but letters, digits, ``-`` and ``_`` is refused."""
+
+    _SAFE = re.compile(r"[A-Za-z0-9_-]+")
+
+    def __init__(self, value: str) -> None:
+        if not isinstance(value, str) or not self._SAFE.fullmatch(value):
+            raise ValueError(f"Inline takes a plain constant, not {value!r}")
+        super().__init__(str(value), output_field=CharField())
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[str | int, ...]]:
+        return f"'{self.value}'", ()
 
 
 def load_row(loads: Sequence[Load], row: Sequence[Any]) -> list[Any]:

@@ -32,6 +32,29 @@ def commit_without_flush() -> Func | None:
     )
 
 
+def plans_kept() -> Func | None:
+    """An expression that, selected by a statement of a transaction, makes the prepared statements
+    run after it in that transaction use their kept (generic) plan instead of being planned again
+    for each call (``plan_cache_mode``, for this transaction only); ``None`` where there is none.
+
+    PostgreSQL re-plans a prepared statement on every call while its generic plan looks costlier
+    than the plans made for the values; the lease claim always did, and planning it (1.4 ms here)
+    cost four times running it (0.36 ms; docs/performance.md). For the leasing transaction only,
+    whose statements are key look-ups and the claims, whose generic plans
+    ``tests/pipeline/engine/test_claim_plan.py`` checks for every stage. Selected by the user lock's
+    statement, like ``commit_without_flush``: no round trip of its own.
+    """
+    if not postgresql():
+        return None
+    return Func(
+        Value("plan_cache_mode"),
+        Value("force_generic_plan"),
+        Value(True, output_field=BooleanField()),
+        function="set_config",
+        output_field=CharField(),
+    )
+
+
 def large_values_lz4() -> None:
     """Compress this transaction's large values (the VH) with lz4 where PostgreSQL has it.
 

@@ -60,7 +60,12 @@ class Assignment(models.Model):
     question = models.ForeignKey(
         "Question", null=True, blank=True, on_delete=models.CASCADE, related_name="assignments"
     )
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    # No index of its own: ``assignment_annotator`` (annotator, stage, status) serves every look-up by
+    # annotator; a one-column index beside it was what the planner walked, hoping to meet an open lease
+    # soon, when it checked that the caller had none (pipeline.engine.services._held).
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
     status = models.CharField(max_length=12, choices=AssignmentStatus.choices, default=AssignmentStatus.LEASED)
     lease_expires_at = models.DateTimeField()
     draft = models.JSONField(default=dict, blank=True)
@@ -153,6 +158,11 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["project", "stage", "status"], name="assignment_queue"),
             models.Index(fields=["annotator", "stage", "status"], name="assignment_annotator"),
+            # The caller's open lease of a stage (pipeline.engine.services._held): as many rows as leases
+            # are held, read by every claim whatever the statistics (its predicate is written inline).
+            models.Index(
+                fields=["annotator", "stage", "project"], condition=Q(status="leased"), name="assignment_open"
+            ),
             models.Index(fields=["status", "lease_expires_at"], name="assignment_lease_expiry"),
             # The review queue: a project's submissions waiting for review.
             models.Index(fields=["project", "id"], condition=Q(review_state="sampled"), name="assignment_review_queue"),

@@ -167,6 +167,12 @@ def database_config(url: str) -> dict[str, Any]:
             # running them (see docs/performance.md). Turn off behind a pooler in transaction
             # mode that cannot keep prepared statements (PgBouncer before 1.21).
             config["OPTIONS"].update({"server_side_binding": True, "prepare_threshold": 5})
+        if not env_bool("DB_JIT", False):
+            # No just-in-time compilation: a count of a waiting queue whose cost estimate passed
+            # jit_above_cost spent 28 ms compiling a 3 ms query (docs/performance.md). Sent as a
+            # start-up option; set DB_JIT=on behind a pooler that refuses those (and turn JIT off
+            # on the server, ALTER DATABASE ... SET jit = off, instead).
+            config["OPTIONS"]["options"] = "-c jit=off"
     config["ATOMIC_REQUESTS"] = False
     return config
 

@@ -24,7 +24,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.db import compiled
@@ -111,14 +112,21 @@ class MemberContext:
     standing: StandingBrief | bool | None = True  # ``True``: not read
 
 
+def _held(*, project: Any, user: Any, stage: str) -> QuerySet[Assignment]:
+    """The caller's open (leased) assignments of ``stage`` in ``project`` (at most one), found through
+    the partial index ``assignment_open`` of leased rows whatever the planner's statistics or the plan:
+    the status is written into the SQL (``compiled.Inline``), so a generic plan can use it too. Through
+    any other index (the caller's assignments, the project's, every leased one) it was planned, on
+    statistics where the caller's share of the table is large, as a walk that read all of them
+    (``tests/pipeline/engine/test_claim_plan.py``)."""
+    return Assignment.objects.filter(
+        annotator=user, stage=stage, project=project, status=compiled.Inline(AssignmentStatus.LEASED)
+    )
+
+
 def _member_open_build(stage: str) -> compiled.Build:
     def build(values: dict[str, Any]) -> QuerySet[Any]:
-        mine = Assignment.objects.filter(
-            project_id=OuterRef("project_id"),
-            annotator_id=OuterRef("user_id"),
-            stage=stage,
-            status=AssignmentStatus.LEASED,
-        ).order_by("created_at", "pk")
+        mine = _held(project=OuterRef("project_id"), user=OuterRef("user_id"), stage=stage).order_by("created_at", "pk")
         standing = Standing.objects.filter(project_id=OuterRef("project_id"), user_id=OuterRef("user_id"), stage=stage)
         return (
             Membership.objects.filter(project__slug=values["slug"], user_id=values["user_id"])
@@ -188,19 +196,26 @@ def _claim_build(stage: StageDefinition, with_candidates: bool, from_pivot: bool
 
     def build(values: dict[str, Any]) -> QuerySet[Any]:
         project, user = values["project"], values["user"]
-        mine = Assignment.objects.filter(
-            project=project, annotator=user, stage=stage.name, status=AssignmentStatus.LEASED
+        # counted, not probed with EXISTS: a LIMIT 1 lets the planner walk any index of one of the
+        # conditions (every leased row, the caller's history) hoping to meet a match soon; a count must
+        # read every match, so the narrowest index wins (the caller has at most one)
+        held = (
+            _held(project=project, user=user, stage=stage.name).order_by().values("annotator").annotate(n=Count("pk"))
         )
-        queue = stage.queue(project=project, user=user, now=values["now"]).filter(~Exists(mine))
+        queue = (
+            stage.queue(project=project, user=user, now=values["now"])
+            .alias(held=Coalesce(Subquery(held.values("n"), output_field=IntegerField()), Value(0)))
+            .filter(held=0)
+        )
         if from_pivot:
             queue = queue.filter(queue_key__gte=values["pivot"])
         # Annotation names that no model of a unit uses for a field or a relation. The run-out
         # lease check is a LIMIT 1 scalar sub-query, not an EXISTS: a generic plan hashed the
-        # EXISTS over a sequential scan of every assignment; this one probes the claimed unit's.
-        stale = Assignment.objects.filter(
-            stale_q(values["now"]), **{stage.unit.field: OuterRef("pk")}, stage=stage.name
-        ).order_by()
-        queue = queue.annotate(claim_stale=Subquery(stale.values("pk")[:1]))
+        # EXISTS over a sequential scan of every assignment; this one probes the claimed unit's
+        # (``Unit.assignments``: through its key, not the index of run-out leases).
+        queue = queue.annotate(
+            claim_stale=Subquery(stage.unit.assignments(stage.name, stale_q(values["now"])).values("pk")[:1])
+        )
         if not with_candidates:
             return queue.values_list("claim_stale", *paths)
         candidates = candidates_json(stage.unit.screen_ref)
@@ -401,7 +416,7 @@ def _next(
         return Work(_own_open(assignment_id=brief[0], user=user, project=project))
     try:
         with transaction.atomic():
-            user_lock(user_id=user.pk, commit_without_flush=True)
+            user_lock(user_id=user.pk, leasing=True)
             try:
                 return _next_locked(
                     stage=stage,

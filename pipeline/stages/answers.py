@@ -18,7 +18,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, F, IntegerField, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.http import QueryDict
 from rest_framework import serializers
@@ -301,7 +301,7 @@ class Answers(StageDefinition):
 
     def queue(self, *, project: Project, user: Any, now: datetime) -> QuerySet[Any]:
         live = (
-            Assignment.objects.filter(live_q(now), question=OuterRef("pk"), stage=self.name)
+            self.unit.assignments(self.name, live_q(now))
             .order_by()
             .values("question")
             .annotate(n=Count("pk"))

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import BooleanField, Case, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models.functions import Coalesce
 
 from annotation.db.compiled import Load, load_row
 from annotation.lock_objects import question_lock, screen_lock
@@ -49,9 +50,27 @@ class Unit:
         """Row-lock the assignment's unit (``annotation.lock_objects``), loaded for the stage's rules."""
         raise NotImplementedError
 
-    def has(self, stage: str, condition: Q) -> Exists:
-        """``Exists`` over ``stage``'s assignments of the outer unit that match ``condition``."""
-        return Exists(Assignment.objects.filter(condition, **{self.field: OuterRef("pk")}, stage=stage))
+    def assignments(self, stage: str, condition: Q) -> QuerySet[Assignment]:
+        """``stage``'s assignments of the outer unit that match ``condition``, read through the unit's
+        own foreign key index whatever the planner's statistics say.
+
+        A queue (and so every lease claim) asks this of each unit it passes: is it leased, has the
+        caller done it. With ``condition`` as plain SQL, PostgreSQL may answer it with an index on
+        ``condition``'s columns instead (the caller's past work in the stage, every live lease of the
+        database), read once and kept beside the queue: cheap by the planner's estimate on statistics
+        taken when the table was small, linear in the annotator's history in fact (1,169 rows read for
+        one claim, 1.3 ms of its 1.9 ms, docs/performance.md). Wrapped in a ``CASE``, which no index
+        serves, ``condition`` is only checked on the rows the unit's key finds: a few
+        (``tests/pipeline/engine/test_claim_plan.py``)."""
+        opaque = Case(When(condition, then=Value(True)), default=Value(False), output_field=BooleanField())
+        return Assignment.objects.filter(**{self.field: OuterRef("pk")}, stage=stage).filter(opaque)
+
+    def has(self, stage: str, condition: Q) -> Q:
+        """Whether the outer unit has an assignment of ``stage`` that matches ``condition`` (``assignments``): a
+        scalar sub-query, probed per unit, never turned into a join that reads every match (as an
+        ``EXISTS`` can be: a merge or hash anti-join over the whole index)."""
+        hit = self.assignments(stage, condition).order_by().annotate(hit=Value(True)).values("hit")[:1]
+        return Q(Coalesce(Subquery(hit, output_field=BooleanField()), Value(False)))
 
     def of(self, unit: Any) -> dict[str, Any]:
         """Filter keyword arguments that select the assignments of ``unit``."""

@@ -179,3 +179,17 @@ def test_compiled_statements_run_on_the_database_in_use(world):
     assert row[0] == mine.pk and row[1] == {"q": ["x"]} and row[2] == mine.lease_expires_at
     assert compiled.is_cached(("first", "test-any"))
     assert connection.vendor in {"postgresql", "sqlite"}
+
+
+def test_an_inline_constant_is_written_into_the_sql_and_refuses_anything_but_a_plain_word():
+    # given a filter on a constant written inline (what lets a generic plan use a partial index)
+    from annotation.db.compiled import Inline
+    from annotation.models import Assignment
+
+    sql, params = Assignment.objects.filter(status=Inline("leased")).query.sql_with_params()
+    # then the value is in the text, not among the parameters
+    assert "= 'leased'" in sql and "leased" not in params
+    # and only plain words are taken: quotes, spaces or anything else cannot reach the SQL
+    for hostile in ("leased' OR '1'='1", "a b", "", "x;", 3):
+        with pytest.raises(ValueError):
+            Inline(hostile)  # type: ignore[arg-type]

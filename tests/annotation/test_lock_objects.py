@@ -25,21 +25,24 @@ def test_the_user_lock_needs_a_transaction_and_an_existing_user():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_lease_lock_turns_off_the_wal_flush_for_its_transaction_only():
+def test_the_lease_lock_turns_off_the_wal_flush_and_keeps_plans_for_its_transaction_only():
     user = UserFactory()
 
-    def setting() -> str:
+    def settings() -> tuple[str, str]:
         with connection.cursor() as cursor:
             cursor.execute("SHOW synchronous_commit")
-            return str(cursor.fetchone()[0])
+            flush = str(cursor.fetchone()[0])
+            cursor.execute("SHOW plan_cache_mode")
+            return flush, str(cursor.fetchone()[0])
 
-    before = setting()
+    before = settings()
     with transaction.atomic():
-        user_lock(user_id=user.pk, commit_without_flush=True)
-        assert setting() == "off"
+        user_lock(user_id=user.pk, leasing=True)
+        assert settings() == ("off", "force_generic_plan")
+    assert settings() == before == ("on", "auto")  # the next transaction has the server's settings
     with transaction.atomic():
         user_lock(user_id=user.pk)
-        assert setting() == before == "on"
+        assert settings() == before
 
 
 def test_row_locks_load_the_row_and_leave_out_the_view_hierarchy_on_request():

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PROBE = """
@@ -159,3 +161,28 @@ def test_the_stored_figures_age_has_one_name_and_the_old_one_still_works(tmp_pat
     assert age({}) == "300"
     assert age({"SCREENQA_QUALITY_FIGURES_MAX_AGE": "60"}) == "60"  # the old name, before it covered every page
     assert age({"SCREENQA_QUALITY_FIGURES_MAX_AGE": "60", "SCREENQA_STORED_FIGURES_MAX_AGE": "30"}) == "30"
+
+
+def test_postgresql_connections_open_without_jit_unless_asked(monkeypatch):
+    # given the settings' database entry for a PostgreSQL URL, with DB_JIT unset and set on
+    from annotation.settings.base import database_config
+
+    monkeypatch.delenv("DB_JIT", raising=False)
+    default = database_config("postgres://postgres@127.0.0.1:5432/x")
+    monkeypatch.setenv("DB_JIT", "on")
+    asked = database_config("postgres://postgres@127.0.0.1:5432/x")
+    # then JIT is off by a start-up option unless asked for (SQLite takes no such option)
+    assert default["OPTIONS"]["options"] == "-c jit=off"
+    assert "options" not in asked["OPTIONS"]
+    assert "options" not in database_config("sqlite:///db.sqlite3")["OPTIONS"]
+
+
+@pytest.mark.django_db
+def test_the_test_database_connection_has_jit_off():
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's setting")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone()[0] == "off"

@@ -43,3 +43,29 @@ def clone_questions(template_id: int, screen_state: str, project_id: int, state:
             """,
             [state, project_id, screen_state, template_id],
         )
+
+
+def add_assignments(
+    *, project_id: int, stage: str, annotator_id: int, status: str, units: str, unit_column: str, live: bool
+) -> int:
+    """One assignment of ``annotator_id`` per unit that the SQL ``units`` (``SELECT id ...``) lists, in one
+    statement: ``unit_column`` names it (``screen_id``; ``question_id`` with its screen). ``live``: a lease
+    that runs another hour, else one that ran out a day ago. Returns how many were made."""
+    screen = (
+        "u.id" if unit_column == "screen_id" else "(SELECT q.screen_id FROM annotation_question q WHERE q.id = u.id)"
+    )
+    question = "NULL" if unit_column == "screen_id" else "u.id"
+    expires = "now() + interval '1 hour'" if live else "now() - interval '1 day'"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO annotation_assignment (project_id, stage, screen_id, question_id, annotator_id, status,
+                lease_expires_at, draft, submission, skip_reason, created_at, updated_at, submitted_at, attempt,
+                purpose, review_state, review_double)
+            SELECT %s, %s, {screen}, {question}, %s, %s, {expires}, '{{}}'::jsonb, NULL, '', now(), now(),
+                CASE WHEN %s = 'submitted' THEN now() END, 0, 'work', '', false
+            FROM ({units}) u
+            """,
+            [project_id, stage, annotator_id, status, status],
+        )
+        return cursor.rowcount

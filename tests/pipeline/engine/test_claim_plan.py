@@ -31,7 +31,7 @@ from annotation.selectors.screens import candidates_aggregated
 from pipeline.engine.services import _claim_build
 from pipeline.stages.registry import stage_get
 from tests.factories import ProjectFactory
-from tests.pipeline.bulk import clone_questions, clone_screens
+from tests.pipeline.bulk import add_assignments, clone_questions, clone_screens
 from tests.pipeline.stages.helpers import answering_question, member, screens
 
 pytestmark = [
@@ -162,6 +162,77 @@ def test_the_claim_reads_a_handful_of_rows_whatever_else_the_tables_hold(crowded
     (scan,) = [n for n in nodes if n.get("Relation Name") == table and n.get("Index Name") == index]
     assert scan["Actual Rows"] * scan["Actual Loops"] <= 5, scan
     assert scan.get("Rows Removed by Filter", 0) <= 5, scan
+
+
+HISTORY = {
+    # stage: (unit column, the SQL of the caller's past units, of the units others hold or ran out on)
+    "questions-1": (
+        "screen_id",
+        "SELECT id FROM annotation_screen WHERE project_id = {project} AND state = 'no-questions'",
+        "SELECT id FROM annotation_screen WHERE project_id = {other} AND state = 'questions-1'",
+    ),
+    "answers": (
+        "question_id",
+        "SELECT q.id FROM annotation_question q JOIN annotation_screen s ON s.id = q.screen_id"
+        " WHERE s.project_id = {project} AND q.state = 'kept'",
+        "SELECT q.id FROM annotation_question q JOIN annotation_screen s ON s.id = q.screen_id"
+        " WHERE s.project_id = {project} AND q.state = 'answered'",
+    ),
+}
+
+
+@pytest.mark.parametrize("statistics", ["as-when-empty", "fresh"])
+@pytest.mark.parametrize("generic", [False, True], ids=["custom-plan", "generic-plan"])
+@pytest.mark.parametrize("stage_name", list(HISTORY))
+def test_the_claim_reads_only_the_claimed_units_assignments_whatever_the_annotators_history(
+    crowded, stage_name, generic, statistics
+):
+    # given an annotator with thousands of items of the stage behind them among a crowd's (five
+    # others' skipped items on the same units), and others' leases elsewhere (live ones, and run-out
+    # ones not reclaimed yet); the planner's statistics of the assignments either taken when the
+    # table was empty (a server whose autovacuum is off, as this machine's and CI's, or a table that
+    # grew faster than it is analysed) or fresh
+    user = member(crowded, "ann")
+    crowd = [member(crowded, f"crowd-{n}") for n in range(5)]
+    column, past, elsewhere = HISTORY[stage_name]
+    other = crowded.__class__.objects.get(slug="other")
+    ids = {"project": crowded.pk, "other": other.pk}
+
+    def add(annotator, status, units, *, live=False):
+        return add_assignments(
+            project_id=crowded.pk,
+            stage=stage_name,
+            annotator_id=annotator.pk,
+            status=status,
+            units=units,
+            unit_column=column,
+            live=live,
+        )
+
+    done = add(user, AssignmentStatus.SUBMITTED, past.format(**ids))
+    for someone in crowd:
+        add(someone, AssignmentStatus.SKIPPED, past.format(**ids))
+    held = elsewhere.format(**ids)
+    live = add(crowd[0], AssignmentStatus.LEASED, f"{held} ORDER BY 1 LIMIT 50", live=True)
+    run_out = add(crowd[1], AssignmentStatus.LEASED, f"{held} ORDER BY 1 DESC LIMIT 50")
+    assert done >= MANY and live == run_out == 50
+    if statistics == "fresh":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE annotation_assignment")
+    sql, params = _claim_sql(stage_name, crowded, user)
+    params = [0 if p == 2**30 else p for p in params]
+    # when the claim runs under EXPLAIN ANALYZE
+    nodes = _explain(sql, params, generic=generic, analyze=True)
+    # then it read the claimed unit's own assignments (it has none) and looked for the caller's open
+    # lease (none) in the index of open leases: never the caller's history (6,000 rows), the crowd's
+    # (30,000) nor the other leases (100)
+    scans = [n for n in nodes if n.get("Relation Name") == "annotation_assignment"]
+    read = sum((n["Actual Rows"] + n.get("Rows Removed by Filter", 0)) * n["Actual Loops"] for n in scans)
+    limit = 10
+    assert read <= limit, [
+        (n["Node Type"], n.get("Index Name"), n["Actual Rows"], n.get("Rows Removed by Filter"), n["Actual Loops"])
+        for n in scans
+    ]
 
 
 def test_a_held_lease_is_still_skipped_from_the_pivot(project):
