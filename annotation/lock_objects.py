@@ -52,18 +52,16 @@ def user_lock(*, user_id: int, leasing: bool = False) -> None:
     """
     if not transaction.get_connection().in_atomic_block:
         raise TransactionManagementError("user_lock needs a transaction.")
-    no_flush = session.commit_without_flush() if leasing else None
-    kept = session.plans_kept() if leasing else None
+    settings = {"no_flush": session.commit_without_flush(), "kept": session.plans_kept()} if leasing else {}
+    settings = {name: expression for name, expression in settings.items() if expression is not None}
     user_model = get_user_model()
 
     def build(values: dict[str, Any]) -> QuerySet[Any]:
         rows = user_model._default_manager.filter(pk=values["user_id"]).order_by()
         rows = rows.select_for_update(of=("self",))
-        if no_flush is None or kept is None:
-            return rows.values_list("pk")
-        return rows.annotate(no_flush=no_flush, kept=kept).values_list("pk", "no_flush", "kept")
+        return rows.annotate(**settings).values_list("pk", *settings)
 
-    row = compiled.fetch_one(key=("user-lock", no_flush is not None), build=build, values={"user_id": user_id})
+    row = compiled.fetch_one(key=("user-lock", bool(settings)), build=build, values={"user_id": user_id})
     if row is None:
         raise user_model.DoesNotExist(f"user {user_id}")
 

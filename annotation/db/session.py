@@ -21,15 +21,7 @@ def commit_without_flush() -> Func | None:
     For work that is cheap to lose in a crash: a lease (the unit is simply free again).
     Selected by the user lock's statement, so it costs no round trip of its own.
     """
-    if not postgresql():
-        return None
-    return Func(
-        Value("synchronous_commit"),
-        Value("off"),
-        Value(True, output_field=BooleanField()),
-        function="set_config",
-        output_field=CharField(),
-    )
+    return _set_local("synchronous_commit", "off")
 
 
 def plans_kept() -> Func | None:
@@ -44,11 +36,17 @@ def plans_kept() -> Func | None:
     ``tests/pipeline/engine/test_claim_plan.py`` checks for every stage. Selected by the user lock's
     statement, like ``commit_without_flush``: no round trip of its own.
     """
+    return _set_local("plan_cache_mode", "force_generic_plan")
+
+
+def _set_local(name: str, value: str) -> Func | None:
+    """``set_config(name, value, true)``: the setting for the rest of the transaction (PostgreSQL; ``None``
+    elsewhere), as an expression a statement selects."""
     if not postgresql():
         return None
     return Func(
-        Value("plan_cache_mode"),
-        Value("force_generic_plan"),
+        Value(name),
+        Value(value),
         Value(True, output_field=BooleanField()),
         function="set_config",
         output_field=CharField(),
