@@ -21,14 +21,13 @@ and ``prefilter`` (one per screen: the two judgments' probabilities).
 from __future__ import annotations
 
 import hashlib
-import hmac
 import logging
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Exists, Model, OuterRef, QuerySet
 
+from annotation.draws import secret_draw
 from annotation.exceptions import ApplicationError
 from annotation.models import (
     Assignment,
@@ -140,8 +139,7 @@ def _miss_share(*, project: Project, stage: str) -> float:
 def _gold_draw(assignment_id: int) -> float:
     """A number in [0, 1) fixed per assignment, keyed by the site's secret: an annotator who sees the
     assignment's id cannot compute it."""
-    digest = hmac.new(settings.SECRET_KEY.encode(), f"assist-gold:{assignment_id}".encode(), hashlib.sha256)
-    return int(digest.hexdigest()[:8], 16) / 0x100000000
+    return secret_draw("assist-gold", assignment_id)
 
 
 def suggestion_for(

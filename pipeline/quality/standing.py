@@ -32,7 +32,6 @@ assignment -> answer -> standing.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import secrets
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotation.draws import secret_draw
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
 from annotation.lock_objects import standing_lock
 from annotation.models import (
@@ -100,12 +100,6 @@ WORK = Plan()
 # be computed by anyone who reads the code). Tests put a seeded ``random.Random`` here
 # (``tests/conftest.py``) so that a run is reproducible whatever ids the database gives.
 control_random: random.Random = secrets.SystemRandom()
-
-
-def _draw(*parts: Any) -> float:
-    """A number in [0, 1) fixed by ``parts`` (reproducible, and the same in every process)."""
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64
 
 
 def event(
@@ -470,7 +464,7 @@ def work_submitted(*, stage: StageDefinition, assignment: Assignment, now: datet
     ).update(items_done=F("items_done") + 1)
     # A writer qualifying by review had the lease marked sampled (``Plan.review``).
     sampled = assignment.review_state == ReviewState.SAMPLED
-    if stage.reviewed and not sampled and _draw(assignment.pk, "review") < project.review_rate:
+    if stage.reviewed and not sampled and secret_draw("review", assignment.pk) < project.review_rate:
         assignment.review_state = ReviewState.SAMPLED
     if counted:
         rules_apply(on="submit", stage=stage, assignment=assignment, now=now)

@@ -24,7 +24,6 @@ the reviews nobody redid meanwhile (``ReviewStage.restore``).
 
 from __future__ import annotations
 
-import hashlib
 import random
 from collections.abc import Collection
 from datetime import datetime
@@ -34,6 +33,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.http import QueryDict
 from rest_framework import serializers
 
+from annotation.draws import secret_draw
 from annotation.exceptions import ConflictError
 from annotation.models import (
     Assignment,
@@ -108,9 +108,9 @@ DECIDED = (ReviewState.ACCEPTED, ReviewState.REJECTED)
 
 
 def _double_drawn(*, reviewed: Assignment, rate: float) -> bool:
-    """Whether ``reviewed`` is sampled for a second review: a number fixed by the submission."""
-    digest = hashlib.sha256(f"double-review\x1f{reviewed.pk}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+    """Whether ``reviewed`` is sampled for a second review: a number fixed by the submission and the
+    site's secret (``annotation.draws``: the writer knows the submission's id)."""
+    return secret_draw("double-review", reviewed.pk) < rate
 
 
 def _second_waiting() -> Q:

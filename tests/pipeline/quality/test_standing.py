@@ -14,6 +14,7 @@ group stands alone, so that it can be replaced without touching the other rules'
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from annotation.draws import secret_draw
 from annotation.exceptions import PermissionDeniedError
 from annotation.models import (
     Assignment,
@@ -1027,6 +1029,27 @@ class TestCountsAndRates:
         configure(project, review_rate=1.0)
         row = work(project, annotator, stage="questions-1", review_state=ReviewState.NONE)
         assert work_submitted(stage=stage_get("review"), assignment=row, now=START) == ReviewState.NONE
+
+    def test_a_writer_cannot_compute_which_submissions_review_samples(self, project, annotator, settings):
+        # given an active writer who reads the code: the assignment's id is in every ``next`` payload,
+        # and the review draw used to be a plain SHA-256 of it (write well where it samples, junk elsewhere)
+        def public_draw(pk: int) -> bool:
+            digest = hashlib.sha256(f"{pk}\x1freview".encode()).digest()
+            return int.from_bytes(digest[:8], "big") / 2**64 < 0.5
+
+        standing(project, annotator, stage="questions-1")
+        configure(project, review_rate=0.5)
+        rows = [work(project, annotator, stage="questions-1", review_state=ReviewState.NONE) for _ in range(120)]
+        sampled = [work_submitted(stage=WRITING, assignment=row, now=START) == ReviewState.SAMPLED for row in rows]
+        # then the public formula guesses no better than a coin (binomial(120, 0.5): 99.99% within 0.33-0.67)
+        guessed = sum(public_draw(row.pk) == drawn for row, drawn in zip(rows, sampled, strict=True)) / len(rows)
+        assert 0.33 <= guessed <= 0.67, guessed
+        # and the draw is fixed by the site's secret: the same secret draws the same (a retried submit, any
+        # process), another secret other submissions
+        assert [secret_draw("review", row.pk) < 0.5 for row in rows] == sampled
+        settings.SECRET_KEY = "another secret of another site"
+        redrawn = [secret_draw("review", row.pk) < 0.5 for row in rows]
+        assert 0.25 <= sum(a == b for a, b in zip(redrawn, sampled, strict=True)) / len(rows) <= 0.75
 
     def test_a_submit_counts_in_its_own_standing_only(self, project, annotator):
         mine = standing(project, annotator)

@@ -22,6 +22,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.db import compiled
+from annotation.draws import secret_draw
 from annotation.exceptions import ApplicationError, ConflictError, PermissionDeniedError
 from annotation.models import (
     Answer,
@@ -569,11 +570,12 @@ def test_the_double_review_draw_follows_the_project_rate(project, stage):
     assert fresh(again).review_double is True
 
 
-def test_the_double_review_draw_is_a_number_fixed_by_the_submission(project):
+def test_the_double_review_draw_is_a_number_fixed_by_the_submission_and_the_site_secret(project):
     wes = member(project, "wes")
     for reviewed in (submission(project, wes) for _ in range(3)):
-        digest = hashlib.sha256(f"double-review\x1f{reviewed.pk}".encode()).digest()
-        drawn = int.from_bytes(digest[:8], "big") / 2**64
+        drawn = secret_draw("double-review", reviewed.pk)
+        # not the plain hash of the submission's id that its writer knows
+        assert drawn != int.from_bytes(hashlib.sha256(f"double-review\x1f{reviewed.pk}".encode()).digest()[:8]) / 2**64
         # drawn below a rate just above its number, not at the number itself
         assert _double_drawn(reviewed=reviewed, rate=drawn) is False
         assert _double_drawn(reviewed=reviewed, rate=math.nextafter(drawn, 1.0)) is True
