@@ -898,7 +898,7 @@ def adversarial_run(
     sets first, over the settings API (for example ``{"provisional_work": "strict"}``; default: none).
     Returns ``figures``."""
     started = time.perf_counter()
-    project = Project.objects.create(slug=slug, name=f"Adversarial crowd ({slug})")
+    project = Project.objects.create(slug=slug, name=f"Adversarial crowd ({slug})", split_seed=f"adversary-{seed}")
     crowd_screens_create(project=project, count=size.screens, seed=seed)
     crowd = crowd_create(project=project, base_url=base_url, careful=size.careful, seed=seed, kinds=kinds)
     gold: dict[str, int] = {}
@@ -930,7 +930,7 @@ def careful_soak(*, base_url: str, slug: str, size: Size, seed: int) -> dict[str
     settings: how many are stopped (``paused`` counts a failed qualification too; ``by_status`` tells
     them apart)."""
     started = time.perf_counter()
-    project = Project.objects.create(slug=slug, name=f"Careful soak ({slug})")
+    project = Project.objects.create(slug=slug, name=f"Careful soak ({slug})", split_seed=f"soak-{seed}")
     # enough screens for every worker's items, the lead's gold and the qualification sets
     crowd_screens_create(
         project=project, count=size.soak_careful * size.soak_items + 3 * (size.soak_items // 3 + 10) + 30, seed=seed + 1

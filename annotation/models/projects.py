@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 
 from django.conf import settings
@@ -440,6 +441,12 @@ SETTINGS = Settings(
 _DECLARED_CONSTRAINTS = frozenset(constraint.name for constraint in SETTINGS.constraints())
 
 
+def split_seed_new() -> str:
+    """A new project's split seed: random, so that nobody can compute a screen's split from its RICO id
+    and the project's address (the release's manifest records it, so the split stays reproducible)."""
+    return secrets.token_hex(16)
+
+
 class Project(models.Model):
     """A dataset under construction, with its pipeline settings (``SETTINGS``: the papers'
     defaults, e.g. question caps 5 and 3, 1 answer per train question and 3 per validation/test
@@ -460,8 +467,10 @@ class Project(models.Model):
     split_train = SETTINGS.whole("split_train")
     split_validation = SETTINGS.whole("split_validation")
     split_test = SETTINGS.whole("split_test")
-    # Which screens go to which split: set at creation, never changed (not a setting).
-    split_seed = models.CharField(max_length=64, default="screenqa")
+    # Which screens go to which split: set at creation, never changed (not a setting). Random unless
+    # given: a seed anyone knows (the code's) would let an annotator compute each screen's split, so
+    # spam only the train questions that nobody else answers (``split_seed_new``).
+    split_seed = models.CharField(max_length=64, default=split_seed_new)
     answers_train = SETTINGS.whole("answers_train")
     answers_validation = SETTINGS.whole("answers_validation")
     answers_test = SETTINGS.whole("answers_test")

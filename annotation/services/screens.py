@@ -58,15 +58,17 @@ class ScreenBatchResult:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (rico_id, reason)
 
 
-def project_get_or_create(*, slug: str) -> Project:
-    """The project with this slug, created with the defaults (name = slug) if missing.
+def project_get_or_create(*, slug: str, split_seed: str | None = None) -> Project:
+    """The project with this slug, created with the defaults (name = slug; a random split seed unless
+    ``split_seed`` is given: the developer tools' demo and crowds give one, so that they replay) if missing.
 
     Idempotent and race-safe (``get_or_create`` on the unique slug). ``ApplicationError``
     when ``slug`` is not a valid slug.
     """
     if not slug or slugify(slug) != slug or len(slug) > 64:
         raise ApplicationError(f"Invalid project slug {slug!r}: use lowercase letters, digits and '-'.", field="slug")
-    project, _ = Project.objects.get_or_create(slug=slug, defaults={"name": slug})
+    defaults = {"name": slug, **({"split_seed": split_seed} if split_seed else {})}
+    project, _ = Project.objects.get_or_create(slug=slug, defaults=defaults)
     return project
 
 

@@ -35,6 +35,9 @@ from pipeline.quality.gold import gold_item_create
 from .generator import plan, render_screen
 
 DEMO_SLUG = "demo"
+# The demo replays: the same screens go to the same splits on every fresh machine (a real project gets a
+# random seed, so that annotators cannot compute the splits).
+DEMO_SPLIT_SEED = "screenqa"
 DEMO_SEED = 0
 DEMO_START_ID = 900000
 PASSWORDS_FILE = "demo-passwords.txt"
@@ -250,7 +253,7 @@ def demo_project_setup(
     Safe to re-run: one project, no duplicate screens, the same six users with the same passwords.
     """
     generated = demo_screens_ensure(out_dir=screens_dir, count=count)
-    project = project_get_or_create(slug=DEMO_SLUG)
+    project = project_get_or_create(slug=DEMO_SLUG, split_seed=DEMO_SPLIT_SEED)
     Project.objects.filter(pk=project.pk).update(**DEMO_QUALITY)
     summary = import_screens(project=project, source=screens_dir)
     gold = demo_gold_ensure(project=project, screens_dir=screens_dir.parent / "gold")

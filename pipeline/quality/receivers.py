@@ -1,6 +1,7 @@
 """Quality control's side of what the stages report (``pipeline.stages.signals``): a review that stands or
-is withdrawn moves the reviewed writer's qualification by review (``standing.review_recorded``,
-``standing.review_qualifications_reopen``). Imported when Django starts (``pipeline.apps``)."""
+is withdrawn moves the reviewed writer's qualification by review, or an active writer's evidence
+(``standing.review_recorded``, ``standing.review_qualifications_reopen``,
+``standing.review_pauses_reconsider``). Imported when Django starts (``pipeline.apps``)."""
 
 from __future__ import annotations
 
@@ -21,3 +22,4 @@ def _review_recorded(sender: Any, *, reviewed: Any, now: Any, **_: Any) -> None:
 @receiver(reviews_withdrawn, dispatch_uid="quality.reviews_withdrawn")
 def _reviews_withdrawn(sender: Any, *, withdrawn: list[Any], now: Any, **_: Any) -> None:
     standing.review_qualifications_reopen(withdrawn=withdrawn, now=now)
+    standing.review_pauses_reconsider(withdrawn=withdrawn, now=now)

@@ -12,7 +12,10 @@ entries name decisions the standing machinery records (qualification, review, a 
 * ``control``: a control item was scored (the standing's lock is held, its evidence already moved);
 * ``submit``: real work was submitted by an annotator with a standing;
 * ``skip``: real work or a control item was skipped;
-* ``suggestion``: a control item was answered where the model's suggestion was wrong.
+* ``suggestion``: a control item was answered where the model's suggestion was wrong;
+* ``review``: a review decided a sampled submission of an active writer (a stage that qualifies by
+  review has no gold: the review verdicts are its control items; the standing's lock is held, its
+  evidence already moved).
 
 A new rule that pauses is one entry here (plus a declaration in ``SETTINGS`` for each setting it adds,
 and ``makemigrations``); ``tests/pipeline/quality/test_rules.py`` checks the table against the code that
@@ -33,6 +36,8 @@ from annotation.models import (
     ControlResult,
     Project,
     Purpose,
+    Review,
+    ReviewVerdict,
     Standing,
     StandingStatus,
     SuggestionUse,
@@ -98,6 +103,29 @@ def control_accuracy(seen: Seen) -> Finding | None:
         "recent": [bool(c) for c in recent],
     }
     return Finding(f"{sum(recent)} of your last {len(recent)} control items were right", figures)
+
+
+def review_rejections(seen: Seen) -> Finding | None:
+    """The sequential test over an active writer's reviewed submissions (moved by the review just
+    made) reached its bound: their sampled work is rejected too often."""
+    assert seen.standing is not None
+    test = sequential_test(seen.project)
+    if not test.pauses(seen.standing.evidence):
+        return None
+    recent = list(
+        Review.objects.filter(
+            reviewed__project=seen.project,
+            reviewed__annotator_id=seen.standing.user_id,
+            reviewed__stage=seen.stage.name,
+            reviewed__purpose=Purpose.WORK,
+        )
+        .order_by("-created_at", "-pk")
+        .values_list("verdict", flat=True)[:10]
+    )
+    accepted = [verdict == ReviewVerdict.ACCEPTED for verdict in recent]
+    figures = {"evidence": round(seen.standing.evidence, 3), "bound": test.bound, "bar": test.bar, "recent": accepted}
+    why = f"{len(accepted) - sum(accepted)} of your last {len(accepted)} reviewed submissions were rejected"
+    return Finding(why, figures)
 
 
 def fast_responses(seen: Seen) -> Finding | None:
@@ -183,6 +211,16 @@ TABLE: tuple[Rule, ...] = (
         "under `monitoring_threshold`",
     ),
     Rule(
+        "review-rejections",
+        "reviews of their sampled work show it is rejected too often (sequential test)",
+        on="review",
+        check=review_rejections,
+        settings=("monitoring_threshold", "monitoring_evidence"),
+        when="an active writer's reviewed submissions (review verdicts are the control items of a stage that "
+        "qualifies by review) give the same sequential test enough evidence (`monitoring_evidence`) that "
+        "their acceptance is under `monitoring_threshold`",
+    ),
+    Rule(
         "fast-responses",
         "too many submits faster than the minimum time",
         on="submit",
@@ -219,6 +257,7 @@ TABLE: tuple[Rule, ...] = (
     Rule("review-qualified", "first submissions accepted in review"),
     Rule("review-not-qualified", "first submissions rejected in review"),
     Rule("review-reopened", "a review the qualification counted was withdrawn: decided again on new reviews"),
+    Rule("review-pause-withdrawn", "rejections that paused them were withdrawn (their reviewer was stopped)"),
     Rule("provisional-held", "work after their last passed control item held back before post-processing"),
     Rule("lead-reinstate", "reinstated by a lead", lead_action="reinstate"),
     Rule("lead-pause", "paused by a lead", lead_action="pause"),
@@ -228,7 +267,7 @@ TABLE: tuple[Rule, ...] = (
 # The ``QualityEvent.rule`` codes and how they read.
 RULES: dict[str, str] = {rule.code: rule.label for rule in TABLE}
 LEAD_ACTIONS: dict[str, str] = {rule.lead_action: rule.code for rule in TABLE if rule.lead_action}
-MOMENTS = ("control", "submit", "skip", "suggestion")
+MOMENTS = ("control", "submit", "skip", "suggestion", "review")
 
 
 def rules_on(moment: str) -> tuple[Rule, ...]:

@@ -56,7 +56,9 @@ from annotation.models import (
     Project,
     Purpose,
     QualityEvent,
+    Review,
     ReviewState,
+    ReviewVerdict,
     Standing,
     StandingStatus,
 )
@@ -193,6 +195,10 @@ def plan_next(
         if mode == "review":
             _review_cap_check(stage=stage, project=project, user=user)
             return Plan(review=True)
+    if mode == "review" and standing.evidence > 0 and control_random.random() < project.control_rate_alert:
+        # An active writer whose reviews speak against them: their work goes to review at the alert
+        # rate, as control items come at it in a stage with gold (the same fresh draw, unpredictable).
+        return Plan(review=True)
     if stage.has_gold:
         rate = control_rate_for(project=project, standing=standing)
         # A fresh draw per lease (``control_random``): unpredictable, and at the rate on average.
@@ -491,6 +497,10 @@ def review_recorded(*, reviewed: Assignment, now: datetime) -> None:
         return
     project = reviewed.project
     standing = standing_lock(project_id=project.pk, user_id=reviewed.annotator_id, stage=stage.name)
+    if standing is not None and standing.status == StandingStatus.ACTIVE:
+        _review_monitor(stage=stage, standing=standing, project=project, now=now)
+        rules_apply(on="review", stage=stage, assignment=reviewed, now=now, standing=standing)
+        return
     if standing is None or standing.status != StandingStatus.QUALIFYING:
         return
     mine = Assignment.objects.filter(
@@ -520,6 +530,86 @@ def review_recorded(*, reviewed: Assignment, now: datetime) -> None:
     _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=f"{accepted} of your first {len(decided)} accepted")
     decision = event(standing=standing, rule="review-not-qualified", before=before, figures=figures)
     _release_and_withdraw(stage=stage, standing=standing, project=project, now=now, decision=decision)
+
+
+def review_evidence(*, project: Project, standing: Standing) -> float:
+    """The sequential test (``pipeline.quality.sequential``) over the verdicts of a writer's sampled
+    submissions in a stage that qualifies by review, oldest review first: a rejection is a wrong
+    control item, an acceptance a right one. Only reviews that stand (a withdrawn review counts no
+    more), and only those made since the writer last became active (their qualification's reviews,
+    and those before a lead's reinstate, are behind them). Run again from the reviews each time, so
+    that a review withdrawn or brought back moves it exactly as if it had never been or had always
+    been there."""
+    since = (
+        QualityEvent.objects.filter(
+            project_id=standing.project_id,
+            user_id=standing.user_id,
+            stage=standing.stage,
+            status_after=StandingStatus.ACTIVE,
+        )
+        .exclude(status_before=StandingStatus.ACTIVE)
+        .exclude(rule="review-pause-withdrawn")  # back on the same record: its reviews still count
+        .order_by("-created_at", "-pk")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    reviews = Review.objects.filter(
+        reviewed__project_id=standing.project_id,
+        reviewed__annotator_id=standing.user_id,
+        reviewed__stage=standing.stage,
+        reviewed__purpose=Purpose.WORK,
+    )
+    if since is not None:
+        reviews = reviews.filter(created_at__gt=since)
+    verdicts = reviews.order_by("created_at", "pk").values_list("verdict", flat=True)
+    return sequential_test(project).run(verdict == ReviewVerdict.ACCEPTED for verdict in verdicts)
+
+
+def _review_monitor(*, stage: StageDefinition, standing: Standing, project: Project, now: datetime) -> None:
+    """An active writer's evidence, from their reviews (``review_evidence``). Caller holds the standing's lock."""
+    standing.evidence = review_evidence(project=project, standing=standing)
+    if standing.evidence == 0.0:
+        standing.evidence_clear_at = now
+    standing.save(update_fields=["evidence", "evidence_clear_at", "updated_at"])
+
+
+def review_pauses_reconsider(*, withdrawn: list[tuple[Assignment, datetime]], now: datetime) -> int:
+    """Reviews were withdrawn (their reviewer was stopped): each writer whose evidence they moved has it
+    computed again without them, and a writer the ``review-rejections`` rule paused on evidence that no
+    longer reaches the bound is active again, with the work the pause withdrew back
+    (``review-pause-withdrawn``). A lead's pause stays. Returns how many writers came back. Locks each
+    writer's standing."""
+    back = 0
+    writers = sorted({(a.project_id, a.annotator_id, a.stage) for a, _ in withdrawn})
+    for project_id, user_id, stage_name in writers:
+        stage = stage_get(stage_name)
+        if qualification_mode(stage) != "review":
+            continue
+        standing = standing_lock(project_id=project_id, user_id=user_id, stage=stage_name)
+        if standing is None or standing.status not in (StandingStatus.ACTIVE, StandingStatus.PAUSED):
+            continue
+        project = Project.objects.get(pk=project_id)
+        if standing.status == StandingStatus.ACTIVE:
+            _review_monitor(stage=stage, standing=standing, project=project, now=now)
+            continue
+        decision = _last_event(standing)
+        if decision is None or decision.actor_id is not None or decision.rule != "review-rejections":
+            continue
+        evidence = review_evidence(project=project, standing=standing)
+        if sequential_test(project).pauses(evidence):
+            continue
+        before = standing.status
+        _set(
+            standing,
+            status=StandingStatus.ACTIVE,
+            reason="the rejections that paused you were withdrawn",
+            evidence=evidence,
+        )
+        figures: dict[str, Any] = {"overturned_event": decision.pk, "evidence": round(evidence, 3)}
+        figures.update(_restore(stage=stage, standing=standing, project=project, decision=decision, now=now))
+        event(standing=standing, rule="review-pause-withdrawn", before=before, figures=figures)
+        back += 1
+    return back
 
 
 def review_qualifications_reopen(*, withdrawn: list[tuple[Assignment, datetime]], now: datetime) -> int:

@@ -56,7 +56,8 @@ class Command(BaseCommand):
         project = Project.objects.filter(slug=options["project"]).first()
         if project is None and options["create"]:
             try:
-                project = project_get_or_create(slug=options["project"])
+                # a known seed, so that a crowd replays (a product's project gets a random one)
+                project = project_get_or_create(slug=options["project"], split_seed="screenqa")
             except ApplicationError as exc:
                 raise CommandError(exc.message, returncode=2) from exc
         if project is None:

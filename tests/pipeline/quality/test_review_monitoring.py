@@ -1,0 +1,217 @@
+"""Active writers are monitored by the reviews of their sampled work (``review-rejections``).
+
+A writing stage has no gold, so once a writer has qualified by review nothing but review sampling looks
+at their work. Before this rule a rejection took out the one set it rejected and nothing else: a writer
+honest through their qualification who then wrote junk (the adversarial crowd's sly worker, in a writing
+stage) kept writing, and every set review did not sample (90% at the default rate) reached the release.
+Now each review of an active writer's sampled work is a control item of the sequential test
+(``pipeline.quality.sequential``), their work goes to review at the alert rate while the evidence is
+against them, and a writer paused on rejections that are later withdrawn (a stopped reviewer's) is back.
+Everything runs through the engine, as the API runs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Assignment, QualityEvent, Question, QuestionState, ReviewState, ScreenState, Standing
+from annotation.models import StandingStatus as S
+from pipeline.engine import assignment_next, assignment_submit
+from pipeline.quality.standing import pause, plan_next, standing_act, standing_read
+from pipeline.stages.registry import stage_get
+from tests.pipeline.stages.helpers import member, screens
+
+pytestmark = pytest.mark.django_db
+
+ACCEPT = {"verdict": "accepted", "reason": "", "comment": ""}
+REJECT = {"verdict": "rejected", "reason": "counting", "comment": "Counting is not allowed."}
+WRITING = stage_get("questions-1")
+
+
+@pytest.fixture
+def crowd(project):
+    """A project whose every pass-1 set is reviewed, writers qualifying on their first two sets; a
+    writer, a reviewer and a lead."""
+    project.review_rate = 1.0
+    project.qualification_review_sets = 2
+    project.control_rate_alert = 0.5
+    project.review_double_rate = 0.0  # a second review decides nothing: every review here decides
+    project.save()
+    screens(project, 50, state=ScreenState.QUESTIONS_1)
+    return {
+        "writer": member(project, "wes"),
+        "reviewer": member(project, "rita", role="reviewer"),
+        "lead": member(project, "lena", role="lead"),
+    }
+
+
+def write(project: Any, writer: Any, text: str = "What is the title of the page?") -> Assignment:
+    lease = assignment_next(project=project, user=writer, stage="questions-1")
+    return assignment_submit(assignment_id=lease.pk, user=writer, data={"questions": [text]})
+
+
+def review(project: Any, reviewer: Any, verdict: dict[str, str]) -> Assignment:
+    lease = assignment_next(project=project, user=reviewer, stage="review")
+    assert lease is not None, "a submission waits for review"
+    assignment_submit(assignment_id=lease.pk, user=reviewer, data=dict(verdict))
+    return Assignment.objects.get(pk=lease.reviewed_id)
+
+
+def qualified(project: Any, crowd: dict[str, Any], by: str = "reviewer") -> None:
+    for _ in range(2):
+        write(project, crowd["writer"])
+        review(project, crowd[by], ACCEPT)
+    assert standing_read(project=project, user=crowd["writer"], stage="questions-1").status == S.ACTIVE
+
+
+def standing_of(user: Any) -> Standing:
+    return Standing.objects.get(user=user, stage="questions-1")
+
+
+def test_a_writer_who_turns_after_qualifying_is_paused_and_the_junk_review_missed_is_withdrawn(project, crowd):
+    # given a writer who qualified honestly and wrote three more good sets, all accepted
+    writer, reviewer = crowd["writer"], crowd["reviewer"]
+    qualified(project, crowd)
+    good = [write(project, writer) for _ in range(3)]
+    for _ in good:
+        review(project, reviewer, ACCEPT)
+    # when they turn: five junk sets, of which review reaches the first three (rejected) before the rest
+    junk = [write(project, writer, text=f"How many icons are there? {n}") for n in range(5)]
+    review(project, reviewer, REJECT)
+    review(project, reviewer, REJECT)
+    assert standing_of(writer).status == S.ACTIVE  # two rejections: not yet (a careful writer may slip twice)
+    review(project, reviewer, REJECT)
+    # then the third rejection pauses them by the review rule, saying why in their words
+    mine = standing_of(writer)
+    assert mine.status == S.PAUSED and mine.reason == "3 of your last 8 reviewed submissions were rejected"
+    decision = QualityEvent.objects.get(user=writer, rule="review-rejections")
+    assert decision.figures["recent"] == [False, False, False, True, True, True, True, True]
+    # and every junk set is out of the release, the two review never reached included; the good sets stay
+    junk_states = set(Question.objects.filter(origin__in=junk).values_list("state", flat=True))
+    assert junk_states == {QuestionState.DROPPED}
+    assert not Question.objects.filter(origin__in=good, state=QuestionState.DROPPED).exists()
+
+
+def test_a_careful_writers_slips_never_pause_them(project, crowd):
+    # given a writer with four rejections in forty sets, two of them in a row (a strict reviewer, or slips)
+    writer, reviewer = crowd["writer"], crowd["reviewer"]
+    qualified(project, crowd)
+    for n in range(40):
+        write(project, writer)
+        review(project, reviewer, REJECT if n in (10, 20, 21, 35) else ACCEPT)
+    # then they are never paused (the test pauses clearly under the bar: three rejections close together)
+    assert standing_of(writer).status == S.ACTIVE
+    assert not QualityEvent.objects.filter(user=writer, rule="review-rejections").exists()
+    assert standing_of(writer).evidence == pytest.approx(2.58, abs=0.01)
+
+
+def test_the_qualifications_own_reviews_do_not_count_and_a_leads_reinstate_starts_afresh(project, crowd):
+    # given a writer whose second qualifying set was rejected (one of two: 50%, under a bar of 0.5 qualifies)
+    writer, reviewer, lead = crowd["writer"], crowd["reviewer"], crowd["lead"]
+    project.qualification_threshold = 0.5
+    project.save()
+    write(project, writer)
+    review(project, reviewer, ACCEPT)
+    write(project, writer)
+    review(project, reviewer, REJECT)
+    assert standing_of(writer).status == S.ACTIVE
+    # then as an active writer they start with no evidence against them
+    assert standing_of(writer).evidence == 0.0
+    # when three rejections pause them and a lead reinstates them
+    for _ in range(3):
+        write(project, writer)
+        review(project, reviewer, REJECT)
+    assert standing_of(writer).status == S.PAUSED
+    standing_act(project=project, user_id=writer.pk, stage="questions-1", action="reinstate", actor=lead)
+    # then one more rejection is one, not a fourth
+    write(project, writer)
+    review(project, reviewer, REJECT)
+    assert standing_of(writer).status == S.ACTIVE
+    assert standing_of(writer).evidence == pytest.approx(1.9, abs=0.05)
+
+
+def test_a_doubted_writers_work_goes_to_review_at_the_alert_rate(project, crowd):
+    # given a project that samples no writing for review but its alert rate, and a qualified writer
+    writer, reviewer = crowd["writer"], crowd["reviewer"]
+    qualified(project, crowd)
+    project.review_rate, project.control_rate_alert = 0.0, 1.0
+    project.save()
+    # then while nothing speaks against them nothing of theirs is sampled
+    assert write(project, writer).review_state == ReviewState.NONE
+    # when review rejects a set of theirs (a lead may review any submission: here one sampled at the old rate)
+    project.review_rate = 1.0
+    project.save()
+    write(project, writer)
+    review(project, reviewer, REJECT)
+    project.review_rate = 0.0
+    project.save()
+    # then every lease of theirs is marked for review from the start, by the plan, not at submit
+    brief = standing_read(project=project, user=writer, stage="questions-1")
+    assert brief.evidence > 0
+    plan = plan_next(stage=WRITING, project=project, user=writer, membership=None, standing=brief, now=timezone.now())
+    assert plan.review
+    assert write(project, writer).review_state == ReviewState.SAMPLED
+
+
+def test_a_writer_paused_on_a_stopped_reviewers_rejections_is_back_with_their_work(project, crowd):
+    # given a writer qualified by the lead's reviews, then paused by three rejections of a reviewer who
+    # rejects everything
+    writer, reviewer = crowd["writer"], crowd["reviewer"]
+    qualified(project, crowd, by="lead")
+    sets = [write(project, writer) for _ in range(3)]
+    for _ in sets:
+        review(project, reviewer, REJECT)
+    assert standing_of(writer).status == S.PAUSED
+    assert set(Question.objects.filter(origin__in=sets).values_list("state", flat=True)) == {QuestionState.DROPPED}
+    # when the reviewer is stopped by a rule (their reviews are withdrawn)
+    Standing.objects.update_or_create(
+        project=project, user=reviewer, stage="review", defaults={"status": S.ACTIVE, "reason": "qualified"}
+    )
+    theirs = Standing.objects.select_for_update().get(user=reviewer, stage="review")
+    pause(
+        stage=stage_get("review"),
+        standing=theirs,
+        project=project,
+        rule="control-accuracy",
+        reason="0 of your last 5 control items were right",
+        figures={},
+        now=timezone.now(),
+    )
+    # then the writer is active again, on no evidence, with their questions back where they were
+    mine = standing_of(writer)
+    assert (mine.status, mine.evidence) == (S.ACTIVE, 0.0)
+    back = QualityEvent.objects.get(user=writer, rule="review-pause-withdrawn")
+    assert back.status_before == S.PAUSED and back.figures["overturned_event"] == (
+        QualityEvent.objects.get(user=writer, rule="review-rejections").pk
+    )
+    assert QuestionState.DROPPED not in set(Question.objects.filter(origin__in=sets).values_list("state", flat=True))
+    # and the sets wait for review again
+    assert set(Assignment.objects.filter(pk__in=[s.pk for s in sets]).values_list("review_state", flat=True)) == {
+        ReviewState.SAMPLED
+    }
+
+
+def test_a_leads_pause_stays_when_reviews_are_withdrawn(project, crowd):
+    writer, reviewer, lead = crowd["writer"], crowd["reviewer"], crowd["lead"]
+    qualified(project, crowd)
+    write(project, writer)
+    review(project, reviewer, REJECT)
+    standing_act(project=project, user_id=writer.pk, stage="questions-1", action="pause", actor=lead)
+    Standing.objects.update_or_create(
+        project=project, user=reviewer, stage="review", defaults={"status": S.ACTIVE, "reason": "qualified"}
+    )
+    theirs = Standing.objects.select_for_update().get(user=reviewer, stage="review")
+    pause(
+        stage=stage_get("review"),
+        standing=theirs,
+        project=project,
+        rule="control-accuracy",
+        reason="x",
+        figures={},
+        now=timezone.now(),
+    )
+    assert standing_of(writer).status == S.PAUSED
+    assert not QualityEvent.objects.filter(user=writer, rule="review-pause-withdrawn").exists()
