@@ -324,3 +324,51 @@ def insert(instance: Model) -> Model:
     instance._state.adding = False
     instance._state.db = connection.alias
     return instance
+
+
+_UPDATE_SQL: dict[tuple[str, str, tuple[str, ...]], tuple[str, list[Any]]] = {}
+
+
+def update(instance: Model, fields: Sequence[str]) -> int:
+    """Write ``fields`` of a saved ``instance`` like ``instance.save(update_fields=fields)`` (``auto_now``
+    included, the same value preparation) with one ``UPDATE ... WHERE pk`` built once per model and
+    fields. The number of rows written (0: the row is gone). No model signals (the domain connects none)."""
+    meta = instance._meta
+    names = tuple(fields)
+    cache_key = (connection.vendor, meta.label, names)
+    if cache_key not in _UPDATE_SQL:
+        concrete = {f.name: f for f in meta.concrete_fields}
+        chosen = [concrete[name] for name in names]  # a KeyError names a field that is not a column
+        quote = connection.ops.quote_name
+        sets = ", ".join(f"{quote(str(f.column))} = %s" for f in chosen)
+        # Only quoted identifiers from the model's metadata are spliced in; values are bound.
+        sql = f"UPDATE {quote(meta.db_table)} SET {sets} WHERE {quote(str(meta.pk.column))} = %s"  # type: ignore[union-attr]  # noqa: S608
+        _UPDATE_SQL[cache_key] = (sql, chosen)
+    sql, chosen = _UPDATE_SQL[cache_key]
+    params = [f.get_db_prep_save(f.pre_save(instance, add=False), connection) for f in chosen]
+    params.append(meta.pk.get_db_prep_value(instance.pk, connection))  # type: ignore[union-attr]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return int(cursor.rowcount)
+
+
+_ADD_SQL: dict[tuple[str, str, str, tuple[str, ...]], str] = {}
+
+
+def add_to(model: type[Model], field: str, amount: int, **where: Any) -> int:
+    """``model.objects.filter(**where).update(field=F(field) + amount)`` with one statement built once per
+    model, field and filter names (plain equality on concrete columns: ``where`` names fields or their
+    ``attname``). The number of rows written."""
+    meta = model._meta
+    names = tuple(sorted(where))
+    cache_key = (connection.vendor, meta.label, field, names)
+    if cache_key not in _ADD_SQL:
+        quote = connection.ops.quote_name
+        column = quote(str(meta.get_field(field).column))  # type: ignore[union-attr]
+        conditions = " AND ".join(f"{quote(str(meta.get_field(n.removesuffix('_id')).column))} = %s" for n in names)  # type: ignore[union-attr]
+        # Only quoted identifiers from the model's metadata are spliced in; values are bound.
+        _ADD_SQL[cache_key] = f"UPDATE {quote(meta.db_table)} SET {column} = {column} + %s WHERE {conditions}"  # noqa: S608
+    params = [amount, *(where[n] for n in names)]
+    with connection.cursor() as cursor:
+        cursor.execute(_ADD_SQL[cache_key], params)
+        return int(cursor.rowcount)

@@ -22,7 +22,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -118,7 +118,9 @@ def assignment_mark_submitted(*, assignment: Assignment, submission: dict[str, A
     assignment.submission = submission
     assignment.submitted_at = now
     assignment.draft = {}
-    assignment.save(update_fields=["status", "submission", "submitted_at", "draft", "review_state", "updated_at"])
+    # every submit: one UPDATE built once (``compiled.update``), as ``save(update_fields=...)`` writes it
+    if not compiled.update(assignment, ("status", "submission", "submitted_at", "draft", "review_state", "updated_at")):
+        raise DatabaseError("Save with update_fields did not affect any rows.")  # as save() says it
     observability.submit_recorded(stage=str(assignment.stage), purpose=str(assignment.purpose))
     return assignment
 

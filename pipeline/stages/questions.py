@@ -20,6 +20,7 @@ from django.db.models import F, Max, Q, QuerySet
 from django.http import QueryDict
 from rest_framework import serializers
 
+from annotation.db import compiled
 from annotation.exceptions import ConflictError
 from annotation.models import (
     Assignment,
@@ -81,9 +82,16 @@ RULE_BREAKING_TEMPLATES = [
 ]
 
 
+def _last_position(values: dict[str, Any]) -> QuerySet[Any]:
+    """The screen's highest question position (no row: no question yet)."""
+    by_screen = Question.objects.filter(screen=values["screen"]).order_by().values("screen")
+    return by_screen.annotate(m=Max("position")).values_list("m")
+
+
 def questions_create(*, assignment: Assignment, screen: Screen, texts: list[str], source: str, state: str) -> None:
     """Append questions to a screen (caller holds the screen lock, so positions are free)."""
-    last = Question.objects.filter(screen=screen).aggregate(m=Max("position"))["m"]
+    row = compiled.fetch_one(key="questions-last-position", build=_last_position, values={"screen": screen})
+    last = row[0] if row else None
     first = 0 if last is None else last + 1
     answers_needed = screen.project.answers_needed(screen.split) if state == QuestionState.ANSWERING else 0
     Question.objects.bulk_create(
@@ -297,7 +305,7 @@ class QuestionsPass1(StageDefinition):
 
     def finish(self, *, screen: Screen, now: datetime) -> None:
         screen.state = ScreenState.QUESTIONS_2
-        screen.save(update_fields=["state"])
+        compiled.update(screen, ("state",))  # every pass-1 submit: one UPDATE built once
 
     def payload_extra(self, *, assignment: Assignment) -> dict[str, Any]:
         return {"max_questions": self.cap(assignment.project)}

@@ -135,6 +135,40 @@ def test_insert_writes_like_save(world):
     assert Assignment.objects.get(pk=other.pk).annotator_id == b.pk
 
 
+def test_update_writes_the_named_fields_like_save_and_nothing_else(world):
+    # given two saved assignments, one changed in memory in the fields named and one more
+    project, a, b, mine, theirs = world
+    untouched = Assignment.objects.get(pk=theirs.pk)
+    before = timezone.now()
+    mine.status, mine.submission, mine.draft = "submitted", {"questions": ["What is 'it'?"]}, {}
+    mine.submitted_at, mine.skip_reason = before, "not named: not written"
+    # when the named fields are written
+    written = compiled.update(mine, ("status", "submission", "submitted_at", "draft", "updated_at"))
+    # then the row holds them (JSON as JSON, auto_now moved on), the unnamed field and the other row as before
+    stored = Assignment.objects.get(pk=mine.pk)
+    assert written == 1
+    assert (stored.status, stored.submission, stored.draft) == ("submitted", {"questions": ["What is 'it'?"]}, {})
+    assert stored.skip_reason == "" and stored.updated_at >= before and stored.updated_at == mine.updated_at
+    assert Assignment.objects.get(pk=theirs.pk).updated_at == untouched.updated_at
+    # and a row that is gone writes nothing (the caller says so, as save() raises)
+    Assignment.objects.filter(pk=mine.pk).delete()
+    assert compiled.update(mine, ("status",)) == 0
+
+
+def test_add_to_adds_to_the_rows_the_filter_names_only(world):
+    from annotation.models import Standing
+
+    project, a, b, mine, theirs = world
+    for user, stage in ((a, "prefilter"), (a, "answers"), (b, "prefilter")):
+        Standing.objects.create(project=project, user=user, stage=stage, status="active")
+    assert compiled.add_to(Standing, "items_done", 1, project_id=project.pk, user_id=a.pk, stage="prefilter") == 1
+    assert compiled.add_to(Standing, "items_done", 2, project_id=project.pk, user_id=a.pk, stage="prefilter") == 1
+    assert compiled.add_to(Standing, "items_done", 1, project_id=project.pk, user_id=a.pk, stage="review") == 0
+    assert sorted(Standing.objects.values_list("user_id", "stage", "items_done")) == sorted(
+        [(a.pk, "prefilter", 3), (a.pk, "answers", 0), (b.pk, "prefilter", 0)]
+    )
+
+
 def judges(values):
     """A build whose SQL depends on a project setting (one judge or several)."""
     screens = Screen.objects.filter(project=values["project"])
