@@ -137,7 +137,7 @@ def test_insert_writes_like_save(world):
 
 def test_update_writes_the_named_fields_like_save_and_nothing_else(world):
     # given two saved assignments, one changed in memory in the fields named and one more
-    project, a, b, mine, theirs = world
+    _project, _a, _b, mine, theirs = world
     untouched = Assignment.objects.get(pk=theirs.pk)
     before = timezone.now()
     mine.status, mine.submission, mine.draft = "submitted", {"questions": ["What is 'it'?"]}, {}
@@ -158,7 +158,7 @@ def test_update_writes_the_named_fields_like_save_and_nothing_else(world):
 def test_add_to_adds_to_the_rows_the_filter_names_only(world):
     from annotation.models import Standing
 
-    project, a, b, mine, theirs = world
+    project, a, b, _mine, _theirs = world
     for user, stage in ((a, "prefilter"), (a, "answers"), (b, "prefilter")):
         Standing.objects.create(project=project, user=user, stage=stage, status="active")
     assert compiled.add_to(Standing, "items_done", 1, project_id=project.pk, user_id=a.pk, stage="prefilter") == 1
