@@ -577,8 +577,8 @@ def review_pauses_reconsider(*, withdrawn: list[tuple[Assignment, datetime]], no
     """Reviews were withdrawn (their reviewer was stopped): each writer whose evidence they moved has it
     computed again without them, and a writer the ``review-rejections`` rule paused on evidence that no
     longer reaches the bound is active again, with the work the pause withdrew back
-    (``review-pause-withdrawn``). A lead's pause stays. Returns how many writers came back. Locks each
-    writer's standing."""
+    (``review-pause-withdrawn``), or qualifying again when their qualification counted one of the withdrawn
+    reviews too. A lead's pause stays. Returns how many writers came back. Locks each writer's standing."""
     back = 0
     writers = sorted({(a.project_id, a.annotator_id, a.stage) for a, _ in withdrawn})
     for project_id, user_id, stage_name in writers:
@@ -599,17 +599,46 @@ def review_pauses_reconsider(*, withdrawn: list[tuple[Assignment, datetime]], no
         if sequential_test(project).pauses(evidence):
             continue
         before = standing.status
-        _set(
-            standing,
-            status=StandingStatus.ACTIVE,
-            reason="the rejections that paused you were withdrawn",
-            evidence=evidence,
-        )
+        theirs = [
+            (a, at)
+            for a, at in withdrawn
+            if (a.project_id, a.annotator_id, a.stage) == (project_id, user_id, stage_name)
+        ]
+        if _qualification_counted(standing=standing, withdrawn=theirs):
+            # the same stopped reviewer decided their qualification too: it is decided again
+            _set(standing, status=StandingStatus.QUALIFYING, reason="first submissions are reviewed again")
+        else:
+            _set(standing, status=StandingStatus.ACTIVE, reason="the rejections that paused you were withdrawn")
+        standing.evidence = evidence
+        standing.save(update_fields=["evidence", "updated_at"])
         figures: dict[str, Any] = {"overturned_event": decision.pk, "evidence": round(evidence, 3)}
         figures.update(_restore(stage=stage, standing=standing, project=project, decision=decision, now=now))
         event(standing=standing, rule="review-pause-withdrawn", before=before, figures=figures)
         back += 1
     return back
+
+
+def _qualification_counted(*, standing: Standing, withdrawn: list[tuple[Assignment, datetime]]) -> bool:
+    """Whether the writer's last qualification by review may have counted one of the ``withdrawn``
+    reviews (a submission of the attempt, reviewed before the decision), as ``review_qualifications_reopen``
+    reads it."""
+    decision = (
+        QualityEvent.objects.filter(
+            project_id=standing.project_id,
+            user_id=standing.user_id,
+            stage=standing.stage,
+            rule="review-qualified",
+            actor__isnull=True,
+        )
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    if decision is None:
+        return False
+    since = standing.attempt_started_at or standing.created_at
+    return any(
+        a.submitted_at is not None and a.submitted_at >= since and at <= decision.created_at for a, at in withdrawn
+    )
 
 
 def review_qualifications_reopen(*, withdrawn: list[tuple[Assignment, datetime]], now: datetime) -> int:

@@ -215,3 +215,36 @@ def test_a_leads_pause_stays_when_reviews_are_withdrawn(project, crowd):
     )
     assert standing_of(writer).status == S.PAUSED
     assert not QualityEvent.objects.filter(user=writer, rule="review-pause-withdrawn").exists()
+
+
+def test_a_writer_whose_qualification_and_pause_rested_on_a_stopped_reviewer_qualifies_again(project, crowd):
+    # given a writer qualified on rita's reviews, then paused by rita's three rejections
+    writer, reviewer, lead = crowd["writer"], crowd["reviewer"], crowd["lead"]
+    qualified(project, crowd)
+    sets = [write(project, writer) for _ in range(3)]
+    for _ in sets:
+        review(project, reviewer, REJECT)
+    assert standing_of(writer).status == S.PAUSED
+    # when rita is stopped by a rule
+    Standing.objects.update_or_create(
+        project=project, user=reviewer, stage="review", defaults={"status": S.ACTIVE, "reason": "qualified"}
+    )
+    theirs = Standing.objects.select_for_update().get(user=reviewer, stage="review")
+    pause(
+        stage=stage_get("review"),
+        standing=theirs,
+        project=project,
+        rule="control-accuracy",
+        reason="0 of your last 5 control items were right",
+        figures={},
+        now=timezone.now(),
+    )
+    # then the writer qualifies again (nothing rita decided stands), with the paused work back in review
+    mine = standing_of(writer)
+    assert (mine.status, mine.reason) == (S.QUALIFYING, "first submissions are reviewed again")
+    assert QualityEvent.objects.get(user=writer, rule="review-pause-withdrawn").status_after == S.QUALIFYING
+    assert QuestionState.DROPPED not in set(Question.objects.filter(origin__in=sets).values_list("state", flat=True))
+    # and the lead's reviews of the first two submissions decide it, as for any writer
+    review(project, lead, ACCEPT)
+    review(project, lead, ACCEPT)
+    assert standing_of(writer).status == S.ACTIVE
