@@ -19,6 +19,8 @@ the refusals. Kinds (``KINDS``):
   ``cherry-picker``: the same, but answers the suspected ones right (the better strategy when a
   skipped control item counts as wrong);
 * ``spam-writer``: writes nonsense questions (``JUNK`` words) in the writing stages;
+* ``sly-writer``: writes honestly while qualifying by review, then nonsense (the sly worker of a
+  writing stage, which has no gold: only review sampling looks at an active writer's work);
 * ``rubber-stamp``: a reviewer who accepts everything.
 
 The lead makes gold over the API (works units with the scripted truth and promotes them, before
@@ -85,11 +87,13 @@ KINDS = (
     "skipper",
     "cherry-picker",
     "spam-writer",
+    "sly-writer",
     "rubber-stamp",
 )
 SPAMMERS = ("random", "constant", "sly", "hit-and-run", "skipper", "cherry-picker")
 JUDGING = ("careful", *SPAMMERS)  # pre-filtering and answers
-WRITING = ("careful", "spam-writer")  # the question stages
+WRITING = ("careful", "spam-writer", "sly-writer")  # the question stages
+WRITERS = ("spam-writer", "sly-writer")  # whose nonsense questions count as spam
 GOLD_STAGES = ("prefilter", "answers")
 STAGE_ORDER = ("prefilter", "questions-1", "questions-2", "not-answerable", "answers", "review")
 SLIP = 0.03
@@ -291,7 +295,7 @@ class Worker:
         if self.cap and log.items >= self.cap:
             log.done = True
             return "done"
-        watching = self.kind in ("sly", "hit-and-run", "skipper", "cherry-picker")
+        watching = self.kind in ("sly", "hit-and-run", "skipper", "cherry-picker", "sly-writer")
         before = self.api.stages().get(stage) if watching else None
         qualifying = before is not None and before["standing"]["status"] in ("", "qualifying")
         if self.kind == "hit-and-run" and before is not None and not qualifying and len(log.spam) >= log.hit_budget:
@@ -341,6 +345,11 @@ class Worker:
             return "spam"
         if kind == "spam-writer":
             return "honest"
+        if kind == "sly-writer":
+            if stage in GOLD_STAGES or qualifying:
+                return "honest"
+            log.turned = True
+            return "spam"
         if qualifying:
             return "honest"
         log.turned = True
@@ -714,7 +723,7 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     # spammers: items after turning until stopped
     spammers = {}
     for w in crowd.workers:
-        if w.kind not in SPAMMERS and w.kind not in ("spam-writer", "rubber-stamp"):
+        if w.kind not in SPAMMERS and w.kind not in (*WRITERS, "rubber-stamp"):
             continue
         per_stage = {}
         for stage, log in w.logs.items():
@@ -787,6 +796,9 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     spam_questions = Question.objects.filter(
         author__in=[w.user for w in crowd.workers if w.kind == "spam-writer"], state=QuestionState.KEPT
     ).count()
+    # the sly writer's nonsense: the questions of the sets it wrote after turning
+    sly_spam = [i for w in crowd.workers if w.kind == "sly-writer" for ids in spam_ids[w.name].values() for i in ids]
+    sly_questions = Question.objects.filter(origin_id__in=sly_spam, state=QuestionState.KEPT).count()
     release: dict[str, Any] = {
         "prefilter_judgments_counting": len(counting),
         "screens_excluded_on_spam": len({s for s, state, _, _ in counting if state == ScreenState.EXCLUDED}),
@@ -795,6 +807,7 @@ def figures(crowd: Crowd) -> dict[str, Any]:
         ),
         "apps_non_english_on_spam_votes": len({app for _, _, yes, app in counting if yes and app in rule_apps}),
         "questions_from_spam_writer": spam_questions,
+        "questions_from_sly_writer": sly_questions,
         "answers": spam_answers,
         # of them, those the scripted truth disagrees with (a random judgment is right one time in four)
         "prefilter_judgments_counting_wrong": judgments.filter(assignment_id__in=wrong_spam).count(),
@@ -805,8 +818,10 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     by_worker: dict[str, dict[str, int]] = {}
     for w in crowd.workers:
         mine = [i for ids in spam_ids[w.name].values() for i in ids]
-        if w.kind == "spam-writer":
+        if w.kind in WRITERS:
             kept = Question.objects.filter(author=w.user, state=QuestionState.KEPT)
+            if w.kind == "sly-writer":
+                kept = kept.filter(origin_id__in=mine)
             row = {stage: kept.filter(source=stage).count() for stage in WRITTEN}
         elif w.kind in SPAMMERS:
             row = {
@@ -824,10 +839,16 @@ def figures(crowd: Crowd) -> dict[str, Any]:
     release["by_worker"] = by_worker
     release["leaks"] = _leaks(project, crowd, spam_ids, wrong=set(wrong_spam))
     release["total"] = (
-        release["prefilter_judgments_counting"] + release["questions_from_spam_writer"] + release["answers"]
+        release["prefilter_judgments_counting"]
+        + release["questions_from_spam_writer"]
+        + release["questions_from_sly_writer"]
+        + release["answers"]
     )
     release["total_wrong"] = (
-        release["prefilter_judgments_counting_wrong"] + release["questions_from_spam_writer"] + release["answers_wrong"]
+        release["prefilter_judgments_counting_wrong"]
+        + release["questions_from_spam_writer"]
+        + release["questions_from_sly_writer"]
+        + release["answers_wrong"]
     )
     # What the release's own rules could not tell from good work is not the same harm as what they let
     # through alone: an item is corroborated when another judge judged the screen alike or its answer

@@ -63,7 +63,7 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
     stops = []
     for name, per in out["spammers"].items():
         for stage, row in per.items():
-            if stage in ("prefilter", "answers") and name not in ("spam-writer", "rubber-stamp"):
+            if stage in ("prefilter", "answers") and name not in ("spam-writer", "sly-writer", "rubber-stamp"):
                 stops.append(row)
     soak = out.get("soak") or {}
     tells = out["tells"].values()
@@ -81,12 +81,17 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
             for row in stops
         ),
         "spam_writer_stopped": all(row["stopped"] for row in out["spammers"].get("spam-writer", {}).values()),
+        # a writing stage has no gold: the sly writer is stopped by the reviews of its sampled sets
+        # (``review-rejections``), or its nonsense held out of the release
+        "sly_writer_stopped_or_kept_out": out["spam_in_release"]["postprocessed"]
+        and out["spam_in_release"]["questions_from_sly_writer"] == 0,
         "rubber_stamp_stopped": all(row["stopped"] for row in out["spammers"].get("rubber-stamp", {}).values()),
         "no_spam_in_release": out["spam_in_release"]["postprocessed"] and out["spam_in_release"]["total"] == 0,
         # the workers (the cherry-picker is this benchmark's own addition): no wrong item of theirs
         # in the release that nobody corroborates, and no spam writer's question
         "no_wrong_uncorroborated_spam_of_the_listed_workers": out["spam_in_release"]["postprocessed"]
         and out["spam_in_release"]["questions_from_spam_writer"] == 0
+        and out["spam_in_release"]["questions_from_sly_writer"] == 0
         and not set(out["spam_in_release"]["uncorroborated_wrong_by_worker"]) - {"cherry-picker"},
         "skippers_no_better_than_chance": all(
             t["precision"] is None or t["chance_precision"] is None or t["precision"] <= t["chance_precision"] + 0.1

@@ -28,3 +28,21 @@ OTHER = {"text": "Cancel", "bounds": [0, 20, 10, 30]}
 )
 def test_spam_is_right_when_it_says_what_the_truth_says(body, truth, same):
     assert same_as_truth(body, truth) is same
+
+
+@pytest.mark.parametrize(
+    ("stage", "qualifying", "decided"),
+    [
+        ("questions-1", True, "honest"),  # while review decides its qualification
+        ("questions-1", False, "spam"),  # once active: nonsense
+        ("not-answerable", False, "spam"),
+        ("prefilter", False, "honest"),  # not a judge: honest wherever it is not a writer
+    ],
+)
+def test_the_sly_writer_writes_honestly_while_qualifying_then_nonsense(stage, qualifying, decided):
+    from devtools.adversary import StageLog, Worker
+
+    worker = Worker(name="sly-writer", kind="sly-writer", user=None, api=None, seed=0)  # type: ignore[arg-type]
+    log = StageLog()
+    assert worker.decide(stage, log, {"stage": stage}, None, qualifying) == decided
+    assert log.turned is (decided == "spam")
