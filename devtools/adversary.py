@@ -548,9 +548,9 @@ def postprocess(crowd: Crowd, *, stages: tuple[str, ...], seed: int, gold: dict[
         status, body = crowd.lead_api.call("POST", f"/api/projects/{slug}/postprocess/")
         if status == 202:
             break
-        if status != 409 or "held_back" not in (body or {}):
+        if status != 409 or not {"held_back", "review_first"} & set(body or {}):
             raise RuntimeError(f"postprocess: HTTP {status} {body}")
-        held.append(body["held_back"])
+        held.append(body.get("held_back") or {"review_first": body["review_first"]})
         crowd_work(crowd, stages=stages, seed=seed, gold=gold)
     else:
         return {"started": False, "held_back": held}

@@ -63,7 +63,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F, Q, Window
+from django.db.models import Exists, F, OuterRef, Q, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
@@ -79,6 +79,10 @@ from annotation.models import (
     ProvisionalWork,
     Purpose,
     QualityEvent,
+    Question,
+    QuestionState,
+    ReviewState,
+    ReviewVerdict,
     Role,
     Split,
     Standing,
@@ -88,11 +92,13 @@ from pipeline.decisions.agreement import answers_agree
 from pipeline.decisions.decide import agreement_settings_for
 from pipeline.decisions.selectors import answer_records
 from pipeline.stages import stages
+from pipeline.stages.base import qualification_mode
 
 from .consensus import majority_of
 from .sequential import sequential_test
 
 HELD = "provisional-held"  # the rule of the events that hold work back
+REVIEW_FIRST = "provisional-review"  # the rule of the events that send a writer's work to review first
 
 
 @dataclass
@@ -108,6 +114,12 @@ class Held:
     figures: dict[str, Any] = field(default_factory=dict)
 
 
+def _trusted(project: Project) -> set[int]:
+    """Leads of the project and every site admin (who may work without a membership): never gated."""
+    leads = Membership.objects.filter(project=project, role=Role.LEAD).values_list("user_id", flat=True)
+    return set(leads) | set(get_user_model().objects.filter(is_superuser=True).values_list("pk", flat=True))
+
+
 def provisional_held(*, project: Project) -> list[Held]:
     """What ``held_back_sweep`` would hold back now (reads only): per stage with gold and annotator,
     their submitted real work after their last passed control item, not corroborated, when the
@@ -115,10 +127,7 @@ def provisional_held(*, project: Project) -> list[Held]:
     policy = project.provisional_work
     if policy == ProvisionalWork.OFF:
         return []
-    # leads of the project and every site admin (who may work without a membership): never gated
-    trusted = set(Membership.objects.filter(project=project, role=Role.LEAD).values_list("user_id", flat=True)) | set(
-        get_user_model().objects.filter(is_superuser=True).values_list("pk", flat=True)
-    )
+    trusted = _trusted(project)
     # A stage with no active gold item cannot confirm anybody's work: holding it back would hold it
     # for ever (the redone work would be held in turn), so such a stage holds nothing back. The lead
     # sees the stage as "no gold" on the quality page.
@@ -360,3 +369,98 @@ def held_back_sweep(*, project: Project, now: datetime | None = None) -> dict[st
             totals[item.stage] += count
             people.add(item.user_id)
     return {"held": dict(totals), "annotators": len(people)}
+
+
+def provisional_review_sweep(*, project: Project, now: datetime | None = None) -> dict[str, Any]:
+    """Writers' work that no review has confirmed goes to review before post-processing.
+
+    A writing stage has no gold, so an active writer's work is confirmed only by the reviews of their
+    sampled sets (``review-rejections``). A writer who turns after qualifying and writes a few sets of
+    nonsense before the stage ends meets no review at the default rate: their nonsense would be in the
+    release on no evidence (the adversarial benchmark's sly writer). So, in each stage that qualifies by
+    review, some writers' sets that no review has seen, whose questions are still in the data, are marked
+    for review under a ``provisional-review`` event, as ``provisional_work`` says:
+
+    * ``evidence`` (default): those of a writer still qualifying, or of an active writer whose record is
+      thin (fewer than ``provisional_min_controls`` sets accepted since they became active) or against
+      them (``Standing.evidence`` > 0; then only the sets after their last accepted one);
+    * ``strict``: every writer's sets after their last accepted one (all of them on a thin record);
+    * ``off``: none.
+
+    Returns ``{"waiting": {stage: sets}, "writers": n, "marked": m}``: such writers' sets waiting for
+    review now (marked now or before); post-processing waits for them. Their verdicts then do what any
+    review does: a rejection takes the set out and moves the writer's evidence, so a writer who wrote
+    nonsense is paused and loses all their unaccepted work."""
+    from annotation.lock_objects import standing_lock
+
+    from .standing import event, reviews_since_active
+
+    out: dict[str, Any] = {"waiting": {}, "writers": 0, "marked": 0}
+    policy = project.provisional_work
+    if policy == ProvisionalWork.OFF:
+        return out
+    now = now or timezone.now()
+    trusted = _trusted(project)
+    in_data = Exists(Question.objects.filter(origin=OuterRef("pk")).exclude(state=QuestionState.DROPPED))
+    waiting: dict[str, int] = defaultdict(int)
+    writers: set[int] = set()
+    for stage in stages().values():
+        if qualification_mode(stage) != "review":
+            continue
+        working = [StandingStatus.ACTIVE, StandingStatus.QUALIFYING]
+        active = Standing.objects.filter(project=project, stage=stage.name, status__in=working)
+        for user_id in active.exclude(user_id__in=trusted).order_by("user_id").values_list("user_id", flat=True):
+            with transaction.atomic():
+                standing = standing_lock(project_id=project.pk, user_id=user_id, stage=stage.name)
+                if standing is None or standing.status not in working:
+                    continue
+                accepted = list(
+                    reviews_since_active(standing=standing)
+                    .filter(verdict=ReviewVerdict.ACCEPTED)
+                    .values_list("reviewed__submitted_at", flat=True)
+                )
+                # a writer still qualifying has no record yet (their sets wait for review already); a
+                # ``provisional_min_controls`` of 0 turns thin records off, as in the stages with gold
+                qualifying = standing.status == StandingStatus.QUALIFYING
+                thin = project.provisional_min_controls > 0 and (
+                    qualifying or len(accepted) < project.provisional_min_controls
+                )
+                if qualifying and not thin:
+                    continue
+                if policy == ProvisionalWork.EVIDENCE and not thin and standing.evidence <= 0:
+                    continue
+                theirs = Assignment.objects.filter(
+                    project=project,
+                    annotator_id=user_id,
+                    stage=stage.name,
+                    purpose=Purpose.WORK,
+                    status=AssignmentStatus.SUBMITTED,
+                ).filter(in_data)
+                unseen = theirs.filter(review_state=ReviewState.NONE)
+                if not thin and accepted:
+                    unseen = unseen.filter(submitted_at__gt=max(t for t in accepted if t is not None))
+                ids = sorted(unseen.values_list("pk", flat=True))
+                if ids:
+                    Assignment.objects.filter(pk__in=ids, review_state=ReviewState.NONE).update(
+                        review_state=ReviewState.SAMPLED, updated_at=now
+                    )
+                    why = (
+                        f"fewer than {project.provisional_min_controls} sets accepted in review"
+                        if thin
+                        else "reviews speak against them"
+                        if standing.evidence > 0
+                        else "every writer's unreviewed work (strict)"
+                    )
+                    event(
+                        standing=standing,
+                        rule=REVIEW_FIRST,
+                        before=standing.status,
+                        figures={"assignments": ids, "why": why, "accepted": len(accepted)},
+                    )
+                    out["marked"] += len(ids)
+                pending = theirs.filter(review_state=ReviewState.SAMPLED).count()
+            if pending:
+                waiting[stage.name] += pending
+                writers.add(user_id)
+    out["waiting"], out["writers"] = dict(waiting), len(writers)
+    return out

@@ -259,6 +259,7 @@ TABLE: tuple[Rule, ...] = (
     Rule("review-reopened", "a review the qualification counted was withdrawn: decided again on new reviews"),
     Rule("review-pause-withdrawn", "rejections that paused them were withdrawn (their reviewer was stopped)"),
     Rule("provisional-held", "work after their last passed control item held back before post-processing"),
+    Rule("provisional-review", "their sets no review confirmed sent to review before post-processing"),
     Rule("lead-reinstate", "reinstated by a lead", lead_action="reinstate"),
     Rule("lead-pause", "paused by a lead", lead_action="pause"),
     Rule("lead-requalify", "sent back to qualification by a lead", lead_action="requalify"),

@@ -39,6 +39,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.db import compiled
@@ -532,14 +533,10 @@ def review_recorded(*, reviewed: Assignment, now: datetime) -> None:
     _release_and_withdraw(stage=stage, standing=standing, project=project, now=now, decision=decision)
 
 
-def review_evidence(*, project: Project, standing: Standing) -> float:
-    """The sequential test (``pipeline.quality.sequential``) over the verdicts of a writer's sampled
-    submissions in a stage that qualifies by review, oldest review first: a rejection is a wrong
-    control item, an acceptance a right one. Only reviews that stand (a withdrawn review counts no
-    more), and only those made since the writer last became active (their qualification's reviews,
-    and those before a lead's reinstate, are behind them). Run again from the reviews each time, so
-    that a review withdrawn or brought back moves it exactly as if it had never been or had always
-    been there."""
+def reviews_since_active(*, standing: Standing) -> QuerySet[Review]:
+    """The reviews that stand of a writer's real submissions in the standing's stage, made since the
+    writer last became active (their qualification's reviews, and those before a lead's reinstate, are
+    behind them; coming back from a pause whose rejections were withdrawn does not start afresh)."""
     since = (
         QualityEvent.objects.filter(
             project_id=standing.project_id,
@@ -559,9 +556,16 @@ def review_evidence(*, project: Project, standing: Standing) -> float:
         reviewed__stage=standing.stage,
         reviewed__purpose=Purpose.WORK,
     )
-    if since is not None:
-        reviews = reviews.filter(created_at__gt=since)
-    verdicts = reviews.order_by("created_at", "pk").values_list("verdict", flat=True)
+    return reviews.filter(created_at__gt=since) if since is not None else reviews
+
+
+def review_evidence(*, project: Project, standing: Standing) -> float:
+    """The sequential test (``pipeline.quality.sequential``) over the verdicts of a writer's sampled
+    submissions in a stage that qualifies by review, oldest review first: a rejection is a wrong
+    control item, an acceptance a right one (``reviews_since_active``: only reviews that stand). Run
+    again from the reviews each time, so that a review withdrawn or brought back moves it exactly as if
+    it had never been or had always been there."""
+    verdicts = reviews_since_active(standing=standing).order_by("created_at", "pk").values_list("verdict", flat=True)
     return sequential_test(project).run(verdict == ReviewVerdict.ACCEPTED for verdict in verdicts)
 
 

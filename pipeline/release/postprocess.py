@@ -44,7 +44,7 @@ from pipeline.decisions.decide import (
 )
 from pipeline.decisions.selectors import answer_records, postprocess_summary
 from pipeline.jobs.lifecycle import Outcome, Progress, job_create, jobs_alive
-from pipeline.quality.provisional import held_back_sweep
+from pipeline.quality.provisional import held_back_sweep, provisional_review_sweep
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +74,17 @@ def release_job_start(*, project: Project, kind: str, user: Any) -> ReleaseJob:
                 "confirms them and nobody corroborates them) and are back in the queues: post-processing can "
                 "start once they are redone.",
                 extra={"held_back": swept["held"]},
+            )
+        # Writers' sets no review confirmed, by writers whose reviews are thin or against them, go to
+        # review first (pipeline.quality.provisional.provisional_review_sweep).
+        review_first = provisional_review_sweep(project=project)
+        if review_first["waiting"]:
+            sets = sum(review_first["waiting"].values())
+            raise ConflictError(
+                f"{sets} question set(s) of {review_first['writers']} writer(s) that no review has confirmed "
+                "are waiting for review (too few of their sets were reviewed, or reviews speak against them): "
+                "post-processing can start once they are reviewed.",
+                extra={"review_first": review_first["waiting"]},
             )
     return job_create(model=ReleaseJob, project=project, user=user, kind=kind)
 

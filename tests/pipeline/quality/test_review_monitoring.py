@@ -248,3 +248,86 @@ def test_a_writer_whose_qualification_and_pause_rested_on_a_stopped_reviewer_qua
     review(project, lead, ACCEPT)
     review(project, lead, ACCEPT)
     assert standing_of(writer).status == S.ACTIVE
+
+
+# --- writers' work no review confirmed goes to review before post-processing ---------------------------
+
+
+def start_postprocessing(project: Any, lead: Any) -> dict[str, Any]:
+    from annotation.exceptions import ConflictError
+    from pipeline.release.postprocess import release_job_start
+
+    try:
+        release_job_start(project=project, kind="postprocess", user=lead)
+    except ConflictError as refused:
+        return dict(refused.extra)
+    return {}
+
+
+def test_a_sly_writers_unreviewed_nonsense_goes_to_review_before_post_processing_and_is_taken_out(project, crowd):
+    # given a writer who qualified, then wrote five sets of nonsense that review sampling missed
+    writer, reviewer, lead = crowd["writer"], crowd["reviewer"], crowd["lead"]
+    qualified(project, crowd)
+    project.review_rate = 0.0
+    project.save()
+    junk = [write(project, writer, text=f"What does the blorp {n} mean?") for n in range(5)]
+    assert {s.review_state for s in junk} == {ReviewState.NONE}
+    # when the lead starts post-processing
+    refused = start_postprocessing(project, lead)
+    # then it waits: the writer's record is thin (no set accepted since qualifying), so their sets go to review
+    assert refused == {"review_first": {"questions-1": 5}}
+    marked = QualityEvent.objects.get(user=writer, rule="provisional-review")
+    assert sorted(marked.figures["assignments"]) == sorted(s.pk for s in junk)
+    assert set(Assignment.objects.filter(pk__in=[s.pk for s in junk]).values_list("review_state", flat=True)) == {
+        ReviewState.SAMPLED
+    }
+    # when review rejects what it reads: the third rejection pauses the writer and takes out the rest
+    for _ in range(3):
+        review(project, reviewer, REJECT)
+    assert standing_of(writer).status == S.PAUSED
+    assert set(Question.objects.filter(origin__in=junk).values_list("state", flat=True)) == {QuestionState.DROPPED}
+    # and post-processing starts (nothing of theirs waits any more)
+    assert start_postprocessing(project, lead) == {}
+
+
+def test_a_writer_with_enough_accepted_reviews_and_nothing_against_them_waits_for_nobody(project, crowd):
+    # given a writer with three sets accepted since qualifying, and two more sets review did not sample
+    writer, reviewer, lead = crowd["writer"], crowd["reviewer"], crowd["lead"]
+    qualified(project, crowd)
+    for _ in range(3):
+        write(project, writer)
+        review(project, reviewer, ACCEPT)
+    project.review_rate = 0.0
+    project.save()
+    later = [write(project, writer) for _ in range(2)]
+    # then post-processing starts at once with the default policy (evidence)
+    assert start_postprocessing(project, lead) == {}
+    assert not QualityEvent.objects.filter(user=writer, rule="provisional-review").exists()
+    # while with strict, the sets after the last accepted one go to review first
+    from annotation.models import ReleaseJob
+
+    ReleaseJob.objects.filter(project=project).delete()
+    project.provisional_work = "strict"
+    project.save()
+    assert start_postprocessing(project, lead) == {"review_first": {"questions-1": 2}}
+    assert sorted(QualityEvent.objects.get(user=writer, rule="provisional-review").figures["assignments"]) == sorted(
+        s.pk for s in later
+    )
+    # and with off, nothing waits
+    project.provisional_work = "off"
+    project.save()
+    assert start_postprocessing(project, lead) == {}
+
+
+def test_a_writer_still_qualifying_is_reviewed_first_unless_thin_records_are_turned_off(project, crowd):
+    # given a writer whose two qualifying sets wait for review
+    writer, lead = crowd["writer"], crowd["lead"]
+    write(project, writer)
+    write(project, writer)
+    assert standing_of(writer).status == S.QUALIFYING
+    # then post-processing waits for those reviews
+    assert start_postprocessing(project, lead) == {"review_first": {"questions-1": 2}}
+    # unless the lead turned thin records off (``provisional_min_controls`` 0, as the demo does)
+    project.provisional_min_controls = 0
+    project.save()
+    assert start_postprocessing(project, lead) == {}
