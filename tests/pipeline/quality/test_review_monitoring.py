@@ -71,6 +71,23 @@ def standing_of(user: Any) -> Standing:
     return Standing.objects.get(user=user, stage="questions-1")
 
 
+def stop_reviewer(project: Any, reviewer: Any) -> None:
+    """The reviewer is paused by a rule (their reviews are withdrawn), as the control-accuracy rule does."""
+    Standing.objects.update_or_create(
+        project=project, user=reviewer, stage="review", defaults={"status": S.ACTIVE, "reason": "qualified"}
+    )
+    theirs = Standing.objects.select_for_update().get(user=reviewer, stage="review")
+    pause(
+        stage=stage_get("review"),
+        standing=theirs,
+        project=project,
+        rule="control-accuracy",
+        reason="0 of your last 5 control items were right",
+        figures={},
+        now=timezone.now(),
+    )
+
+
 def test_a_writer_who_turns_after_qualifying_is_paused_and_the_junk_review_missed_is_withdrawn(project, crowd):
     # given a writer who qualified honestly and wrote three more good sets, all accepted
     writer, reviewer = crowd["writer"], crowd["reviewer"]
@@ -167,19 +184,7 @@ def test_a_writer_paused_on_a_stopped_reviewers_rejections_is_back_with_their_wo
     assert standing_of(writer).status == S.PAUSED
     assert set(Question.objects.filter(origin__in=sets).values_list("state", flat=True)) == {QuestionState.DROPPED}
     # when the reviewer is stopped by a rule (their reviews are withdrawn)
-    Standing.objects.update_or_create(
-        project=project, user=reviewer, stage="review", defaults={"status": S.ACTIVE, "reason": "qualified"}
-    )
-    theirs = Standing.objects.select_for_update().get(user=reviewer, stage="review")
-    pause(
-        stage=stage_get("review"),
-        standing=theirs,
-        project=project,
-        rule="control-accuracy",
-        reason="0 of your last 5 control items were right",
-        figures={},
-        now=timezone.now(),
-    )
+    stop_reviewer(project, reviewer)
     # then the writer is active again, on no evidence, with their questions back where they were
     mine = standing_of(writer)
     assert (mine.status, mine.evidence) == (S.ACTIVE, 0.0)
@@ -200,19 +205,7 @@ def test_a_leads_pause_stays_when_reviews_are_withdrawn(project, crowd):
     write(project, writer)
     review(project, reviewer, REJECT)
     standing_act(project=project, user_id=writer.pk, stage="questions-1", action="pause", actor=lead)
-    Standing.objects.update_or_create(
-        project=project, user=reviewer, stage="review", defaults={"status": S.ACTIVE, "reason": "qualified"}
-    )
-    theirs = Standing.objects.select_for_update().get(user=reviewer, stage="review")
-    pause(
-        stage=stage_get("review"),
-        standing=theirs,
-        project=project,
-        rule="control-accuracy",
-        reason="x",
-        figures={},
-        now=timezone.now(),
-    )
+    stop_reviewer(project, reviewer)
     assert standing_of(writer).status == S.PAUSED
     assert not QualityEvent.objects.filter(user=writer, rule="review-pause-withdrawn").exists()
 
@@ -226,19 +219,7 @@ def test_a_writer_whose_qualification_and_pause_rested_on_a_stopped_reviewer_qua
         review(project, reviewer, REJECT)
     assert standing_of(writer).status == S.PAUSED
     # when rita is stopped by a rule
-    Standing.objects.update_or_create(
-        project=project, user=reviewer, stage="review", defaults={"status": S.ACTIVE, "reason": "qualified"}
-    )
-    theirs = Standing.objects.select_for_update().get(user=reviewer, stage="review")
-    pause(
-        stage=stage_get("review"),
-        standing=theirs,
-        project=project,
-        rule="control-accuracy",
-        reason="0 of your last 5 control items were right",
-        figures={},
-        now=timezone.now(),
-    )
+    stop_reviewer(project, reviewer)
     # then the writer qualifies again (nothing rita decided stands), with the paused work back in review
     mine = standing_of(writer)
     assert (mine.status, mine.reason) == (S.QUALIFYING, "first submissions are reviewed again")
