@@ -348,7 +348,8 @@ SETTINGS = Settings(
             choices=ProvisionalWork,
             default=ProvisionalWork.EVIDENCE,
             help="work after its author's last passed control item, not corroborated by another annotator: "
-            "held back (and asked of others) when post-processing starts",
+            "held back (and asked of others) when post-processing starts; writers' sets no review accepted: "
+            "sent to review first",
         ),
         WholeNumber(
             name="provisional_min_controls",
@@ -356,8 +357,8 @@ SETTINGS = Settings(
             default=3,
             low=0,
             high=1000,
-            help="...fewer control items passed than this in the stage is thin evidence: none of that "
-            "annotator's work is confirmed, whichever policy",
+            help="...fewer control items passed than this in the stage (a writer: sets accepted in review) is "
+            "thin evidence: none of that annotator's work is confirmed, whichever policy",
         ),
         WholeNumber(
             name="provisional_confirmations",
