@@ -365,7 +365,7 @@ def add_to(model: type[Model], field: str, amount: int, **where: Any) -> int:
     if cache_key not in _ADD_SQL:
         quote = connection.ops.quote_name
         column = quote(str(meta.get_field(field).column))  # type: ignore[union-attr]
-        conditions = " AND ".join(f"{quote(str(meta.get_field(n.removesuffix('_id')).column))} = %s" for n in names)  # type: ignore[union-attr]
+        conditions = " AND ".join(f"{quote(str(meta.get_field(n).column))} = %s" for n in names)  # type: ignore[union-attr]
         # Only quoted identifiers from the model's metadata are spliced in; values are bound.
         _ADD_SQL[cache_key] = f"UPDATE {quote(meta.db_table)} SET {column} = {column} + %s WHERE {conditions}"  # noqa: S608
     params = [amount, *(where[n] for n in names)]

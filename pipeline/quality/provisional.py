@@ -393,7 +393,7 @@ def provisional_review_sweep(*, project: Project, now: datetime | None = None) -
     nonsense is paused and loses all their unaccepted work."""
     from annotation.lock_objects import standing_lock
 
-    from .standing import event, reviews_since_active
+    from .standing import event, reviews_since_active, with_accepted_since_active
 
     out: dict[str, Any] = {"waiting": {}, "writers": 0, "marked": 0}
     policy = project.provisional_work
@@ -409,6 +409,15 @@ def provisional_review_sweep(*, project: Project, now: datetime | None = None) -
             continue
         working = [StandingStatus.ACTIVE, StandingStatus.QUALIFYING]
         active = Standing.objects.filter(project=project, stage=stage.name, status__in=working)
+        if policy == ProvisionalWork.EVIDENCE:
+            # only the writers this policy looks at, chosen in one statement (at ScreenQA size most
+            # writers have enough accepted sets and nothing against them); each is checked again below,
+            # under their standing's lock
+            minimum = project.provisional_min_controls
+            looked_at = Q(evidence__gt=0)
+            if minimum > 0:
+                looked_at |= Q(status=StandingStatus.QUALIFYING) | Q(accepted__lt=minimum)
+            active = with_accepted_since_active(active).filter(looked_at)
         for user_id in active.exclude(user_id__in=trusted).order_by("user_id").values_list("user_id", flat=True):
             with transaction.atomic():
                 standing = standing_lock(project_id=project.pk, user_id=user_id, stage=stage.name)

@@ -35,11 +35,12 @@ from __future__ import annotations
 import random
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Count, DateTimeField, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.db import compiled
@@ -537,26 +538,53 @@ def reviews_since_active(*, standing: Standing) -> QuerySet[Review]:
     """The reviews that stand of a writer's real submissions in the standing's stage, made since the
     writer last became active (their qualification's reviews, and those before a lead's reinstate, are
     behind them; coming back from a pause whose rejections were withdrawn does not start afresh)."""
-    since = (
+    since = _became_active(project_id=standing.project_id, user_id=standing.user_id, stage=standing.stage).first()
+    reviews = _writer_reviews(project_id=standing.project_id, user_id=standing.user_id, stage=standing.stage)
+    return reviews.filter(created_at__gt=since) if since is not None else reviews
+
+
+_NEVER = datetime(1970, 1, 1, tzinfo=UTC)  # before any review: a standing that never became active counts all
+
+
+def _became_active(*, project_id: Any, user_id: Any, stage: Any) -> QuerySet[Any]:
+    """When the writer became active, latest first (``created_at`` of the events). The arguments may be
+    ``OuterRef``s: ``accepted_since_active`` reads it per standing in one statement."""
+    return (
         QualityEvent.objects.filter(
-            project_id=standing.project_id,
-            user_id=standing.user_id,
-            stage=standing.stage,
-            status_after=StandingStatus.ACTIVE,
+            project_id=project_id, user_id=user_id, stage=stage, status_after=StandingStatus.ACTIVE
         )
         .exclude(status_before=StandingStatus.ACTIVE)
         .exclude(rule="review-pause-withdrawn")  # back on the same record: its reviews still count
         .order_by("-created_at", "-pk")
         .values_list("created_at", flat=True)
-        .first()
     )
-    reviews = Review.objects.filter(
-        reviewed__project_id=standing.project_id,
-        reviewed__annotator_id=standing.user_id,
-        reviewed__stage=standing.stage,
+
+
+def _writer_reviews(*, project_id: Any, user_id: Any, stage: Any) -> QuerySet[Review]:
+    return Review.objects.filter(
+        reviewed__project_id=project_id,
+        reviewed__annotator_id=user_id,
+        reviewed__stage=stage,
         reviewed__purpose=Purpose.WORK,
     )
-    return reviews.filter(created_at__gt=since) if since is not None else reviews
+
+
+def with_accepted_since_active(standings: QuerySet[Standing]) -> QuerySet[Standing]:
+    """``standings`` with ``accepted``: how many of each writer's sets were accepted in reviews that stand
+    since they became active, as ``reviews_since_active`` counts them, in the standings' own statement."""
+    who = {"project_id": OuterRef("project_id"), "user_id": OuterRef("user_id"), "stage": OuterRef("stage")}
+    since = Coalesce(Subquery(_became_active(**who)[:1]), Value(_NEVER, output_field=DateTimeField()))
+    accepted = (
+        _writer_reviews(**who)
+        .filter(verdict=ReviewVerdict.ACCEPTED, created_at__gt=OuterRef("active_since"))
+        .order_by()
+        .values("reviewed__annotator_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return standings.alias(active_since=since).annotate(
+        accepted=Coalesce(Subquery(accepted, output_field=IntegerField()), Value(0))
+    )
 
 
 def review_evidence(*, project: Project, standing: Standing) -> float:

@@ -312,3 +312,31 @@ def test_a_writer_still_qualifying_is_reviewed_first_unless_thin_records_are_tur
     project.provisional_min_controls = 0
     project.save()
     assert start_postprocessing(project, lead) == {}
+
+
+def test_the_sweeps_one_statement_count_of_accepted_sets_is_the_per_writer_count(project, crowd):
+    # given writers in every case the count meets: qualified then reviewed, reinstated by a lead, and a
+    # standing made without any event (all its reviews count)
+    from annotation.models import ReviewVerdict
+    from pipeline.quality.standing import reviews_since_active, with_accepted_since_active
+
+    writer, reviewer, lead = crowd["writer"], crowd["reviewer"], crowd["lead"]
+    qualified(project, crowd)
+    for verdict in (ACCEPT, REJECT, ACCEPT):
+        write(project, writer)
+        review(project, reviewer, verdict)
+    other = member(project, "otto")
+    Standing.objects.create(project=project, user=other, stage="questions-1", status=S.ACTIVE)
+    for _ in range(2):
+        write(project, other)
+        review(project, lead, ACCEPT)
+    # then the statement the sweep selects with counts what the per-writer reading counts
+    counted = dict(
+        with_accepted_since_active(Standing.objects.filter(project=project)).values_list("user_id", "accepted")
+    )
+    for standing in Standing.objects.filter(project=project, stage="questions-1"):
+        assert (
+            counted[standing.user_id]
+            == reviews_since_active(standing=standing).filter(verdict=ReviewVerdict.ACCEPTED).count()
+        )
+    assert (counted[writer.pk], counted[other.pk]) == (2, 2)
