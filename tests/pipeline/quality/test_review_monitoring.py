@@ -340,3 +340,32 @@ def test_the_sweeps_one_statement_count_of_accepted_sets_is_the_per_writer_count
             == reviews_since_active(standing=standing).filter(verdict=ReviewVerdict.ACCEPTED).count()
         )
     assert (counted[writer.pk], counted[other.pk]) == (2, 2)
+
+
+def test_a_writer_who_stops_just_before_the_rule_fires_has_the_rest_reviewed_before_the_release(project, crowd):
+    # given a writer with three sets accepted since qualifying, then junk: review catches two sets of it
+    # (two rejections: one short of the pause) and misses the next three, and the writer stops there
+    writer, reviewer, lead = crowd["writer"], crowd["reviewer"], crowd["lead"]
+    qualified(project, crowd)
+    for _ in range(3):
+        write(project, writer)
+        review(project, reviewer, ACCEPT)
+    for n in range(2):
+        write(project, writer, text=f"What does the blorp {n} mean?")
+        review(project, reviewer, REJECT)
+    assert (standing_of(writer).status, standing_of(writer).evidence > 0) == (S.ACTIVE, True)
+    project.review_rate, project.control_rate_alert = 0.0, 0.0
+    project.save()
+    missed = [write(project, writer, text=f"What does the zibber {n} mean?") for n in range(3)]
+    # when the lead starts post-processing
+    refused = start_postprocessing(project, lead)
+    # then the sets after the last accepted one that no review saw go to review first (the record is not
+    # thin, but the reviews speak against the writer)
+    assert refused == {"review_first": {"questions-1": 3}}
+    marked = QualityEvent.objects.get(user=writer, rule="provisional-review")
+    assert sorted(marked.figures["assignments"]) == sorted(s.pk for s in missed)
+    assert marked.figures["why"] == "reviews speak against them"
+    # and the first rejection of them pauses the writer and takes the rest out
+    review(project, reviewer, REJECT)
+    assert standing_of(writer).status == S.PAUSED
+    assert set(Question.objects.filter(origin__in=missed).values_list("state", flat=True)) == {QuestionState.DROPPED}
