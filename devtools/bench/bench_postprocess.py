@@ -131,13 +131,14 @@ def generate(*, screens: int, questions: int) -> Project:
     return project
 
 
-def _in_child(kind: str) -> dict[str, Any]:
+def _in_child(kind: str, slug: str = SLUG) -> dict[str, Any]:
+    """Job ``kind`` (``postprocess``, ``short-answers``) on project ``slug``, in a fresh process (its own peak RSS)."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "annotation.settings.bench"),
     }
     result = subprocess.run(
-        [sys.executable, "-c", CHILD, SLUG, kind],
+        [sys.executable, "-c", CHILD, slug, kind],
         cwd=settings.BASE_DIR,
         env=env,
         capture_output=True,

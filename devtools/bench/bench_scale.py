@@ -20,10 +20,13 @@ cloning uses ``generate_series``).
 
 from __future__ import annotations
 
+import os
 import statistics
+import tempfile
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -386,6 +389,26 @@ def counts(project: Project) -> dict[str, int]:
     }
 
 
+def jobs_time(project: Project) -> dict[str, Any]:
+    """The release's jobs on the benchmark project, each in a fresh process (time and peak RSS): post-processing
+    (every question it can decide), short answers, the ScreenQA export (issue 21: "jobs at full size")."""
+    from devtools.bench.bench_postprocess import _in_child
+    from devtools.bench.bench_release import CHILD as EXPORT_CHILD
+    from devtools.bench.bench_release import _run_child
+
+    figures: dict[str, Any] = {}
+    for kind in ("postprocess", "short-answers"):
+        done = _in_child(kind, slug=project.slug)
+        result = {k: v for k, v in done["result"].items() if isinstance(v, int | float)}
+        figures[kind] = {"seconds": done["seconds"], "peak_rss_mb": done["peak_rss_mb"], **result}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "screenqa"
+        done = _run_child(EXPORT_CHILD, project.slug, str(out), "screenqa")
+        size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+        figures["export"] = {"seconds": done["seconds"], "peak_rss_mb": done["peak_rss_mb"], "bytes": size}
+    return figures
+
+
 def run(full: bool) -> dict[str, Any]:
     size = FULL if full else MEDIUM
     # The project page reads its stored counts from SCREENQA_STORED_FIGURES_MIN_SCREENS screens (5,000): the
@@ -398,4 +421,6 @@ def run(full: bool) -> dict[str, Any]:
         "built": built,
         "counts": counts(project),
         "pages": measure_all(project=project, repeat=20),
+        # BENCH_SCALE_JOBS=0 leaves them out (they take minutes at full size)
+        "jobs": jobs_time(project) if os.environ.get("BENCH_SCALE_JOBS", "1") != "0" else None,
     }

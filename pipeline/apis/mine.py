@@ -106,6 +106,11 @@ class FiguresSerializer(serializers.Serializer):
     reviewed = serializers.IntegerField()
     review_accepted = serializers.IntegerField()
     review_acceptance = serializers.FloatField(allow_null=True, help_text="0..1; null before the first review")
+    reviews_held_back = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="stages (qualified by review, the caller active) whose reviews of the caller's work since they "
+        "qualified count here and show in the history from the day after they are made",
+    )
     questions_written = serializers.IntegerField()
     questions_flagged = serializers.IntegerField(help_text="judged invalid or not answerable by an answerer")
     questions_flagged_pass2 = serializers.IntegerField(help_text="flagged by the screen's pass-2 writer")

@@ -18,6 +18,12 @@ Qualification items are known as such; their feedback, as training, waits until 
 The right answers of a set's second sample (``standing.qualification_sample``: five more items when the
 first ten fall one short) are never shown, only whether each was right: otherwise an account failing the
 first ten by exactly one item, on purpose, would see half as much gold again per attempt.
+Review's verdicts on a writer's monitored work (their real submissions since they became active in a stage
+that qualifies by review: what ``review-rejections`` watches) are held back in the same way: the history
+and the figures show the reviews made before today (``control_figures_until``), and no "waiting for
+review" on that work. Shown at once, a rejection would tell a sly writer when review had caught them:
+junk until one shows, honest until the evidence against them had cleared, junk again (docs/quality.md).
+The verdicts on a qualification's sets show at once, as training.
 Everything here reads the caller's own rows only (``annotator=user``, ``user=user``).
 """
 
@@ -47,7 +53,7 @@ from pipeline.stages.base import StageDefinition, qualification_mode, submission
 from pipeline.stages.registry import stage_get, stages
 
 from .gold import gold_servable_stages
-from .standing import retry_after
+from .standing import own_standings, retry_after
 from .writers import written_questions
 
 HISTORY_LIMIT = 200  # rows of the history a page or an API call returns at most
@@ -239,21 +245,13 @@ def _second_sample(*, project: Project, user: Any) -> set[int]:
     return second
 
 
-def _undecided_attempts(*, project: Project, user: Any) -> set[tuple[str, int]]:
-    """(stage, attempt) of qualification sets still running: their results wait for the decision."""
-    return set(
-        Standing.objects.filter(project=project, user=user, status=StandingStatus.QUALIFYING).values_list(
-            "stage", "attempt"
-        )
-    )
-
-
 def my_work_history(
     *, project: Project, user: Any, stage: str | None = None, limit: int = HISTORY_LIMIT
 ) -> list[HistoryRow]:
     """The caller's items in ``project`` (one ``stage`` or all), newest first, at most ``limit``.
     Four queries: the assignments with their screen, question, review and control result; the
-    questions they wrote; the qualification sets still running; their second samples' items."""
+    questions they wrote; their standings (the qualification sets still running, the stages whose
+    review verdicts are held back: ``_is_monitored``); their second samples' items."""
     mine = (
         Assignment.objects.filter(project=project, annotator=user, status__in=HISTORY_STATUSES)
         .select_related("screen", "question", "review_of", "control_result")
@@ -262,8 +260,10 @@ def my_work_history(
     )
     if stage:
         mine = mine.filter(stage=stage)
-    running = _undecided_attempts(project=project, user=user)
+    standings = own_standings(project=project, user=user)
+    running, monitored = standings.running, standings.monitored
     second = _second_sample(project=project, user=user)
+    until = control_figures_until()
     rows = []
     for a in mine[:limit]:
         definition = stage_get(a.stage)
@@ -271,6 +271,10 @@ def my_work_history(
         qualification = a.purpose == Purpose.QUALIFICATION
         kind = Purpose.QUALIFICATION if qualification else Purpose.WORK  # a control item is work, always
         review = getattr(a, "review_of", None)
+        review_state = a.review_state if done else ""
+        if _is_monitored(a, monitored):
+            review = review if review is not None and review.created_at < until else None
+            review_state = a.review_state if review is not None else ""
         result = getattr(a, "control_result", None) if a.status == AssignmentStatus.SUBMITTED else None
         if not qualification or (a.stage, a.attempt) in running:
             result = None  # a qualification item's: once the set is decided; a control item's: never
@@ -288,7 +292,7 @@ def my_work_history(
                 questions=[q.text for q in written],
                 open=not done,
                 kind=kind,
-                review_state=a.review_state if done else "",
+                review_state=review_state,
                 review=_review_brief(review, definition) if review is not None else None,
                 control=_control_brief(result, gold_hidden=a.pk in second) if result is not None else None,
                 skip_reason=a.skip_reason if a.status == AssignmentStatus.SKIPPED else "",
@@ -304,6 +308,18 @@ def my_work_history(
             )
         )
     return rows
+
+
+def _is_monitored(assignment: Assignment, monitored: dict[str, datetime]) -> bool:
+    """Whether review's verdict on ``assignment`` is held back: real work of a stage in ``monitored``
+    (``OwnStandings.monitored``), submitted since the writer became active there."""
+    since = monitored.get(assignment.stage)
+    return (
+        since is not None
+        and assignment.purpose == Purpose.WORK
+        and assignment.submitted_at is not None
+        and assignment.submitted_at > since
+    )
 
 
 def control_figures_until(now: datetime | None = None) -> datetime:
@@ -336,6 +352,8 @@ class Figures:
     reviewed: int
     review_accepted: int
     review_acceptance: float | None
+    # Stages whose verdicts on the caller's work since they qualified show from the next day (``_is_monitored``).
+    reviews_held_back: list[str] = field(default_factory=list)
     questions_written: int = 0
     questions_flagged: int = 0  # judged invalid or not answerable by an answerer
     questions_flagged_pass2: int = 0  # flagged by the screen's pass-2 writer
@@ -351,7 +369,7 @@ def my_work_figures(*, project: Project, user: Any) -> Figures:
     """The caller's counts per stage (submitted, skipped, open) and own figures: control accuracy
     (control items only, up to ``control_figures_until``; qualification sets are reported in the
     standing), review acceptance, and the pipeline's feedback on the questions they wrote (as the
-    lead's report counts it). Four queries."""
+    lead's report counts it). Five queries."""
     counts = (
         Assignment.objects.filter(project=project, annotator=user, status__in=HISTORY_STATUSES)
         .values("stage", "status")
@@ -364,9 +382,16 @@ def my_work_figures(*, project: Project, user: Any) -> Figures:
     control = ControlResult.objects.filter(
         project=project, user=user, purpose=Purpose.CONTROL, created_at__lt=until
     ).aggregate(items=Count("id"), correct=Count("id", filter=Q(correct=True)))
-    reviews = Review.objects.filter(reviewed__project=project, reviewed__annotator=user).aggregate(
-        items=Count("id"), accepted=Count("id", filter=Q(verdict=ReviewVerdict.ACCEPTED))
-    )
+    reviews = Review.objects.filter(reviewed__project=project, reviewed__annotator=user)
+    monitored = own_standings(project=project, user=user).monitored
+    for stage, since in monitored.items():  # held back as in the history
+        reviews = reviews.exclude(
+            reviewed__stage=stage,
+            reviewed__purpose=Purpose.WORK,
+            reviewed__submitted_at__gt=since,
+            created_at__gte=until,
+        )
+    reviews = reviews.aggregate(items=Count("id"), accepted=Count("id", filter=Q(verdict=ReviewVerdict.ACCEPTED)))
     questions = written_questions(project=project, author_ids=[user.pk]).get(user.pk)
     return Figures(
         items_done=sum(s.submitted for s in per_stage.values()),
@@ -377,6 +402,7 @@ def my_work_figures(*, project: Project, user: Any) -> Figures:
         reviewed=reviews["items"],
         review_accepted=reviews["accepted"],
         review_acceptance=round(reviews["accepted"] / reviews["items"], 4) if reviews["items"] else None,
+        reviews_held_back=sorted(monitored),
         questions_written=questions.written if questions else 0,
         questions_flagged=questions.flagged if questions else 0,
         questions_flagged_pass2=questions.flagged_pass2 if questions else 0,

@@ -569,11 +569,46 @@ def _writer_reviews(*, project_id: Any, user_id: Any, stage: Any) -> QuerySet[Re
     )
 
 
+def _active_since() -> Coalesce:
+    """Per standing (an expression over its row): when the writer last became active, as
+    ``reviews_since_active`` reads it; ``_NEVER`` for a standing that never did by an event."""
+    who = {"project_id": OuterRef("project_id"), "user_id": OuterRef("user_id"), "stage": OuterRef("stage")}
+    return Coalesce(Subquery(_became_active(**who)[:1]), Value(_NEVER, output_field=DateTimeField()))
+
+
+@dataclass(frozen=True)
+class OwnStandings:
+    """What "My work" needs of an annotator's standings, read in one query (``own_standings``)."""
+
+    running: set[tuple[str, int]]  # (stage, attempt) of qualification sets still running
+    # Stages that qualify by review where they are active, each with when they became active: their real
+    # submissions since then are what ``review-rejections`` monitors (``reviews_since_active``).
+    monitored: dict[str, datetime]
+
+
+def own_standings(*, project: Any, user: Any) -> OwnStandings:
+    """``user``'s qualifying standings and the stages where review monitors them. One query."""
+    running, monitored = set(), {}
+    rows = (
+        Standing.objects.filter(
+            project=project, user=user, status__in=(StandingStatus.QUALIFYING, StandingStatus.ACTIVE)
+        )
+        .annotate(since=_active_since())
+        .values_list("stage", "status", "attempt", "since")
+    )
+    for stage, status, attempt, since in rows:
+        if status == StandingStatus.QUALIFYING:
+            running.add((stage, attempt))
+        elif qualification_mode(stage_get(stage)) == "review":
+            monitored[stage] = since
+    return OwnStandings(running=running, monitored=monitored)
+
+
 def with_accepted_since_active(standings: QuerySet[Standing]) -> QuerySet[Standing]:
     """``standings`` with ``accepted``: how many of each writer's sets were accepted in reviews that stand
     since they became active, as ``reviews_since_active`` counts them, in the standings' own statement."""
     who = {"project_id": OuterRef("project_id"), "user_id": OuterRef("user_id"), "stage": OuterRef("stage")}
-    since = Coalesce(Subquery(_became_active(**who)[:1]), Value(_NEVER, output_field=DateTimeField()))
+    since = _active_since()
     accepted = (
         _writer_reviews(**who)
         .filter(verdict=ReviewVerdict.ACCEPTED, created_at__gt=OuterRef("active_since"))

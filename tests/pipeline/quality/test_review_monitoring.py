@@ -12,12 +12,23 @@ Everything runs through the engine, as the API runs it.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.utils import timezone
+from rest_framework.test import APIClient
 
-from annotation.models import Assignment, QualityEvent, Question, QuestionState, ReviewState, ScreenState, Standing
+from annotation.models import (
+    Assignment,
+    QualityEvent,
+    Question,
+    QuestionState,
+    Review,
+    ReviewState,
+    ScreenState,
+    Standing,
+)
 from annotation.models import StandingStatus as S
 from pipeline.engine import assignment_next, assignment_submit
 from pipeline.quality.standing import pause, plan_next, standing_act, standing_read
@@ -369,3 +380,65 @@ def test_a_writer_who_stops_just_before_the_rule_fires_has_the_rest_reviewed_bef
     review(project, reviewer, REJECT)
     assert standing_of(writer).status == S.PAUSED
     assert set(Question.objects.filter(origin__in=missed).values_list("state", flat=True)) == {QuestionState.DROPPED}
+
+
+def test_a_writer_sees_reviews_of_their_monitored_work_only_the_next_day(project, crowd):
+    """The timing attack of docs/quality.md: a writer who sees a rejection at once knows when review caught
+    them (junk until one shows, honest until the evidence clears, junk again). Verdicts on an active
+    writer's work show from the day after (as control figures do); their qualification's at once."""
+    writer, reviewer = crowd["writer"], crowd["reviewer"]
+    qualified(project, crowd)
+    qualification = set(Assignment.objects.filter(annotator=writer).values_list("pk", flat=True))
+    rejected = write(project, writer, text="How many icons are there?")
+    review(project, reviewer, REJECT)
+    accepted = write(project, writer)
+    review(project, reviewer, ACCEPT)
+    unreviewed = write(project, writer)  # sampled (every set is), not yet reviewed
+    client = APIClient()
+    client.force_login(writer)
+
+    def seen() -> tuple[dict[int, Any], dict[str, Any]]:
+        body = client.get(f"/api/projects/{project.slug}/my-work/").json()
+        rows = {row["id"]: row for row in body["history"]}
+        return rows, body["figures"]
+
+    # today: the monitored rows look alike whatever review made of them (no verdict, no "waiting")
+    rows, figures = seen()
+    monitored = [rows[a.pk] for a in (rejected, accepted, unreviewed)]
+    assert [(row["review"], row["review_state"]) for row in monitored] == [(None, "")] * 3
+    assert {
+        k: v for k, v in monitored[0].items() if k not in ("id", "rico_id", "created_at", "submitted_at", "questions")
+    } == {
+        k: v for k, v in monitored[1].items() if k not in ("id", "rico_id", "created_at", "submitted_at", "questions")
+    }
+    # and the figures count the qualification's reviews only; the qualification's rows show their verdicts
+    assert (figures["reviewed"], figures["review_accepted"], figures["reviews_held_back"]) == (2, 2, ["questions-1"])
+    assert all(rows[pk]["review"]["verdict"] == "accepted" for pk in qualification)
+    # the page says so
+    page = client.get(f"/projects/{project.slug}/my-work/")
+    assert page.status_code == 200 and b'data-testid="reviews-held-back"' in page.content
+    # the next day (the reviews were made before today's start): the verdicts are there, with the reason
+    Review.objects.filter(reviewed__in=[rejected, accepted]).update(created_at=timezone.now() - timedelta(days=1))
+    rows, figures = seen()
+    assert rows[rejected.pk]["review"]["verdict"] == "rejected" and rows[rejected.pk]["review_state"] == "rejected"
+    assert rows[rejected.pk]["review"]["comment"] == "Counting is not allowed."
+    assert rows[accepted.pk]["review_state"] == "accepted"
+    assert (rows[unreviewed.pk]["review"], rows[unreviewed.pk]["review_state"]) == (None, "")
+    assert (figures["reviewed"], figures["review_accepted"]) == (4, 3)
+
+
+def test_a_paused_writer_sees_every_verdict_at_once(project, crowd):
+    # given a writer paused by three rejections (nothing left to time: they see why at once)
+    writer, reviewer = crowd["writer"], crowd["reviewer"]
+    qualified(project, crowd)
+    junk = []
+    for n in range(3):
+        junk.append(write(project, writer, text=f"How many icons are there? {n}"))
+        review(project, reviewer, REJECT)
+    assert standing_of(writer).status == S.PAUSED
+    client = APIClient()
+    client.force_login(writer)
+    body = client.get(f"/api/projects/{project.slug}/my-work/").json()
+    rows = {row["id"]: row for row in body["history"]}
+    assert [rows[a.pk]["review"]["verdict"] for a in junk] == ["rejected"] * 3
+    assert (body["figures"]["reviewed"], body["figures"]["reviews_held_back"]) == (5, [])
