@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import inflect
@@ -150,6 +150,7 @@ def parse_number(text: str) -> Decimal | None:
     return words_to_number(text)
 
 
+@lru_cache(maxsize=4096)  # inflect checks its arguments' types at run time: the same few numbers recur
 def int_to_words(n: int, *, andword: str = "and") -> str:
     """English words for a whole number ("twenty-two", "one hundred and ten"), no commas."""
     return str(_INFLECT.number_to_words(str(n), andword=andword, comma=""))
@@ -240,6 +241,7 @@ def ordinal_forms(n: int) -> list[str]:
 # --- plurals ----------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=4096)
 def singular(word: str) -> str:
     """ "reviews" -> "review"; the word itself when it is not a plural noun."""
     if not word.strip():
@@ -248,6 +250,7 @@ def singular(word: str) -> str:
     return word if result is False or not result else str(result)
 
 
+@lru_cache(maxsize=4096)
 def plural(word: str) -> str:
     return str(_INFLECT.plural(word)) if word.strip() else word
 

@@ -115,12 +115,12 @@ def short_answers_job_work(
     progress(0, total)
     processed = written = 0
     sources: Counter[str] = Counter()
-    stream = (
-        questions.order_by("pk")
-        .select_related("screen", "screen__app")
-        .prefetch_related(_answers_prefetch())
-        .iterator(chunk_size=batch_size)
-    )
+    ordered = questions.order_by("pk")
+    # The screen (its view hierarchy, the largest column read) only for the backend's screen payload: loaded
+    # for every question it was 60% of the job at ScreenQA size (docs/performance.md).
+    if assist is not None:
+        ordered = ordered.select_related("screen", "screen__app")
+    stream = ordered.prefetch_related(_answers_prefetch()).iterator(chunk_size=batch_size)
     for batch in batched(stream, batch_size):
         for question in batch:
             question.short_answers, question.short_answers_source = _short_answers_for(question, backend, assist)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotation.exceptions import ApplicationError, ConflictError, NotFoundError
 from annotation.models import Question, ReleaseJob
@@ -45,6 +47,16 @@ def test_kept_answered_question_gets_rule_short_answers(project):
     assert q.short_answers[0] == "3"  # question words trimmed by the rules
     assert "three" in q.short_answers
     assert result == {"generated": 1, "sources": {"rules": 1}}
+
+
+def test_the_rules_never_load_the_screens_view_hierarchies(project):
+    # the screen's vh is the largest column: read for every kept question it was 60% of the job at
+    # ScreenQA size, and only the backend's screen payload needs it
+    reviews_question(project)
+    postprocess(project)
+    with CaptureQueriesContext(connection) as queries:
+        assert short_answers(project)["generated"] == 1
+    assert not [q["sql"] for q in queries.captured_queries if '"annotation_screen"."vh"' in q["sql"]]
 
 
 def test_not_answerable_question_gets_no_answer(project):
