@@ -80,10 +80,6 @@ class Size:
 FULL = Size(template_screens=30, template_annotators=8, copies=1180, groups=125, waiting=10, leases=500)
 MEDIUM = Size(template_screens=30, template_annotators=8, copies=118, groups=13, waiting=10, leases=50)
 
-# Pages whose figures are aggregates over the whole project computed on each view (not yet stored):
-# their time grows with the data (docs/performance.md, "Lead pages at ScreenQA size"); their query
-# count does not.
-AGGREGATE_PAGES = {"actions"}
 # The cloned tables, each with the path from its rows to their project.
 CLONED: list[tuple[type[models.Model], str]] = [
     (App, "project"),

@@ -35,6 +35,7 @@ from django.utils import timezone
 from annotation.models import FiguresSnapshot, Project, ReleaseJob, Screen
 from annotation.selectors.assignments import assignment_counts_by_annotator
 from pipeline.jobs.lifecycle import Outcome, Progress, job_start_once, stored_figures_freshness
+from pipeline.stages.not_answerable import not_answerable_default_size
 from pipeline.stages.progress import ProjectProgress, project_progress
 
 from .figures import ProjectAnalytics, analytics_project
@@ -46,10 +47,14 @@ logger = logging.getLogger(__name__)
 class ProgressFigures:
     """The project page's whole-project figures: the progress with its counts made (the funnel, screens by
     state, excluded by reason, answers per split, questions the pool cannot finish) and the per-annotator
-    counts (without the leases held now, which the page reads live)."""
+    counts (without the leases held now, which the page reads live); and the actions page's counts of
+    not-answerable questions per split."""
 
     progress: ProjectProgress
     people: list[dict[str, Any]]  # empty when counted live (the page counts them for leads only)
+    # The actions page's not-answerable sample (``not_answerable_default_size``); ``None`` when counted live
+    # (and in a snapshot stored before it was added: the page counts it then)
+    not_answerable: dict[str, Any] | None = None
 
 
 def _analysis(project: Project) -> ProjectAnalytics:
@@ -63,7 +68,11 @@ def _analysis(project: Project) -> ProjectAnalytics:
 def _progress(project: Project) -> ProgressFigures:
     progress = project_progress(project=project)
     progress.steps(), progress.excluded, progress.answers_by_split, progress.stuck  # counted now (see above)
-    return ProgressFigures(progress=progress, people=assignment_counts_by_annotator(project=project))
+    return ProgressFigures(
+        progress=progress,
+        people=assignment_counts_by_annotator(project=project),
+        not_answerable=not_answerable_default_size(project=project),
+    )
 
 
 def _progress_live(project: Project) -> ProgressFigures:

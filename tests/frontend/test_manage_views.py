@@ -269,6 +269,26 @@ class TestActions:
             response = client.post("/projects/demo/actions/not-answerable/", {"sample_size": bad})
             assert response.status_code == 400 and 'role="alert"' in html(response), bad
 
+    def test_the_not_answerable_counts_of_a_large_project_are_stored_and_an_action_counts_again(
+        self, client, lead, project, settings
+    ):
+        # given a project at the size where whole-project figures are stored (they count every question)
+        settings.SCREENQA_STORED_FIGURES_MIN_SCREENS = 3
+        screens = [ScreenFactory(project=project, state=ScreenState.ANSWERING, split="train") for _ in range(3)]
+        QuestionFactory(screen=screens[0])
+        login(client, lead)
+        first = html(client.get("/projects/demo/actions/"))
+        assert 'id="na-counted"' in first and "of 1 questions" in first
+        # when questions come in: a view reads the stored counts (with their time), no count of the questions
+        QuestionFactory(screen=screens[1])
+        with CaptureQueriesContext(connection) as queries:
+            again = html(client.get("/projects/demo/actions/"))
+        assert "of 1 questions" in again and 'id="na-counted"' in again
+        assert not [q for q in queries.captured_queries if 'FROM "annotation_question"' in q["sql"]]
+        # and an action shows the counts as they are now
+        after = html(client.post("/projects/demo/actions/not-answerable/", {"sample_size": "1"}))
+        assert "of 2 questions" in after and 'id="na-counted"' not in after
+
     def test_apps_a_page_at_a_time_and_found_by_package(self, client, lead, project, monkeypatch):
         from frontend.views import manage
 
