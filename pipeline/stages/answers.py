@@ -18,7 +18,7 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, IntegerField, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.http import QueryDict
 from rest_framework import serializers
@@ -411,8 +411,10 @@ class Answers(StageDefinition):
             "question": submission.get("question", ""),
         }
 
-    def gold_unit_waiting(self) -> Q:
-        return Q(question__state=QuestionState.ANSWERING)
+    def gold_unit_waiting(self) -> Exists:
+        # An EXISTS, not a join: the planner then reads only the waiting questions (by their state), not
+        # every question of the database, for the gold page's class balance and the control draws
+        return Exists(Question.objects.filter(pk=OuterRef("question_id"), state=QuestionState.ANSWERING))
 
     def gold_score(self, *, given: dict[str, Any], gold: dict[str, Any], project: Project) -> tuple[bool, str]:
         """The same verdict; for ``answered``, the elements agree as two answers of a question agree in

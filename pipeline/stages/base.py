@@ -43,7 +43,7 @@ from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, Q, QuerySet
 from django.http import QueryDict
 from rest_framework import serializers
 
@@ -217,7 +217,7 @@ class StageDefinition:
             return {"balance": self.gold_classes}
         return {}
 
-    def gold_unit_waiting(self) -> Q:
+    def gold_unit_waiting(self) -> Q | Exists:
         """Over ``GoldItem``: its unit still waits in this stage's queue (served as a gold item only
         once it has left it, ``pipeline.quality.gold.gold_servable``)."""
         return Q(pk__in=[])

@@ -37,7 +37,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.http import QueryDict
 from django.utils import timezone
 from rest_framework import serializers
@@ -365,8 +365,9 @@ class Prefilter(StageDefinition):
     def gold_answer(self, *, submission: dict[str, Any]) -> dict[str, Any]:
         return {"non_english_app": submission["non_english_app"], "vh_out_of_sync": submission["vh_out_of_sync"]}
 
-    def gold_unit_waiting(self) -> Q:
-        return Q(screen__state=ScreenState.PREFILTER)
+    def gold_unit_waiting(self) -> Exists:
+        # An EXISTS, not a join (as the answers stage's): only the screens waiting here are read
+        return Exists(Screen.objects.filter(pk=OuterRef("screen_id"), state=ScreenState.PREFILTER))
 
     def gold_score(self, *, given: dict[str, Any], gold: dict[str, Any], project: Project) -> tuple[bool, str]:
         """Both judgments equal."""
