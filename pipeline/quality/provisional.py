@@ -36,9 +36,12 @@ alike. It concerns the stages with gold (control items): pre-filtering and answe
 the project has an active gold item in the stage (without one no work could ever be confirmed). Leads and site
 admins are never gated; paused annotators' work was dealt with by their pause (``paused_work``).
 
-A unit's redone work (the unit was held back before) is held again on evidence against its author as
-any work is; on thin evidence alone, only when no held-back work on the unit, by an author with
-nothing against them, agrees with it. At the end
+A unit's redone work (a hold took work out of the unit before: the unit was in doubt) stands only when
+held-back work on the unit, by another annotator with nothing against them, agrees with it (or the
+redo is corroborated as any work is), whatever its author's own record: a judge who built a clean
+record while honest, or passed one control item by luck after turning, and then took the redo units
+at the end of the stage had their junk redo stand on that record (the adversarial benchmark's last
+leaks of the listed workers). Evidence against its author holds it as any work is. At the end
 of a stage nobody meets a control item any more, so thin evidence alone would hold each redo in turn
 for ever (the adversarial benchmark found that loop); but a redo that agrees with the work held back
 before it, another annotator's, is two people doing the unit alike: it is kept. A thin-evidence
@@ -171,26 +174,30 @@ def provisional_held(*, project: Project) -> list[Held]:
             ids=[pk for pk, user_id, _, unit in rows if unit in redone and user_id not in doubted],
             doubted=doubted,
         )
+        doubted_units = _withdrawn_by_hold(stage=stage.name, units=redone)
         trailing: dict[int, list[int]] = defaultdict(list)
-        for pk, user_id, submitted_at, _unit in rows:
+        redos: set[int] = set()  # held only because they redo a unit held before and nobody did it alike
+        for pk, user_id, submitted_at, unit in rows:
             status, evidence, clear_at = standings.get(user_id, (StandingStatus.ACTIVE, 0.0, None))
             if status == StandingStatus.PAUSED or pk in witnessed:
                 continue
-            # Thin evidence (fewer than ``provisional_min_controls`` control items passed in the stage):
-            # nothing of theirs is confirmed, whichever policy (the module docstring).
-            thin = passed[user_id] < project.provisional_min_controls
-            since = None if thin else last_passed.get(user_id)
-            if not thin and evidence > one_slip and clear_at is not None:
-                since = clear_at
-            if since is not None and submitted_at is not None and submitted_at <= since:
-                continue
-            if (
-                policy == ProvisionalWork.EVIDENCE
-                and evidence <= 0
-                and passed[user_id] >= project.provisional_min_controls
+            if not _confirmed_or_trusted(
+                policy=policy,
+                passed=passed[user_id],
+                min_controls=project.provisional_min_controls,
+                evidence=evidence,
+                one_slip=one_slip,
+                since=last_passed.get(user_id) if evidence <= one_slip or clear_at is None else clear_at,
+                submitted_at=submitted_at,
             ):
-                continue
-            trailing[user_id].append(pk)
+                trailing[user_id].append(pk)
+            elif unit in doubted_units:
+                # A unit held back once was in doubt: its redo stands when another annotator with nothing
+                # against them did it alike (``witnessed``, or corroborated below), not on the redoer's
+                # own record, which a worker who turned after building it, or passed one control item by
+                # luck after the junk, still has (the adversarial benchmark's sly and hit-and-run judges)
+                trailing[user_id].append(pk)
+                redos.add(pk)
         corroborated = _corroborated(
             project=project, stage=stage.name, ids=[i for ids in trailing.values() for i in ids]
         )
@@ -200,7 +207,9 @@ def provisional_held(*, project: Project) -> list[Held]:
             _, evidence, clear_at = standings.get(user_id, ("", 0.0, None))
             if not left:
                 continue
-            if passed[user_id] < project.provisional_min_controls and evidence <= one_slip:
+            if all(i in redos for i in left):
+                why = "a redo of held-back work that no other annotator has done alike yet"
+            elif passed[user_id] < project.provisional_min_controls and evidence <= one_slip:
                 why = f"fewer than {project.provisional_min_controls} control items passed"
             elif policy == ProvisionalWork.STRICT:
                 n = project.provisional_confirmations
@@ -230,6 +239,27 @@ def provisional_held(*, project: Project) -> list[Held]:
     return held
 
 
+def _confirmed_or_trusted(
+    *,
+    policy: str,
+    passed: int,
+    min_controls: int,
+    evidence: float,
+    one_slip: float,
+    since: datetime | None,
+    submitted_at: datetime | None,
+) -> bool:
+    """Whether one submission stands on its author's own control record (the module docstring): not thin
+    (``min_controls`` passed), and either before the time their work is confirmed up to (``since``: the
+    last passed control items, or when their evidence was last clear once it is more than one slip's
+    worth), or under ``evidence`` with nothing against them."""
+    if passed < min_controls:
+        return False  # thin evidence: nothing of theirs is confirmed, whichever policy
+    if since is not None and submitted_at is not None and submitted_at <= since:
+        return True
+    return policy == ProvisionalWork.EVIDENCE and evidence <= 0
+
+
 def _confirmed_until(results: Any, *, confirmations: int) -> dict[int, datetime]:
     """Per annotator, the time up to which their work is confirmed: their ``confirmations``-th latest
     passed control item (the latest with 1). An annotator who passed fewer has nothing confirmed.
@@ -251,6 +281,20 @@ def _held_before(*, project: Project, stage: str, unit_id: str) -> tuple[set[int
     if not assignments:
         return set(), set()
     return assignments, set(Assignment.objects.filter(pk__in=assignments).values_list(unit_id, flat=True))
+
+
+def _withdrawn_by_hold(*, stage: str, units: set[int]) -> set[int]:
+    """Of ``units`` (screens of pre-filtering, questions of answers), those a provisional hold took work out
+    of (an event may name work that was out already, withdrawn by a pause: that unit was not held). One query."""
+    if not units:
+        return set()
+    if stage == "prefilter":
+        found = PrefilterJudgment.objects.filter(screen_id__in=units, withdrawn_by__rule=HELD).values_list("screen_id")
+    elif stage == "answers":
+        found = Answer.objects.filter(question_id__in=units, withdrawn_by__rule=HELD).values_list("question_id")
+    else:
+        return set()
+    return {unit for (unit,) in found.distinct()}
 
 
 def _witnessed(*, project: Project, stage: str, ids: list[int], doubted: set[int]) -> set[int]:
