@@ -268,7 +268,7 @@ def gold_servable_stages(*, project: Project) -> set[str]:
     servable = Q(pk__in=[])
     for name, definition in stages().items():
         if definition.has_gold:
-            servable |= Q(stage=name) & ~definition.gold_unit_waiting()
+            servable |= Q(Q(stage=name), ~definition.gold_unit_waiting())
     items = GoldItem.objects.filter(servable, project=project, active=True)
     if project.gold_exposures_max:
         items = items.filter(exposures__lt=project.gold_exposures_max)

@@ -382,16 +382,16 @@ def my_work_figures(*, project: Project, user: Any) -> Figures:
     control = ControlResult.objects.filter(
         project=project, user=user, purpose=Purpose.CONTROL, created_at__lt=until
     ).aggregate(items=Count("id"), correct=Count("id", filter=Q(correct=True)))
-    reviews = Review.objects.filter(reviewed__project=project, reviewed__annotator=user)
+    shown = Review.objects.filter(reviewed__project=project, reviewed__annotator=user)
     monitored = own_standings(project=project, user=user).monitored
     for stage, since in monitored.items():  # held back as in the history
-        reviews = reviews.exclude(
+        shown = shown.exclude(
             reviewed__stage=stage,
             reviewed__purpose=Purpose.WORK,
             reviewed__submitted_at__gt=since,
             created_at__gte=until,
         )
-    reviews = reviews.aggregate(items=Count("id"), accepted=Count("id", filter=Q(verdict=ReviewVerdict.ACCEPTED)))
+    reviews = shown.aggregate(items=Count("id"), accepted=Count("id", filter=Q(verdict=ReviewVerdict.ACCEPTED)))
     questions = written_questions(project=project, author_ids=[user.pk]).get(user.pk)
     return Figures(
         items_done=sum(s.submitted for s in per_stage.values()),

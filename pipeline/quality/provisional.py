@@ -66,7 +66,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q, Window
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
@@ -288,6 +288,7 @@ def _withdrawn_by_hold(*, stage: str, units: set[int]) -> set[int]:
     of (an event may name work that was out already, withdrawn by a pause: that unit was not held). One query."""
     if not units:
         return set()
+    found: QuerySet[Any, Any]
     if stage == "prefilter":
         found = PrefilterJudgment.objects.filter(screen_id__in=units, withdrawn_by__rule=HELD).values_list("screen_id")
     elif stage == "answers":

@@ -513,23 +513,37 @@ def review_recorded(*, reviewed: Assignment, now: datetime) -> None:
         status=AssignmentStatus.SUBMITTED,
         submitted_at__gte=standing.attempt_started_at or standing.created_at,
     )
+    sets = project.qualification_review_sets
     decided = list(
         mine.filter(review_state__in=[ReviewState.ACCEPTED, ReviewState.REJECTED])
         .order_by("submitted_at", "pk")
-        .values_list("review_state", flat=True)[: project.qualification_review_sets]
+        .values_list("review_state", flat=True)[:sets]
     )
-    if len(decided) < project.qualification_review_sets:
+    # Decided early when it can no longer qualify: the rejections among the first ``sets`` submissions leave
+    # too few to reach the bar even if every other one is accepted (each of them stays among the first
+    # ``sets`` decided ones, so the decision at the end would be the same). A spam writer is stopped at
+    # its first rejection under the default bar (all five accepted), not after five sets or never (the
+    # adversarial benchmark's spam writer was still qualifying when the not-answerable stage ran out).
+    firsts = list(mine.order_by("submitted_at", "pk").values_list("review_state", flat=True)[:sets])
+    rejected = firsts.count(ReviewState.REJECTED)
+    hopeless = (sets - rejected) / sets < project.qualification_threshold
+    if len(decided) < sets and not hopeless:
         return
     accepted = decided.count(ReviewState.ACCEPTED)
     score = accepted / len(decided)
-    figures = {"accepted": accepted, "reviewed": len(decided), "score": round(score, 4)}
+    figures: dict[str, Any] = {"accepted": accepted, "reviewed": len(decided), "score": round(score, 4)}
     figures["threshold"] = project.qualification_threshold
     before = standing.status
-    if score >= project.qualification_threshold:
+    if not hopeless and score >= project.qualification_threshold:
         _set(standing, status=StandingStatus.ACTIVE, reason=f"{accepted} of your first {len(decided)} accepted")
         event(standing=standing, rule="review-qualified", before=before, figures=figures)
         return
-    _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=f"{accepted} of your first {len(decided)} accepted")
+    if len(decided) < sets:
+        figures["decided_early"] = True
+        reason = f"{rejected} of your first {sets} submissions rejected: too many to qualify"
+    else:
+        reason = f"{accepted} of your first {len(decided)} accepted"
+    _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=reason)
     decision = event(standing=standing, rule="review-not-qualified", before=before, figures=figures)
     _release_and_withdraw(stage=stage, standing=standing, project=project, now=now, decision=decision)
 

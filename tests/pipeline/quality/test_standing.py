@@ -612,12 +612,37 @@ class TestReviewQualification:
         event = QualityEvent.objects.get(user=annotator, rule=rule)
         assert (event.figures["accepted"], event.figures["reviewed"]) == (accepted, 10)
 
-    def test_no_decision_before_every_first_submission_is_reviewed(self, project, annotator):
-        # given 9 reviewed (all rejected) and the 10th still waiting for its review
-        self.reviewed(project, annotator, [ReviewState.REJECTED] * 9 + [ReviewState.SAMPLED])
+    def test_no_decision_before_every_first_submission_is_reviewed_while_the_writer_can_still_qualify(
+        self, project, annotator
+    ):
+        # given 9 reviewed, one rejected (9 of 10 still qualify), and the 10th still waiting for its review
+        self.reviewed(project, annotator, [ReviewState.REJECTED] + [ReviewState.ACCEPTED] * 8 + [ReviewState.SAMPLED])
         # then nothing is decided yet
         assert status_of(annotator, "questions-1") == StandingStatus.QUALIFYING
         assert rules_of(annotator) == []
+
+    def test_a_writer_who_can_no_longer_qualify_is_decided_at_once(self, project, annotator):
+        # given two of the first ten rejected (8 of 10 at best: under 90%), the rest not reviewed yet, and a
+        # later submission: the spam writer of the adversarial benchmark, which the end of a stage used to
+        # find still qualifying
+        states = [ReviewState.SAMPLED, ReviewState.REJECTED, ReviewState.SAMPLED, ReviewState.REJECTED]
+        self.reviewed(project, annotator, states)
+        # then they are not qualified now, saying why
+        row = Standing.objects.get(user=annotator, stage="questions-1")
+        assert (row.status, row.reason) == (
+            StandingStatus.NOT_QUALIFIED,
+            "2 of your first 10 submissions rejected: too many to qualify",
+        )
+        event = QualityEvent.objects.get(user=annotator, rule="review-not-qualified")
+        assert (event.figures["accepted"], event.figures["reviewed"], event.figures["decided_early"]) == (0, 2, True)
+
+    def test_a_rejection_after_the_first_submissions_decides_nothing_early(self, project, annotator):
+        # given one rejection among the first ten (still possible: 9 of 10) and two rejected after them
+        configure(project, qualification_review_sets=10)
+        states = [ReviewState.REJECTED] + [ReviewState.SAMPLED] * 9 + [ReviewState.REJECTED] * 2
+        self.reviewed(project, annotator, states)
+        # then the later ones do not count: nothing is decided yet
+        assert status_of(annotator, "questions-1") == StandingStatus.QUALIFYING
 
     def test_only_the_first_submissions_count(self, project, annotator):
         # given the first 10 with 9 accepted, and two later submissions rejected
