@@ -5,9 +5,12 @@ writer then finds the rejection, its rule and the comment on their "My work" pag
 
 from __future__ import annotations
 
-import pytest
+from datetime import timedelta
 
-from annotation.models import Assignment, Question, ReviewState, ScreenState
+import pytest
+from django.utils import timezone
+
+from annotation.models import Assignment, Question, Review, ReviewState, ScreenState, Standing
 from pipeline.engine import assignment_next, assignment_submit
 from tests.browser.conftest import add_question, generated_screens, list_rows, shoot
 from tests.factories import MembershipFactory, UserFactory
@@ -86,3 +89,39 @@ def test_reviewer_rejects_and_the_writer_sees_why(demo, new_page):
     assert item.locator("[data-testid=review-comment]").inner_text() == "The title is not a question a user would ask."
     assert page.inner_text("[data-testid=review-acceptance]") == "0%"
     shoot(page, "my-work")
+
+
+def test_a_qualified_writer_reads_reviews_of_their_work_the_next_day(demo, new_page):
+    """Issue 20: a rejection shown at once tells a sly writer when review caught them; an active writer's
+    verdicts show from the day after (docs/quality.md, "Verdicts held back to the next day")."""
+    project = demo["project"]
+    project.review_rate = 1.0
+    project.save(update_fields=["review_rate"])
+    lead = UserFactory(username="leo")
+    MembershipFactory(project=project, user=lead, role="lead")
+    Standing.objects.create(project=project, user=demo["annotator"], stage="questions-1", status="active")
+    generated_screens(project, start_id=931000, state=ScreenState.QUESTIONS_1)
+    # given a qualified writer's set, rejected by the lead today
+    page = new_page("annotator")
+    page.goto("/projects/demo/work/")
+    page.locator('tr[data-stage="questions-1"] .button').first.click()
+    page.wait_for_selector("#ws[data-ready]")
+    page.fill("#q0", "How many buttons are there?")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("text=nothing for you right now")
+    written = Assignment.objects.get(stage="questions-1")
+    review = assignment_next(project=project, user=lead, stage="review")
+    verdict = {"verdict": "rejected", "reason": "counting", "comment": "Counting is not allowed."}
+    assignment_submit(assignment_id=review.pk, user=lead, data=verdict)
+    # when the writer opens My work the same day: no verdict, no "waiting", and the page says when
+    page.goto("/projects/demo/my-work/")
+    item = page.locator(f'tr[data-assignment="{written.pk}"]')
+    assert item.locator("[data-testid=review]").inner_text().strip() == ""
+    assert "show from the day after" in page.inner_text("[data-testid=reviews-held-back]")
+    shoot(page, "my-work-held-back")
+    # then the next day the rejection is there, with its rule and comment
+    Review.objects.filter(reviewed=written).update(created_at=timezone.now() - timedelta(days=1))
+    page.reload()
+    item = page.locator(f'tr[data-assignment="{written.pk}"]')
+    assert item.locator("[data-testid=verdict]").inner_text() == "Rejected"
+    assert item.locator("[data-testid=review-comment]").inner_text() == "Counting is not allowed."
