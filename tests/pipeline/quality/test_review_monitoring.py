@@ -242,6 +242,34 @@ def test_a_writer_whose_qualification_and_pause_rested_on_a_stopped_reviewer_qua
     assert standing_of(writer).status == S.ACTIVE
 
 
+def test_a_writer_failed_early_on_a_stopped_reviewers_rejection_qualifies_again_with_the_waiting_set_back(
+    project, crowd
+):
+    # given a writer whose first set a reviewer rejected: under the 90% bar they can no longer qualify, so
+    # they are not qualified at once and their second set, still waiting for review, is withdrawn
+    writer, reviewer, lead = crowd["writer"], crowd["reviewer"], crowd["lead"]
+    first, second = write(project, writer), write(project, writer, text="What is the price of the ticket?")
+    review(project, reviewer, REJECT)
+    mine = standing_of(writer)
+    assert (mine.status, mine.reason) == (
+        S.NOT_QUALIFIED,
+        "1 of your first 2 submissions rejected: too many to qualify",
+    )
+    assert set(Question.objects.filter(origin__in=[first, second]).values_list("state", flat=True)) == {
+        QuestionState.DROPPED
+    }
+    # when the reviewer is stopped by a rule
+    stop_reviewer(project, reviewer)
+    # then the writer qualifies again with both sets back, and the lead's reviews decide it
+    assert standing_of(writer).status == S.QUALIFYING
+    assert QuestionState.DROPPED not in set(
+        Question.objects.filter(origin__in=[first, second]).values_list("state", flat=True)
+    )
+    review(project, lead, ACCEPT)
+    review(project, lead, ACCEPT)
+    assert standing_of(writer).status == S.ACTIVE
+
+
 # --- writers' work no review confirmed goes to review before post-processing ---------------------------
 
 
