@@ -18,6 +18,16 @@ from tests.factories import MembershipFactory, UserFactory
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def write_one_question(page, row, text: str) -> Assignment:
+    """From the workspace home: open pass 1 from ``row``, write ``text``, submit with the keyboard."""
+    row.locator(".button").first.click()
+    page.wait_for_selector("#ws[data-ready]")
+    page.fill("#q0", text)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("text=nothing for you right now")
+    return Assignment.objects.get(stage="questions-1")
+
+
 def test_reviewer_rejects_and_the_writer_sees_why(demo, new_page):
     project = demo["project"]
     project.review_rate = 1.0  # every answer is sampled too
@@ -34,12 +44,7 @@ def test_reviewer_rejects_and_the_writer_sees_why(demo, new_page):
     row = page.locator('tr[data-stage="questions-1"]')
     assert "your first submissions are reviewed" in row.inner_text()
     assert page.locator('tr[data-stage="review"]').count() == 0  # not a reviewer
-    row.locator(".button").first.click()
-    page.wait_for_selector("#ws[data-ready]")
-    page.fill("#q0", "What is the title of this screen?")
-    page.keyboard.press("Control+Enter")
-    page.wait_for_selector("text=nothing for you right now")
-    written = Assignment.objects.get(stage="questions-1")
+    written = write_one_question(page, row, "What is the title of this screen?")
     assert written.screen_id == to_write.pk and written.review_state == ReviewState.SAMPLED
     # and another annotator's answer, sampled at the project's review rate
     lease = assignment_next(project=project, user=demo["annotator2"], stage="answers")
@@ -104,12 +109,7 @@ def test_a_qualified_writer_reads_reviews_of_their_work_the_next_day(demo, new_p
     # given a qualified writer's set, rejected by the lead today
     page = new_page("annotator")
     page.goto("/projects/demo/work/")
-    page.locator('tr[data-stage="questions-1"] .button').first.click()
-    page.wait_for_selector("#ws[data-ready]")
-    page.fill("#q0", "How many buttons are there?")
-    page.keyboard.press("Control+Enter")
-    page.wait_for_selector("text=nothing for you right now")
-    written = Assignment.objects.get(stage="questions-1")
+    written = write_one_question(page, page.locator('tr[data-stage="questions-1"]'), "How many buttons are there?")
     review = assignment_next(project=project, user=lead, stage="review")
     verdict = {"verdict": "rejected", "reason": "counting", "comment": "Counting is not allowed."}
     assignment_submit(assignment_id=review.pk, user=lead, data=verdict)
