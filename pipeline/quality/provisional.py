@@ -70,6 +70,7 @@ from django.db.models import Exists, F, OuterRef, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
+from annotation.lock_objects import standing_lock
 from annotation.models import (
     Answer,
     Assignment,
@@ -99,6 +100,7 @@ from pipeline.stages.base import qualification_mode
 
 from .consensus import majority_of
 from .sequential import sequential_test
+from .standing import event, reviews_since_active, with_accepted_since_active, writer_work
 
 HELD = "provisional-held"  # the rule of the events that hold work back
 REVIEW_FIRST = "provisional-review"  # the rule of the events that send a writer's work to review first
@@ -436,10 +438,6 @@ def provisional_review_sweep(*, project: Project, now: datetime | None = None) -
     review now (marked now or before); post-processing waits for them. Their verdicts then do what any
     review does: a rejection takes the set out and moves the writer's evidence, so a writer who wrote
     nonsense is paused and loses all their unaccepted work."""
-    from annotation.lock_objects import standing_lock
-
-    from .standing import event, reviews_since_active, with_accepted_since_active
-
     out: dict[str, Any] = {"waiting": {}, "writers": 0, "marked": 0}
     policy = project.provisional_work
     if policy == ProvisionalWork.OFF:
@@ -483,13 +481,7 @@ def provisional_review_sweep(*, project: Project, now: datetime | None = None) -
                     continue
                 if policy == ProvisionalWork.EVIDENCE and not thin and standing.evidence <= 0:
                     continue
-                theirs = Assignment.objects.filter(
-                    project=project,
-                    annotator_id=user_id,
-                    stage=stage.name,
-                    purpose=Purpose.WORK,
-                    status=AssignmentStatus.SUBMITTED,
-                ).filter(in_data)
+                theirs = writer_work(project=project, user_id=user_id, stage=stage.name).filter(in_data)
                 unseen = theirs.filter(review_state=ReviewState.NONE)
                 if not thin and accepted:
                     unseen = unseen.filter(submitted_at__gt=max(t for t in accepted if t is not None))

@@ -217,19 +217,19 @@ def control_rate_for(*, project: Project, standing: StandingBrief) -> float:
     return max(rate, project.control_rate_alert) if standing.evidence > 0 else rate
 
 
+def writer_work(*, project: Any, user_id: Any, stage: str) -> QuerySet[Assignment]:
+    """A writer's submitted real work in a stage (what review samples, decides and monitors)."""
+    return Assignment.objects.filter(
+        project=project, annotator_id=user_id, stage=stage, purpose=Purpose.WORK, status=AssignmentStatus.SUBMITTED
+    )
+
+
 def _review_cap_check(*, stage: StageDefinition, project: Project, user: Any) -> None:
     """A writer qualifying by review gets no more work while ``qualification_review_sets`` of their
     submissions wait for review: what decides their qualification must be decided before they write
     more (a spammer cannot pour out work before anyone has looked at it). One query, for qualifying
     writers only."""
-    waiting = Assignment.objects.filter(
-        project=project,
-        annotator=user,
-        stage=stage.name,
-        purpose=Purpose.WORK,
-        status=AssignmentStatus.SUBMITTED,
-        review_state=ReviewState.SAMPLED,
-    )
+    waiting = writer_work(project=project, user_id=user.pk, stage=stage.name).filter(review_state=ReviewState.SAMPLED)
     if waiting.count() >= project.qualification_review_sets:
         raise PermissionDeniedError(
             f"Your first {project.qualification_review_sets} submissions in {stage.label} are waiting for review; "
@@ -505,27 +505,19 @@ def review_recorded(*, reviewed: Assignment, now: datetime) -> None:
         return
     if standing is None or standing.status != StandingStatus.QUALIFYING:
         return
-    mine = Assignment.objects.filter(
-        project=project,
-        annotator_id=reviewed.annotator_id,
-        stage=stage.name,
-        purpose=Purpose.WORK,
-        status=AssignmentStatus.SUBMITTED,
-        submitted_at__gte=standing.attempt_started_at or standing.created_at,
+    mine = writer_work(project=project, user_id=reviewed.annotator_id, stage=stage.name).filter(
+        submitted_at__gte=standing.attempt_started_at or standing.created_at
     )
     sets = project.qualification_review_sets
-    decided = list(
-        mine.filter(review_state__in=[ReviewState.ACCEPTED, ReviewState.REJECTED])
-        .order_by("submitted_at", "pk")
-        .values_list("review_state", flat=True)[:sets]
-    )
+    # the attempt's submissions in order (a qualifying writer has few: at most ``sets`` wait for review)
+    states = list(mine.order_by("submitted_at", "pk").values_list("review_state", flat=True))
+    decided = [state for state in states if state in (ReviewState.ACCEPTED, ReviewState.REJECTED)][:sets]
     # Decided early when it can no longer qualify: the rejections among the first ``sets`` submissions leave
     # too few to reach the bar even if every other one is accepted (each of them stays among the first
     # ``sets`` decided ones, so the decision at the end would be the same). A spam writer is stopped at
     # its first rejection under the default bar (all five accepted), not after five sets or never (the
     # adversarial benchmark's spam writer was still qualifying when the not-answerable stage ran out).
-    firsts = list(mine.order_by("submitted_at", "pk").values_list("review_state", flat=True)[:sets])
-    rejected = firsts.count(ReviewState.REJECTED)
+    rejected = states[:sets].count(ReviewState.REJECTED)
     hopeless = (sets - rejected) / sets < project.qualification_threshold
     if len(decided) < sets and not hopeless:
         return
