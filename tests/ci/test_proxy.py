@@ -190,13 +190,13 @@ def test_health_and_next_answer_within_a_second_with_100_half_open_connections_h
 def test_the_same_connections_starve_gunicorn_alone(site):
     # The control: aimed at the web role directly, the attack above takes the site down, which is why
     # only the proxy role is exposed. Every process that accepted one of the connections hangs; which
-    # processes win the accept races varies, so between 30% and all of the checks go unanswered here
-    # (seen: 5, 7, 10 and 10 of 10).
+    # processes win the accept races varies, so between 20% and all of the checks go unanswered here
+    # (seen unanswered: 5, 7, 10, 10, 2, 7, 10 and 4 of 10; a bar of 3 failed one full run in eight).
     held = slowclients.hold_half_open("127.0.0.1", site.web_port, HALF_OPEN, bodies=False)
     try:
         health = slowclients.timed("127.0.0.1", site.web_port, "GET", "/healthz", count=10, timeout=LIMIT_S)
         print(f"\ngunicorn alone, {HALF_OPEN} half-open: healthz {health.summary()}")
-        assert len(health.answered) <= 7, health.summary()
+        assert len(health.answered) <= 8, health.summary()
     finally:
         slowclients.close_all(held)
     # and it recovers once the clients go away
