@@ -37,20 +37,22 @@ the project has an active gold item in the stage (without one no work could ever
 admins are never gated; paused annotators' work was dealt with by their pause (``paused_work``).
 
 A unit's redone work (a hold took work out of the unit before: the unit was in doubt) stands only when
-held-back work on the unit, by another annotator with nothing against them, agrees with it (or the
-redo is corroborated as any work is), whatever its author's own record: a judge who built a clean
-record while honest, or passed one control item by luck after turning, and then took the redo units
-at the end of the stage had their junk redo stand on that record (the adversarial benchmark's last
-leaks of the listed workers). Evidence against its author holds it as any work is. At the end
-of a stage nobody meets a control item any more, so thin evidence alone would hold each redo in turn
-for ever (the adversarial benchmark found that loop); but a redo that agrees with the work held back
-before it, another annotator's, is two people doing the unit alike: it is kept. A thin-evidence
+held-back work on the unit by ``REDO_WITNESSES`` (two) other annotators with nothing against them
+agrees with it (or the redo is corroborated as any work is), whatever its author's own record: a judge
+who built a clean record while honest, or passed one control item by luck after turning, and then took
+the redo units at the end of the stage had their junk redo stand on that record (the adversarial
+benchmark's leaks of the listed workers). Evidence against its author holds it as any work is. At the
+end of a stage nobody meets a control item any more, so thin evidence alone would hold each redo in
+turn for ever (the adversarial benchmark found that loop); but a redo that agrees with the work two
+others did before it is three people doing the unit alike: it is kept. One witness was the rule until
+the benchmark's cherry-picker (a spammer that answers the control items it recognises right, so that
+nothing is ever against it) vouched by its held junk for a sly judge's matching junk redo: control
+figures cannot tell such a witness from a careful one, a majority of three can. A thin-evidence
 spammer who takes redo units is held again (their work does not match the careful work held before
-it, or the careful redo that follows matches that instead), and a careful redo of held spam is held
-once more until a second careful annotator agrees with it. Held-back work whose author is paused or
-has evidence against them vouches for nobody: two spammers whose random judgments of a redo unit
-happen to agree do not end the loop. Work already held back is never held again (it is out of the
-data).
+it, or the careful redos that follow match that instead), and a careful redo of held spam is held
+until two more careful annotators agree with it. Held-back work whose author is paused or has evidence
+against them vouches for nobody: spammers whose random judgments of a redo unit happen to agree do not
+end the loop. Work already held back is never held again (it is out of the data).
 
 Each annotator whose work is held back gets a ``QualityEvent`` (rule ``provisional-held``, their
 standing unchanged) that names the items; the stages' ``withdraw`` takes them out with requeue.
@@ -104,6 +106,12 @@ from .standing import event, reviews_since_active, with_accepted_since_active, w
 
 HELD = "provisional-held"  # the rule of the events that hold work back
 REVIEW_FIRST = "provisional-review"  # the rule of the events that send a writer's work to review first
+# How many other annotators with nothing against them must have done a doubted unit alike (their work held
+# back from it) for a redo of it to stand: with one, a spammer whose control record is clean (one who
+# answers the control items it recognises right) vouched by its held junk for another's matching junk
+# (a random two-flag judgment matches another one time in four); with two, the redo and its witnesses
+# are a majority of three.
+REDO_WITNESSES = 2
 
 
 @dataclass
@@ -302,13 +310,15 @@ def _withdrawn_by_hold(*, stage: str, units: set[int]) -> set[int]:
 
 def _witnessed(*, project: Project, stage: str, ids: list[int], doubted: set[int]) -> set[int]:
     """Of the assignments ``ids`` (redone work), those whose work agrees with work a provisional hold
-    took out of the same unit, another annotator's who is not among ``doubted`` (paused, or evidence
-    against them: a spammer's held junk vouches for nobody's junk): the same two pre-filtering
-    judgments; answers that agree by the project's agreement rule. Two to four queries."""
+    took out of the same unit by ``REDO_WITNESSES`` other annotators who are not among ``doubted``
+    (paused, or evidence against them: a spammer's held junk vouches for nobody's junk): the same two
+    pre-filtering judgments; answers that agree by the project's agreement rule. Two to four queries."""
     if not ids:
         return set()
     if stage == "prefilter":
-        return _judged_alike(ids, witnesses=Q(withdrawn_by__rule=HELD) & ~Q(annotator_id__in=doubted))
+        return _judged_alike(
+            ids, witnesses=Q(withdrawn_by__rule=HELD) & ~Q(annotator_id__in=doubted), at_least=REDO_WITNESSES
+        )
     if stage == "answers":
         answered = dict(Answer.objects.filter(assignment_id__in=ids, kept=True).values_list("pk", "assignment_id"))
         if not answered:
@@ -321,20 +331,24 @@ def _witnessed(*, project: Project, stage: str, ids: list[int], doubted: set[int
         found: set[int] = set()
         for question_id, records in answer_records(question_ids).items():
             for record in records:
-                if record.pk in answered and any(
-                    other.annotator_id != record.annotator_id
+                if record.pk not in answered:
+                    continue
+                alike = {
+                    other.annotator_id
+                    for other in held.get(question_id, ())
+                    if other.annotator_id != record.annotator_id
                     and other.annotator_id not in doubted
                     and answers_agree(record.view, other.view, settings=settings)
-                    for other in held.get(question_id, ())
-                ):
+                }
+                if len(alike) >= REDO_WITNESSES:
                     found.add(answered[record.pk])
         return found
     return set()
 
 
-def _judged_alike(ids: list[int], *, witnesses: Q) -> set[int]:
-    """Of the assignments ``ids``, those whose pre-filtering judgment (one that counts) another judge
-    of the screen made alike, among the judgments ``witnesses`` selects. Two queries."""
+def _judged_alike(ids: list[int], *, witnesses: Q, at_least: int = 1) -> set[int]:
+    """Of the assignments ``ids``, those whose pre-filtering judgment (one that counts) ``at_least``
+    other judges of the screen made alike, among the judgments ``witnesses`` selects. Two queries."""
     judged = list(
         PrefilterJudgment.objects.filter(assignment_id__in=ids, withdrawn_reason="").values_list(
             "assignment_id", "screen_id", "annotator_id", "non_english_app", "vh_out_of_sync"
@@ -348,7 +362,7 @@ def _judged_alike(ids: list[int], *, witnesses: Q) -> set[int]:
     return {
         pk
         for pk, screen_id, judge, ne, oos in judged
-        if any(a != judge and (n, o) == (ne, oos) for a, n, o in others[screen_id])
+        if len({a for a, n, o in others[screen_id] if a != judge and (n, o) == (ne, oos)}) >= at_least
     }
 
 

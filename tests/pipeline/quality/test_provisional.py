@@ -189,21 +189,28 @@ def test_redone_work_is_kept_once_it_agrees_with_work_held_back_before_it(world)
     assert redo_screens <= set(done)
     assert redo_screens <= _held_screens(project, first)
     assert held_back_sweep(project=project)["held"]["prefilter"] >= 3
-    # when a second careful newcomer redoes them alike: the first one's held redo agrees, and two
-    # people did each screen alike: kept (the loop at the end of a stage ends here)
+    # when a second careful newcomer redoes them alike: one witness (the first one's held redo) is not
+    # enough, so theirs is held too
     second, done = _redo_all(project, "second", RIGHT)
     assert redo_screens <= set(done)
-    assert not _held_screens(project, second) & redo_screens
-    # ... unless the one whose held redo agrees with theirs is paused or has evidence against them
+    assert redo_screens <= _held_screens(project, second)
+    held_back_sweep(project=project)
+    # and when a third one redoes them alike, both held redos agree: three people did each screen alike,
+    # kept (the loop at the end of a stage ends here)
+    third, done = _redo_all(project, "third", RIGHT)
+    assert redo_screens <= set(done)
+    assert not _held_screens(project, third) & redo_screens
+    # ... unless one of those whose held redo agrees with theirs is paused or has evidence against them
     # since: held work of a doubted author vouches for nobody (two spammers agreeing by chance)
     for doubt in ({"evidence": 2.0}, {"status": StandingStatus.PAUSED}):
-        Standing.objects.filter(user=first).update(**doubt)
-        assert redo_screens <= _held_screens(project, second), doubt
-        Standing.objects.filter(user=first).update(evidence=0.0, status=StandingStatus.ACTIVE)
-    assert not _held_screens(project, second) & redo_screens
+        for witness in (first, second):
+            Standing.objects.filter(user=witness).update(**doubt)
+            assert redo_screens <= _held_screens(project, third), doubt
+            Standing.objects.filter(user=witness).update(evidence=0.0, status=StandingStatus.ACTIVE)
+    assert not _held_screens(project, third) & redo_screens
     # ... or the evidence is against the one who redid them
-    Standing.objects.filter(user=second).update(evidence=2.0)
-    assert redo_screens <= _held_screens(project, second)
+    Standing.objects.filter(user=third).update(evidence=2.0)
+    assert redo_screens <= _held_screens(project, third)
 
 
 def test_a_thin_evidence_spammer_taking_redo_units_is_held_again(world):
@@ -219,14 +226,17 @@ def test_a_thin_evidence_spammer_taking_redo_units_is_held_again(world):
     assert redo_screens <= set(done)
     # then its spam is held again: it does not match the careful work held before it
     assert redo_screens <= _held_screens(project, spammer)
-    # and a careful redo after it is kept: it matches the careful work held first
+    # and a careful redo after it matches the careful work held first, one witness: held once more;
+    # a second careful redo then has two witnesses (the first careful judge and the later one): kept
     held_back_sweep(project=project)
     later, done = _redo_all(project, "later", RIGHT)
-    assert redo_screens <= set(done)
-    assert not _held_screens(project, later) & redo_screens
+    assert redo_screens <= set(done) and redo_screens <= _held_screens(project, later)
+    held_back_sweep(project=project)
+    last, done = _redo_all(project, "last", RIGHT)
+    assert redo_screens <= set(done) and not _held_screens(project, last) & redo_screens
 
 
-def test_a_redo_by_a_judge_with_a_clean_record_stands_only_when_another_did_the_screen_alike(world):
+def test_a_redo_by_a_judge_with_a_clean_record_stands_only_when_two_others_did_the_screen_alike(world):
     """The adversarial benchmark's last leaks: a sly or hit-and-run judge whose record is clean (control items
     passed while honest, or one passed by luck after the junk) took the redo units at the end of the stage
     and their junk redo stood on that record. A unit held back once was in doubt: its redo now needs a
@@ -254,12 +264,53 @@ def test_a_redo_by_a_judge_with_a_clean_record_stands_only_when_another_did_the_
     assert len(held) == 1 and set(held[0].assignments) == {sly_redos[s] for s in redo_screens}
     assert held[0].why == "a redo of held-back work that no other annotator has done alike yet"
     held_back_sweep(project=project)
-    # and a careful judge's redo stands only once a second careful judge did the screens alike
+    # and a careful judge's redo stands only once two more careful judges did the screens alike
     first, _ = _redo_all(project, "first", RIGHT)
     assert redo_screens <= _held_screens(project, first)
     held_back_sweep(project=project)
     second, done = _redo_all(project, "second", RIGHT)
-    assert redo_screens <= set(done) and not _held_screens(project, second) & redo_screens
+    assert redo_screens <= _held_screens(project, second)
+    held_back_sweep(project=project)
+    third, done = _redo_all(project, "third", RIGHT)
+    assert redo_screens <= set(done) and not _held_screens(project, third) & redo_screens
+
+
+def test_a_spammer_with_a_clean_record_cannot_witness_another_spammers_redo_alone(world):
+    """The adversarial benchmark's last way in for the listed workers: a redo that matched the held junk of
+    a spammer whose control record is clean (the cherry-picker answers the control items it recognises
+    right: nothing is against it). One witness is not enough; two are (a majority of three)."""
+    project, _ = world
+    _runner, junk = hit_and_run(project, "runner", passed=5, junk=3, fail_at_end=True)
+    assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
+    redo_screens = set(Screen.objects.filter(judgments__assignment_id__in=junk).values_list("pk", flat=True))
+
+    def judge_all(user, body: dict) -> set[int]:
+        done = set()
+        while (lease := assignment_next(project=project, user=user, stage="prefilter")) is not None:
+            assignment_submit(assignment_id=lease.pk, user=user, data={**body, "note": ""})
+            done.add(lease.screen_id)
+        return done
+
+    # given a spammer with a clean record (control items passed, nothing against it) whose junk redos of
+    # the screens were held back (nobody but the doubted runner did them alike)
+    picker, _ = hit_and_run(project, "picker", passed=5, junk=0, fail_at_end=False)
+    assert redo_screens <= judge_all(picker, JUNK)
+    assert redo_screens <= _held_screens(project, picker)
+    assert Standing.objects.get(user=picker).evidence == 0
+    held_back_sweep(project=project)
+    # when a sly judge with a clean record redoes the screens with the same junk
+    sly, _ = hit_and_run(project, "sly", passed=5, junk=0, fail_at_end=False)
+    assert redo_screens <= judge_all(sly, JUNK)
+    # then the sly judge's redos are held all the same: one witness, the picker
+    assert redo_screens <= _held_screens(project, sly)
+    held_back_sweep(project=project)
+    # and careful redos end the loop once three careful judges did the screens alike (the first two held)
+    for name in ("c1", "c2"):
+        careful, done = _redo_all(project, name, RIGHT)
+        assert redo_screens <= set(done) and redo_screens <= _held_screens(project, careful)
+        held_back_sweep(project=project)
+    last, _ = _redo_all(project, "c3", RIGHT)
+    assert not _held_screens(project, last) & redo_screens
 
 
 def test_work_already_held_back_is_not_held_again(world):
@@ -355,21 +406,20 @@ def test_an_answer_redone_alike_is_kept_and_one_redone_otherwise_is_held_again(p
     assert held_back_sweep(project=project)["held"] == {"answers": 2}
     # when another thin-evidence answerer redoes them, the first question alike, the second otherwise
     by_question = _answer_all(project, second, lambda q: _answer(q, 1 if q.pk == real[0].pk else 2))
+    # then both are held again: one annotator's held answer agreeing is one witness, not two
     held = [i for item in provisional_held(project=project) if item.user_id == second.pk for i in item.assignments]
-    # then only the one that disagrees with the held answer is held again
-    assert held == [by_question[real[1].pk]]
-    # and a third answerer who agrees with that redo is kept
+    assert sorted(held) == sorted(by_question.values())
     held_back_sweep(project=project)
-    _answer_all(project, third, lambda q: _answer(q, 2))
-    assert [item for item in provisional_held(project=project) if item.user_id == third.pk] == []
-    # and once the evidence is against the second answerer (a slip, mostly cleared), their redo alike is
-    # held after all: the work held before it vouches for thin evidence only; and the third's redo,
-    # which only the second's held answer witnessed, is held too: a doubted author's held work
-    # vouches for nobody
-    Standing.objects.filter(user=second).update(evidence=0.5)
+    # and a third answerer who answers as the second did: the first question has two witnesses (the first
+    # and the second answerer), kept; the second question one (the second answerer), held
+    thirds = _answer_all(project, third, lambda q: _answer(q, 1 if q.pk == real[0].pk else 2))
     held = {item.user_id: item.assignments for item in provisional_held(project=project)}
-    thirds = Answer.objects.filter(annotator=third, question=real[1]).values_list("assignment_id", flat=True)
-    assert held == {second.pk: [by_question[real[0].pk]], third.pk: list(thirds)}
+    assert held == {third.pk: [thirds[real[1].pk]]}
+    # and once the evidence is against the second answerer (a slip, mostly cleared), the third's redo of
+    # the first question is held too: a doubted author's held work vouches for nobody, one witness is left
+    Standing.objects.filter(user=second).update(evidence=0.5)
+    held = {item.user_id: sorted(item.assignments) for item in provisional_held(project=project)}
+    assert held == {third.pk: sorted(thirds.values())}
 
 
 def _answer(question, vh_index: int) -> dict:
@@ -566,11 +616,15 @@ def test_a_former_leads_work_is_held_once_they_are_an_annotator_unless_it_redoes
 
     # given three screens a careful judge with thin evidence (one control item passed) judged, held back
     gold_prefilter(project, 10)
-    screens(project, 5)
+    screens(project, 3)
     careful, _ = hit_and_run(project, "careful", passed=1, junk=0, fail_at_end=False)
     honest = [judge(project, careful, RIGHT, purpose="work") for _ in range(3)]
     assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
     redone = set(Screen.objects.filter(judgments__assignment_id__in=honest).values_list("pk", flat=True))
+    # and redone alike by another careful judge with thin evidence, held again (one witness)
+    _redo_all(project, "careful-2", RIGHT)
+    assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
+    screens(project, 2)  # and two screens nobody judged yet
     # when a lead (never gated: no standing in the stage) judges every screen alike, the three redone
     # ones and the two fresh ones
     lead = member(project, "lead", role="lead")
@@ -585,7 +639,7 @@ def test_a_former_leads_work_is_held_once_they_are_an_annotator_unless_it_redoes
     other = ProjectFactory(slug="other")
     Standing.objects.create(project=other, user=lead, stage="prefilter", status=StandingStatus.ACTIVE)
     # then their fresh work is held on thin evidence (no standing: nothing against them, no control item
-    # passed); their redone work, alike the work held before it, is kept
+    # passed); their redone work, alike the work of two others held before it, is kept
     (held,) = provisional_held(project=project)
     assert held.user_id == lead.pk
     assert sorted(held.assignments) == sorted(pk for screen_id, pk in done.items() if screen_id not in redone)
@@ -609,11 +663,14 @@ def test_a_redo_alike_vouches_for_thin_evidence_only_not_for_evidence_against_it
     for _ in range(3):
         judge(project, careful, RIGHT, purpose="work")
     assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
+    # and redone alike by another careful judge with thin evidence, held again (one witness)
+    _redo_all(project, "careful-2", RIGHT)
+    assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
     # when the slipper redoes one of them and a newcomer the other two, all alike the held work
     slip = judge(project, slipper, RIGHT, purpose="work")
     _newcomer, done = _redo_all(project, "newcomer", RIGHT)
     assert len(done) == 2
-    # then the newcomer's redo is kept (two people did the screens alike); the slipper's is held: the
+    # then the newcomer's redo is kept (three people did the screens alike); the slipper's is held: the
     # evidence is against them, and the held work does not vouch for that
     (held,) = provisional_held(project=project)
     assert (held.user_id, held.assignments) == (slipper.pk, [slip])
@@ -785,7 +842,6 @@ def test_with_no_passed_control_item_asked_a_former_leads_work_is_kept_as_an_ann
 
 
 def test_a_careful_answer_to_a_question_whose_held_work_was_already_out_is_kept(project):
-    from annotation.models import Answer
     from pipeline.quality.standing import standing_act
     from tests.pipeline.quality.builders import rule_pause
     from tests.pipeline.quality.report_builders import gold, question
