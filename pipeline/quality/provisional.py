@@ -31,8 +31,8 @@ the one control item they meet after it (a lucky guess on a two-way judgment) ha
 for everything before it; with 2, work needs two passed control items after it.
 
 Work corroborated by another annotator is never held back: an answer in the majority group of its
-question's answers (validation and test), a pre-filtering judgment another judge of the screen made
-alike. It concerns the stages with gold (control items): pre-filtering and answers, and only while
+question's answers (validation and test; train too when the lead asks for more than one answer there,
+``answers_train``), a pre-filtering judgment another judge of the screen made alike. It concerns the stages with gold (control items): pre-filtering and answers, and only while
 the project has an active gold item in the stage (without one no work could ever be confirmed). Leads and site
 admins are never gated; paused annotators' work was dealt with by their pause (``paused_work``).
 
@@ -90,7 +90,6 @@ from annotation.models import (
     ReviewState,
     ReviewVerdict,
     Role,
-    Split,
     Standing,
     StandingStatus,
 )
@@ -374,11 +373,10 @@ def _corroborated(*, project: Project, stage: str, ids: list[int]) -> set[int]:
     if stage == "prefilter":
         return _judged_alike(ids, witnesses=Q(withdrawn_reason=""))
     if stage == "answers":
-        answered = dict(
-            Answer.objects.filter(
-                assignment_id__in=ids, question__screen__split__in=[Split.VALIDATION, Split.TEST]
-            ).values_list("pk", "assignment_id")
-        )
+        # any question with more than one answer that counts: validation and test by default, train
+        # too when the lead asks for more than one answer there (``answers_train``); a held answer is out
+        # of the data, so a redone train question has one
+        answered = dict(Answer.objects.filter(assignment_id__in=ids).values_list("pk", "assignment_id"))
         if not answered:
             return set()
         question_ids = list(

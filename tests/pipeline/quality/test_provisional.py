@@ -723,30 +723,35 @@ def test_only_the_projects_submitted_work_of_a_stage_with_gold_is_held_never_a_r
     assert (held.user_id, len(held.assignments)) == (stranger.pk, 2)
 
 
-def test_two_agreeing_answers_of_a_validation_question_corroborate_each_other_train_answers_never_do(project):
-    # given, answered by two thin-evidence answerers alike: a validation question asked once (one answer,
-    # nobody to agree with it), a validation question asked twice, and a train question asked twice
+def test_two_agreeing_answers_corroborate_each_other_in_any_split_one_answer_never_does(project):
+    # given, answered by two thin-evidence answerers: a validation question asked once (one answer, nobody
+    # to agree with it), a validation question asked twice, a train question asked twice (the lead asks for
+    # two answers on train, ``answers_train``) answered alike, and one asked twice answered otherwise
     from annotation.models import Split
     from tests.pipeline.stages.helpers import answering_question
 
-    made = screens(project, 4)
-    lone, pair, train = (
+    made = screens(project, 5)
+    lone, pair, train, split = (
         answering_question(screen, text=f"What does label 1 of {screen.rico_id} say?", needed=needed)
-        for screen, needed in zip(made[:3], (1, 2, 2), strict=True)
+        for screen, needed in zip(made[:4], (1, 2, 2, 2), strict=True)
     )
     Screen.objects.filter(pk__in=[made[0].pk, made[1].pk]).update(split=Split.VALIDATION)
-    _answers_gold(project, made[3])
+    _answers_gold(project, made[4])
     ann, bob = (member(project, n) for n in ("ann", "bob"))
     for user in (ann, bob):
         Standing.objects.create(project=project, user=user, stage="answers", status=StandingStatus.ACTIVE)
-    done = {user.pk: _answer_all(project, user, lambda q: _answer(q, 1)) for user in (ann, bob)}
-    assert set(done[ann.pk]) == {lone.pk, pair.pk, train.pk} and set(done[bob.pk]) == {pair.pk, train.pk}
-    # then exactly the two answers of the validation question asked twice are corroborated; the lone one
-    # and both train answers are held
+    done = {
+        user.pk: _answer_all(project, user, lambda q, u=user: _answer(q, 2 if q.pk == split.pk and u == bob else 1))
+        for user in (ann, bob)
+    }
+    assert set(done[ann.pk]) == {lone.pk, pair.pk, train.pk, split.pk}
+    assert set(done[bob.pk]) == {pair.pk, train.pk, split.pk}
+    # then the two answers of each question asked twice and answered alike are corroborated, whatever the
+    # split; the lone one and the two that disagree are held
     held = {item.user_id: (sorted(item.assignments), item.corroborated) for item in provisional_held(project=project)}
     assert held == {
-        ann.pk: (sorted([done[ann.pk][lone.pk], done[ann.pk][train.pk]]), 1),
-        bob.pk: ([done[bob.pk][train.pk]], 1),
+        ann.pk: (sorted([done[ann.pk][lone.pk], done[ann.pk][split.pk]]), 2),
+        bob.pk: ([done[bob.pk][split.pk]], 2),
     }
 
 
