@@ -34,7 +34,8 @@ Work corroborated by another annotator is never held back: an answer in the majo
 question's answers (validation and test; train too when the lead asks for more than one answer there,
 ``answers_train``), a pre-filtering judgment another judge of the screen made alike. It concerns the
 stages with gold (control items): pre-filtering and answers, and only while the project has an active
-gold item in the stage (without one no work could ever be confirmed). Leads and site admins are never gated; paused annotators' work was dealt with by their pause (``paused_work``).
+gold item in the stage (without one no work could ever be confirmed). Leads and site admins are never
+gated; paused annotators' work was dealt with by their pause (``paused_work``).
 
 A unit's redone work (a hold took work out of the unit before: the unit was in doubt) stands only when
 held-back work on the unit by ``REDO_WITNESSES`` (two) other annotators with nothing against them
