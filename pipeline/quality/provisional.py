@@ -218,7 +218,7 @@ def provisional_held(*, project: Project) -> list[Held]:
             if not left:
                 continue
             if all(i in redos for i in left):
-                why = "a redo of held-back work that no other annotator has done alike yet"
+                why = "a redo of held-back work that two other annotators have not yet done alike"
             elif passed[user_id] < project.provisional_min_controls and evidence <= one_slip:
                 why = f"fewer than {project.provisional_min_controls} control items passed"
             elif policy == ProvisionalWork.STRICT:

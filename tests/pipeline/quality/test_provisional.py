@@ -262,7 +262,7 @@ def test_a_redo_by_a_judge_with_a_clean_record_stands_only_when_two_others_did_t
     # then their redos are held again all the same (the screens they judged that were never held stand)
     held = [h for h in provisional_held(project=project) if h.user_id == sly.pk]
     assert len(held) == 1 and set(held[0].assignments) == {sly_redos[s] for s in redo_screens}
-    assert held[0].why == "a redo of held-back work that no other annotator has done alike yet"
+    assert held[0].why == "a redo of held-back work that two other annotators have not yet done alike"
     held_back_sweep(project=project)
     # and a careful judge's redo stands only once two more careful judges did the screens alike
     first, _ = _redo_all(project, "first", RIGHT)
