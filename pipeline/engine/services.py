@@ -305,10 +305,17 @@ def _lease_gold(*, stage: StageDefinition, project: Project, user: Any, plan: Pl
     if gold is None:
         if plan.purpose == Purpose.QUALIFICATION:
             standing = standing_lock(project_id=project.pk, user_id=user.pk, stage=stage.name)
-            if standing is not None:
-                qualification_check(stage=stage, standing=standing, project=project, now=now)
+            waits = standing is not None and qualification_check(
+                stage=stage, standing=standing, project=project, now=now
+            )
             if standing is not None and standing.status == StandingStatus.NOT_QUALIFIED:
                 raise _QualificationDecided
+            if waits:
+                raise PermissionDeniedError(
+                    f"The rest of your qualification set for {stage.label} is not ready yet: its items are still "
+                    "being worked on. Try again later.",
+                    extra={"waiting_for": "qualification-items"},
+                )
             if standing is None or standing.status != StandingStatus.ACTIVE:
                 raise PermissionDeniedError(
                     f"Your qualification for {stage.label} is waiting for its result; ask a lead if it does not come."

@@ -18,9 +18,11 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import (
+    BooleanField,
     Case,
     Count,
     Exists,
+    ExpressionWrapper,
     F,
     IntegerField,
     OuterRef,
@@ -256,8 +258,12 @@ def gold_servable(*, project: Project, stage: str) -> QuerySet[GoldItem]:
     (``StageDefinition.gold_unit_waiting``): a unit still waiting there could come to the same
     annotator as real work too, and a control lease of it would move their ``available`` count
     differently from a real one."""
-    definition = _stage_with_gold(stage)
-    items = GoldItem.objects.filter(project=project, stage=stage, active=True).exclude(definition.gold_unit_waiting())
+    return _in_use(project=project, stage=stage).exclude(_stage_with_gold(stage).gold_unit_waiting())
+
+
+def _in_use(*, project: Project, stage: str) -> QuerySet[GoldItem]:
+    """Active gold items of ``stage`` not retired (served fewer than ``gold_exposures_max`` times)."""
+    items = GoldItem.objects.filter(project=project, stage=stage, active=True)
     if project.gold_exposures_max:
         items = items.filter(exposures__lt=project.gold_exposures_max)
     return items
@@ -284,10 +290,24 @@ def gold_open_to(*, project: Project, stage: str, user: Any) -> QuerySet[GoldIte
     before, however that lease ended, and never a unit they met as real work in the stage (a screen
     they judged, a question they answered) nor a question they wrote. Either would be a repeat that
     real work never is, and so a tell."""
-    definition = _stage_with_gold(stage)
-    field = definition.unit.field
+    return _open_to(gold_servable(project=project, stage=stage), stage=stage, user=user)
+
+
+def gold_coming_to(*, project: Project, stage: str, user: Any) -> QuerySet[GoldItem]:
+    """The gold items ``user`` could get (as ``gold_open_to``) once their unit has left the stage's queue:
+    active and not retired, but their screen or question still waits for real work (a gold item made from
+    a validation question with one of its three answers, or from a train question the lead asks to be
+    answered twice). A qualification set short of items waits for these rather than being decided on a
+    few."""
+    items = _in_use(project=project, stage=stage).filter(_stage_with_gold(stage).gold_unit_waiting())
+    return _open_to(items, stage=stage, user=user)
+
+
+def _open_to(items: QuerySet[GoldItem], *, stage: str, user: Any) -> QuerySet[GoldItem]:
+    """Of gold ``items``, those ``user`` may get (``gold_open_to``)."""
+    field = _stage_with_gold(stage).unit.field
     seen = Assignment.objects.filter(annotator=user, gold__isnull=False).values("gold_id")
-    items = gold_servable(project=project, stage=stage).exclude(pk__in=seen)
+    items = items.exclude(pk__in=seen)
     if field in ("screen", "question"):  # a gold review's unit is its origin: the stage's own rules
         worked = Assignment.objects.filter(
             annotator=user, stage=stage, purpose=Purpose.WORK, **{field: OuterRef(field)}
@@ -328,6 +348,20 @@ class GoldBalance:
     classes: list[tuple[str, int]]
     needed: int
     constant_passes: list[str]
+    # active gold items not servable yet: their unit still waits in the stage's queue (``gold_coming_to``)
+    waiting: int = 0
+    qualification_items: int = 0
+
+    @property
+    def servable(self) -> int:
+        return sum(n for _, n in self.classes)
+
+    @property
+    def qualifications_wait(self) -> bool:
+        """Fewer servable items than a qualification set takes while others wait for their units: sets
+        short of items wait for them (``standing.qualification_check``), and nobody qualifies until
+        others have finished those units."""
+        return self.waiting > 0 and self.servable < self.qualification_items
 
 
 def qualification_allowed_wrong(size: int, threshold: float) -> int:
@@ -356,23 +390,30 @@ def gold_balance(*, project: Project) -> list[GoldBalance]:
     for name, definition in stages().items():
         if not (definition.has_gold and definition.gold_classes):
             continue
-        counts = Counter(
-            dict(
-                gold_servable(project=project, stage=name)
-                .annotate(gold_class=_class_of(definition.gold_classes))
-                .order_by()
-                .values_list("gold_class")
-                .annotate(n=Count("pk"))
-                .values_list("gold_class", "n")
+        counts: Counter[int] = Counter()
+        waiting = 0
+        for gold_class, unit_waiting, n in (
+            _in_use(project=project, stage=name)
+            .annotate(
+                gold_class=_class_of(definition.gold_classes),
+                unit_waiting=ExpressionWrapper(definition.gold_unit_waiting(), output_field=BooleanField()),
             )
-        )
+            .order_by()
+            .values_list("gold_class", "unit_waiting")
+            .annotate(n=Count("pk"))
+            .values_list("gold_class", "unit_waiting", "n")
+        ):
+            if unit_waiting:
+                waiting += n
+            else:
+                counts[gold_class] += n
         total = sum(counts.values())
         labels = [gold_class_label(cls) for cls in definition.gold_classes]
         passes = [labels[number] for number in range(len(labels)) if counts[number] and total - counts[number] < needed]
         classes = [(labels[number], counts[number]) for number in range(len(labels))]
         if counts[-1]:
             classes.append(("other", counts[-1]))
-        rows.append(GoldBalance(name, definition.label, classes, needed, passes))
+        rows.append(GoldBalance(name, definition.label, classes, needed, passes, waiting, project.qualification_items))
     return rows
 
 

@@ -68,7 +68,7 @@ from annotation.services.assignments import assignment_leases_end
 from pipeline.stages.base import StageDefinition, qualification_mode, trusted
 from pipeline.stages.registry import stage_get
 
-from .gold import gold_available, gold_open_to, qualification_allowed_wrong
+from .gold import gold_available, gold_coming_to, gold_open_to, qualification_allowed_wrong
 from .rules import LEAD_ACTIONS, Seen, rules_on
 from .sequential import sequential_test
 
@@ -398,12 +398,15 @@ def qualification_sample(*, project: Project, results: list[bool]) -> tuple[int,
     return size, first
 
 
-def qualification_check(*, stage: StageDefinition, standing: Standing, project: Project, now: datetime) -> None:
+def qualification_check(*, stage: StageDefinition, standing: Standing, project: Project, now: datetime) -> bool:
     """Decide a qualification attempt once its set is done (a skipped item counts as wrong;
     ``qualification_sample`` says how many items and which decide); with no gold item left to serve,
-    decide on what was done. Caller holds the standing's lock."""
+    decide on what was done, unless gold items the annotator could get are only waiting for their
+    units to leave the queue (``gold_coming_to``): then the attempt waits for them, and this returns
+    ``True`` (a set decided on one or two items would pass a constant answer by luck, or fail a careful
+    worker for one slip). Caller holds the standing's lock."""
     if standing.status != StandingStatus.QUALIFYING:
-        return
+        return False
     attempt = Assignment.objects.filter(
         project=project,
         annotator_id=standing.user_id,
@@ -423,12 +426,14 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
     open_now = attempt.filter(status=AssignmentStatus.LEASED).exists()
     needed, deciding = qualification_sample(project=project, results=results)
     if done < needed and (open_now or _gold_left(project=project, user_id=standing.user_id, stage=stage.name)):
-        return
+        return False
+    if done < needed and gold_coming_to(project=project, stage=stage.name, user=standing.user_id).exists():
+        return True
     before = standing.status
     if done == 0:
         _set(standing, status=StandingStatus.ACTIVE, reason="no gold items were left for a qualification", evidence=0.0)
         event(standing=standing, rule="no-gold", before=before)
-        return
+        return False
     correct, items = sum(deciding), len(deciding)
     score = correct / items
     second = needed > project.qualification_items < len(results)  # the second sample has begun
@@ -445,6 +450,7 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
         retry = f"; you can try again in {project.qualification_cooldown_hours} hours" if left > 0 else ""
         _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=f"{of} right{retry}")
         event(standing=standing, rule="qualification-failed", before=before, figures=figures)
+    return False
 
 
 def _gold_left(*, project: Project, user_id: int, stage: str) -> bool:

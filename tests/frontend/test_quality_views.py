@@ -186,6 +186,26 @@ def test_the_gold_page_warns_when_a_constant_answer_would_pass_every_qualificati
     assert 'data-balance-warning="prefilter"' in client.get(url(project, "quality-gold")).content.decode()
 
 
+def test_the_gold_page_warns_when_qualification_sets_wait_for_gold_whose_units_are_still_queued(project, lead, client):
+    # given twelve pre-filtering gold items, eight of them on screens still waiting to be judged (a set of 10)
+    from annotation.models import Screen, ScreenState
+
+    items = [gold(project) for _ in range(9)] + [gold(project, answer=PREFILTER_WRONG) for _ in range(3)]
+    Screen.objects.filter(pk__in=[g.screen_id for g in items[:8]]).update(state=ScreenState.PREFILTER)
+    login(client, lead)
+    html = " ".join(client.get(url(project, "quality-gold")).content.decode().split())
+    # then the page says that only four can be served and that qualifying annotators wait for the rest
+    warning = re.search(r'data-gold-waiting="prefilter">(.*?)</p>', html, re.S).group(1)
+    assert (
+        "only 4 gold items can be served now and a qualification set takes 10; 8 more wait for their screens" in warning
+    )
+    assert "(8 more waiting for their units)" in html
+    # and once enough can be served, no warning
+    Screen.objects.filter(pk__in=[g.screen_id for g in items[:6]]).update(state=ScreenState.QUESTIONS_1)
+    html = client.get(url(project, "quality-gold")).content.decode()
+    assert "data-gold-waiting" not in html and "2 more waiting for their units" in html
+
+
 def test_promote_a_submission_to_gold_with_an_edited_answer(project, data, lead, client):
     submitted = work(project, data["annie"])
     login(client, lead)

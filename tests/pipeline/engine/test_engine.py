@@ -1023,6 +1023,35 @@ def test_gold_a_lead_retires_mid_qualification_decides_it_at_the_next_request(pr
     assert Standing.objects.get(project=project, user=judge).status == status
 
 
+def test_a_qualification_waits_for_gold_whose_units_are_still_in_the_queue_rather_than_decide_on_a_few(project):
+    """The adversarial benchmark with two answers per train question: the lead's gold items were made from
+    questions still waiting for their second answer, so none was servable; answers qualifications were
+    decided on one item (a careful worker failed for one slip; the constant spammer qualified by luck)."""
+    from annotation.models import Screen
+
+    # given a set of four: one servable gold item, and three on screens still waiting in pre-filtering
+    gold_prefilter(project, 4)
+    judge = _qualifying(project, "judge", items=4)
+    gold = list(GoldItem.objects.filter(project=project).order_by("pk"))
+    Screen.objects.filter(pk__in=[g.screen_id for g in gold[1:]]).update(state=ScreenState.PREFILTER)
+    # when the judge does the one served right
+    assert _judge_next(project, judge, RIGHT).purpose == Purpose.QUALIFICATION
+    # then asking again is refused with a reason to wait, and nothing is decided on one item
+    with pytest.raises(PermissionDeniedError) as refused:
+        assignment_next(project=project, user=judge, stage="prefilter")
+    assert refused.value.extra == {"waiting_for": "qualification-items"}
+    assert "not ready yet" in refused.value.message
+    standing = Standing.objects.get(project=project, user=judge, stage="prefilter")
+    assert standing.status == StandingStatus.QUALIFYING
+    assert not QualityEvent.objects.filter(user=judge, rule__startswith="qualification-").exists()
+    # and once the screens have left the queue (judged by others), the set goes on and is decided on four
+    Screen.objects.filter(pk__in=[g.screen_id for g in gold[1:]]).update(state=ScreenState.QUESTIONS_1)
+    for _ in range(3):
+        assert _judge_next(project, judge, RIGHT).purpose == Purpose.QUALIFICATION
+    standing.refresh_from_db()
+    assert (standing.status, standing.reason) == (StandingStatus.ACTIVE, "qualified with 4 of 4")
+
+
 def test_a_not_qualified_judge_whose_cooldown_is_over_starts_again_when_the_gold_runs_out(project):
     # given no cooldown: a failed attempt decided at a request starts the next one at once
     from tests.pipeline.quality.builders import WRONG
