@@ -253,7 +253,7 @@ SETTINGS = Settings(
         Number(
             name="control_rate_new",
             group=MONITORING,
-            default=0.20,
+            default=0.30,
             low=0,
             high=1,
             help="the share for an annotator's first items",

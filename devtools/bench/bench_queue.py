@@ -31,8 +31,8 @@ the same server, without quality control and with it, one right after the other:
 * ``qc_off``: no gold items, the rules off (fast responses, skips in a row), no review sampling
   (as ``bench_quality`` runs without QC); the standing check still reads the standing row;
 * ``qc_on``: ``QC_GOLD`` gold items, every annotator already qualified (standing ``active``,
-  qualification done), control items at the project's default rates (``control_rate_new`` 20%
-  for an annotator's first 50 items, then ``control_rate`` 5%), monitoring on (control accuracy,
+  qualification done), control items at the project's default rates (``control_rate_new`` 30%
+  for an annotator's first 50 items, then ``control_rate`` 10%), monitoring on (control accuracy,
   skips in a row) and review sampling at its default. The fast-response rule is off in both runs:
   the clients are request loops, not people, and it would pause every one of them.
 
