@@ -60,11 +60,18 @@ def _child_main(size: str, slug: str, seed: str = "0") -> None:
 
 def targets(out: dict[str, Any]) -> dict[str, Any]:
     """Issue 20's bars on one database's figures."""
-    stops = []
+    stops, listed_stops = [], []
     for name, per in out["spammers"].items():
         for stage, row in per.items():
             if stage in ("prefilter", "answers") and name not in ("spam-writer", "sly-writer", "rubber-stamp"):
                 stops.append(row)
+                if name != "cherry-picker":
+                    listed_stops.append(row)
+
+    def within_20(row: dict[str, Any]) -> bool:
+        # a hit-and-run worker that leaves within 20 items meets it too: its work is the release's concern
+        return (row["stopped"] and (row["spam_before_stopped"] or 0) <= 20) or (row["left"] and row["spam"] <= 20)
+
     soak = out.get("soak") or {}
     tells = out["tells"].values()
     return {
@@ -75,11 +82,9 @@ def targets(out: dict[str, Any]) -> dict[str, Any]:
             for name in ("random", "constant")
             for row in out["spammers"].get(name, {}).values()
         ),
-        # a hit-and-run worker that leaves within 20 items meets it too: its work is the release's concern
-        "every_spammer_stopped_within_20_items_of_turning": all(
-            (row["stopped"] and (row["spam_before_stopped"] or 0) <= 20) or (row["left"] and row["spam"] <= 20)
-            for row in stops
-        ),
+        "every_spammer_stopped_within_20_items_of_turning": all(within_20(row) for row in stops),
+        # the same without the cherry-picker (this benchmark's own addition; see below)
+        "listed_spammers_stopped_within_20_items_of_turning": all(within_20(row) for row in listed_stops),
         "spam_writer_stopped": all(row["stopped"] for row in out["spammers"].get("spam-writer", {}).values()),
         # a writing stage has no gold: the sly writer is stopped by the reviews of its sampled sets
         # (``review-rejections``), or its nonsense held out of the release
