@@ -70,7 +70,7 @@ def _controls_to_pause(p: float, rng: random.Random, limit: int = 10_000) -> int
 
 def test_by_simulation_careful_workers_are_rarely_paused_and_random_ones_fast():
     rng = random.Random(20)
-    # a careful worker (3% slips) over 40 control items (200 items at the first items' 20% rate)
+    # a careful worker (3% slips) over 40 control items (200 items at a 20% control rate)
     paused = sum(_controls_to_pause(0.97, rng, limit=40) is not None for _ in range(4000)) / 4000
     assert paused < 0.02
     # a random judge of two yes/no judgments (25% right) is paused within a handful of control items
