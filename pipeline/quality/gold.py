@@ -358,10 +358,11 @@ class GoldBalance:
 
     @property
     def qualifications_wait(self) -> bool:
-        """Fewer servable items than a qualification set takes while others wait for their units: sets
-        short of items wait for them (``standing.qualification_check``), and nobody qualifies until
-        others have finished those units."""
-        return self.waiting > 0 and self.servable < self.qualification_items
+        """Fewer servable items than a qualification set takes, or servable items of one class only,
+        while others wait for their units: sets wait for them (``standing.qualification_check``,
+        ``gold_pick``'s ``every_class``), and nobody qualifies until others have finished those units."""
+        classes = sum(1 for _, n in self.classes if n)
+        return self.waiting > 0 and (self.servable < self.qualification_items or classes < 2)
 
 
 def qualification_allowed_wrong(size: int, threshold: float) -> int:
@@ -430,6 +431,7 @@ def gold_pick(
     exclude: Q | None = None,
     prefer: Sequence[Any] = (),
     balance: Sequence[Mapping[str, Any]] = (),
+    every_class: bool = False,
 ) -> GoldItem | None:
     """A gold item ``user`` may get (``gold_open_to``), after the stage's own rules
     (``StageDefinition.gold_pick_rules``: ``exclude`` items never for ``user``, ``prefer`` order
@@ -438,13 +440,25 @@ def gold_pick(
 
     ``balance`` (the stage's ``gold_classes``): the item comes from one class of answers drawn with
     equal chances among the classes the open items hold (an answer in none of them is a class of its
-    own), so a class the project lacks never leaves the annotator without gold. One query more."""
+    own), so a class the project lacks never leaves the annotator without gold. One query more.
+    ``every_class`` (qualification items): ``None`` while the open items hold one class only and another
+    class the annotator could get is held by items whose units are still in the queue (``gold_coming_to``):
+    a set drawn meanwhile would be of that one class, and passes a constant answer (the adversarial
+    benchmark's constant answerer qualified so when the only servable answers gold was not answerable).
+    With two classes open the draw goes on: a constant answer is right on about half. One query more."""
     items = gold_open_to(project=project, stage=stage, user=user)
     if exclude is not None:
         items = items.exclude(exclude)
     if balance:
         items = items.annotate(gold_class=_class_of(balance))
         held = sorted(items.order_by().values_list("gold_class", flat=True).distinct())
+        if every_class and len(held) < 2:
+            coming = gold_coming_to(project=project, stage=stage, user=user)
+            if exclude is not None:
+                coming = coming.exclude(exclude)
+            later = coming.annotate(gold_class=_class_of(balance)).exclude(gold_class__in=held)
+            if later.exists():
+                return None
         if held:
             items = items.filter(gold_class=gold_random.choice(held))
     return items.select_related("screen", "screen__app", "question").order_by(*prefer, "exposures", "?").first()

@@ -425,10 +425,13 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
     done = len(results)
     open_now = attempt.filter(status=AssignmentStatus.LEASED).exists()
     needed, deciding = qualification_sample(project=project, results=results)
-    if done < needed and (open_now or _gold_left(project=project, user_id=standing.user_id, stage=stage.name)):
+    if done < needed and open_now:
         return False
+    # (checked before the gold left: a pick that waits for a class only coming leaves gold open)
     if done < needed and gold_coming_to(project=project, stage=stage.name, user=standing.user_id).exists():
         return True
+    if done < needed and _gold_left(project=project, user_id=standing.user_id, stage=stage.name):
+        return False
     before = standing.status
     if done == 0:
         _set(standing, status=StandingStatus.ACTIVE, reason="no gold items were left for a qualification", evidence=0.0)

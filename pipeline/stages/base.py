@@ -212,8 +212,11 @@ class StageDefinition:
         items for ``user`` serving one for ``purpose`` (qualification or control): ``exclude`` (a
         ``Q`` over ``GoldItem``: never served to them), ``prefer`` (order expressions put first) and
         ``balance`` (the classes, one drawn at random). Default: ``gold_classes`` balanced for a
-        qualification item (for every gold item with ``gold_balanced_controls``). No query."""
-        if self.gold_classes and (purpose == Purpose.QUALIFICATION or self.gold_balanced_controls):
+        qualification item (for every gold item with ``gold_balanced_controls``), a qualification item
+        served only while every class the annotator could get is servable (``every_class``). No query."""
+        if self.gold_classes and purpose == Purpose.QUALIFICATION:
+            return {"balance": self.gold_classes, "every_class": True}
+        if self.gold_classes and self.gold_balanced_controls:
             return {"balance": self.gold_classes}
         return {}
 

@@ -204,6 +204,12 @@ def test_the_gold_page_warns_when_qualification_sets_wait_for_gold_whose_units_a
     Screen.objects.filter(pk__in=[g.screen_id for g in items[:6]]).update(state=ScreenState.QUESTIONS_1)
     html = client.get(url(project, "quality-gold")).content.decode()
     assert "data-gold-waiting" not in html and "2 more waiting for their units" in html
+    # and when what can be served is of one kind only while another kind waits: warned again
+    items += [gold(project) for _ in range(3)]
+    Screen.objects.filter(pk__in=[g.screen_id for g in items[9:12]]).update(state=ScreenState.PREFILTER)
+    html = " ".join(client.get(url(project, "quality-gold")).content.decode().split())
+    warning = re.search(r'data-gold-waiting="prefilter">(.*?)</p>', html, re.S).group(1)
+    assert "the gold that can be served now is all of one kind" in warning and "5 more wait" in warning
 
 
 def test_promote_a_submission_to_gold_with_an_edited_answer(project, data, lead, client):

@@ -1052,6 +1052,33 @@ def test_a_qualification_waits_for_gold_whose_units_are_still_in_the_queue_rathe
     assert (standing.status, standing.reason) == (StandingStatus.ACTIVE, "qualified with 4 of 4")
 
 
+def test_a_qualification_set_is_not_drawn_from_one_kind_of_gold_while_another_kind_waits_in_the_queue(project):
+    """With two answers per train question the only servable answers gold was not answerable for a while:
+    qualification sets drawn then were all of it, and the adversarial benchmark's constant answerer
+    ("not answerable") qualified on them. Such a set now waits for the other kind."""
+    from annotation.models import Screen
+    from tests.pipeline.quality.builders import WRONG
+
+    # given ten servable gold items of one kind (no flag), and on screens still waiting in pre-filtering
+    # two of another (non-English) and one of a third (out of sync); a set of four
+    gold_prefilter(project, 10)
+    flagged = gold_prefilter(project, 3)
+    GoldItem.objects.filter(pk__in=[g.pk for g in flagged[:2]]).update(answer=WRONG)
+    GoldItem.objects.filter(pk=flagged[2].pk).update(answer={"non_english_app": False, "vh_out_of_sync": True})
+    Screen.objects.filter(pk__in=[g.screen_id for g in flagged]).update(state=ScreenState.PREFILTER)
+    judge = _qualifying(project, "judge", items=4)
+    # when the judge asks for a qualification item: refused with a reason to wait, nothing served
+    with pytest.raises(PermissionDeniedError) as refused:
+        assignment_next(project=project, user=judge, stage="prefilter")
+    assert refused.value.extra == {"waiting_for": "qualification-items"}
+    assert not Assignment.objects.filter(annotator=judge).exists()
+    # and once the non-English screens have left the queue, two kinds are servable: the set is drawn,
+    # though the third kind still waits (a constant answer is right on about half of such a set)
+    Screen.objects.filter(pk__in=[g.screen_id for g in flagged[:2]]).update(state=ScreenState.QUESTIONS_1)
+    for _ in range(2):
+        assert _judge_next(project, judge, RIGHT).purpose == Purpose.QUALIFICATION
+
+
 def test_a_not_qualified_judge_whose_cooldown_is_over_starts_again_when_the_gold_runs_out(project):
     # given no cooldown: a failed attempt decided at a request starts the next one at once
     from tests.pipeline.quality.builders import WRONG
