@@ -52,6 +52,8 @@ from annotation.models import (
     ReviewState,
     Screen,
     Stage,
+    Standing,
+    StandingStatus,
 )
 from pipeline.decisions.agreement import AnswerView, ElementView, agreement_group
 from pipeline.decisions.decide import agreement_settings_for
@@ -298,7 +300,10 @@ def gold_coming_to(*, project: Project, stage: str, user: Any) -> QuerySet[GoldI
     active and not retired, but their screen or question still waits for real work (a gold item made from
     a validation question with one of its three answers, or from a train question the lead asks to be
     answered twice). A qualification set short of items waits for these rather than being decided on a
-    few."""
+    few, but only while somebody is active in the stage to finish those units: with nobody (the first
+    annotators of a stage) waiting would wait for ever, so none is coming then."""
+    if not Standing.objects.filter(project=project, stage=stage, status=StandingStatus.ACTIVE).exists():
+        return GoldItem.objects.none()
     items = _in_use(project=project, stage=stage).filter(_stage_with_gold(stage).gold_unit_waiting())
     return _open_to(items, stage=stage, user=user)
 

@@ -1029,11 +1029,13 @@ def test_a_qualification_waits_for_gold_whose_units_are_still_in_the_queue_rathe
     decided on one item (a careful worker failed for one slip; the constant spammer qualified by luck)."""
     from annotation.models import Screen
 
-    # given a set of four: one servable gold item, and three on screens still waiting in pre-filtering
+    # given a set of four: one servable gold item, and three on screens still waiting in pre-filtering,
+    # which an active judge can finish
     gold_prefilter(project, 4)
     judge = _qualifying(project, "judge", items=4)
     gold = list(GoldItem.objects.filter(project=project).order_by("pk"))
     Screen.objects.filter(pk__in=[g.screen_id for g in gold[1:]]).update(state=ScreenState.PREFILTER)
+    Standing.objects.create(project=project, user=member(project, "busy"), stage="prefilter", status="active")
     # when the judge does the one served right
     assert _judge_next(project, judge, RIGHT).purpose == Purpose.QUALIFICATION
     # then asking again is refused with a reason to wait, and nothing is decided on one item
@@ -1050,6 +1052,15 @@ def test_a_qualification_waits_for_gold_whose_units_are_still_in_the_queue_rathe
         assert _judge_next(project, judge, RIGHT).purpose == Purpose.QUALIFICATION
     standing.refresh_from_db()
     assert (standing.status, standing.reason) == (StandingStatus.ACTIVE, "qualified with 4 of 4")
+    # and with nobody active in the stage to finish such screens (the first judges of a stage), nothing is
+    # waited for: a set is decided on what was done, as before
+    Standing.objects.filter(project=project, stage="prefilter").exclude(user=judge).delete()
+    Standing.objects.filter(user=judge).update(status=StandingStatus.NOT_QUALIFIED)
+    other = _qualifying(project, "other", items=4)
+    Screen.objects.filter(pk__in=[g.screen_id for g in gold[1:]]).update(state=ScreenState.PREFILTER)
+    assert _judge_next(project, other, RIGHT).purpose == Purpose.QUALIFICATION
+    assert assignment_next(project=project, user=other, stage="prefilter").purpose == Purpose.WORK
+    assert Standing.objects.get(project=project, user=other).reason == "qualified with 1 of 1"
 
 
 def test_a_qualification_set_is_not_drawn_from_one_kind_of_gold_while_another_kind_waits_in_the_queue(project):
@@ -1066,6 +1077,7 @@ def test_a_qualification_set_is_not_drawn_from_one_kind_of_gold_while_another_ki
     GoldItem.objects.filter(pk__in=[g.pk for g in flagged[:2]]).update(answer=WRONG)
     GoldItem.objects.filter(pk=flagged[2].pk).update(answer={"non_english_app": False, "vh_out_of_sync": True})
     Screen.objects.filter(pk__in=[g.screen_id for g in flagged]).update(state=ScreenState.PREFILTER)
+    Standing.objects.create(project=project, user=member(project, "busy"), stage="prefilter", status="active")
     judge = _qualifying(project, "judge", items=4)
     # when the judge asks for a qualification item: refused with a reason to wait, nothing served
     with pytest.raises(PermissionDeniedError) as refused:
