@@ -123,3 +123,41 @@ def test_qualify_work_get_paused_and_be_reinstated_by_the_lead(demo, new_page):
     _next(page)
     again = _submit(page)
     assert PrefilterJudgment.objects.filter(assignment_id=again).exists()
+
+
+def test_a_qualification_set_waits_for_gold_still_in_the_queue_and_the_lead_is_told(demo, new_page):
+    project: Project = demo["project"]
+    Project.objects.filter(pk=project.pk).update(qualification_items=2, control_rate=0, control_rate_new=0)
+    lead = UserFactory(username="lena")
+    MembershipFactory(project=project, user=lead, role="lead")
+    # given five gold screens, four of them still waiting to be pre-filtered, and a judge active in the
+    # stage who can finish them
+    gold_screens = generated_screens(project, start_id=932000, kinds=("list", "settings", "login", "dialog", "webview"))
+    for n, screen in enumerate(gold_screens):
+        if n == 0:
+            screen.state = ScreenState.NO_QUESTIONS
+            screen.save(update_fields=["state"])
+        GoldItem.objects.create(project=project, stage="prefilter", screen=screen, answer=RIGHT)
+    busy = UserFactory(username="busy")
+    MembershipFactory(project=project, user=busy)
+    Standing.objects.create(project=project, user=busy, stage="prefilter", status="active")
+    annotator = demo["annotator"]
+    page = new_page("annotator")
+    # when the annotator does the one qualification item that can be served
+    _next(page)
+    _submit(page)
+    # then asking for the next is refused with a reason to come back, and nothing is decided on one item
+    page.goto("/projects/demo/work/prefilter/next/")
+    with page.expect_response(lambda r: r.request.method == "POST") as refused:
+        page.click('[data-testid="open-next"]')
+    assert refused.value.status == 403
+    page.wait_for_load_state()
+    assert "not ready yet" in page.locator("main").inner_text()
+    assert Standing.objects.get(user=annotator, stage="prefilter").status == "qualifying"
+    shoot(page, "quality-qualification-waits")
+    # and the lead's gold page says why
+    lead_page = new_page("lena")
+    lead_page.goto("/projects/demo/quality/gold/")
+    warning = lead_page.locator('[data-gold-waiting="prefilter"]')
+    assert "only 1 gold item can be served now and a qualification set takes 2" in warning.inner_text()
+    shoot(lead_page, "quality-gold-waiting")
