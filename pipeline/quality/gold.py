@@ -302,26 +302,10 @@ def gold_coming_to(*, project: Project, stage: str, user: Any) -> QuerySet[GoldI
     answered twice). A qualification set short of items waits for these rather than being decided on a
     few, but only while somebody is active in the stage to finish those units: with nobody (the first
     annotators of a stage) waiting would wait for ever, so none is coming then."""
-    if _nobody_active(project=project, stage=stage):
+    if not Standing.objects.filter(project=project, stage=stage, status=StandingStatus.ACTIVE).exists():
         return GoldItem.objects.none()
     items = _in_use(project=project, stage=stage).filter(_stage_with_gold(stage).gold_unit_waiting())
     return _open_to(items, stage=stage, user=user)
-
-
-def gold_for_qualification(*, project: Project, stage: str, user: Any) -> QuerySet[GoldItem]:
-    """The gold items a qualification item of ``user`` may come from: ``gold_open_to``, and while nobody
-    is active in the stage, the items whose units still wait in its queue too. Nobody is doing real work
-    on those units then (a stage's first annotators: the adversarial benchmark's random answerer, with
-    every answers gold item on a question waiting for its second answer, found no gold to qualify on and
-    was let in unqualified), and a gold lease moves nothing of the pipeline; the unit is never offered to
-    the annotator as real work afterwards (``taken_by_user_q``)."""
-    if _nobody_active(project=project, stage=stage):
-        return _open_to(_in_use(project=project, stage=stage), stage=stage, user=user)
-    return gold_open_to(project=project, stage=stage, user=user)
-
-
-def _nobody_active(*, project: Project, stage: str) -> bool:
-    return not Standing.objects.filter(project=project, stage=stage, status=StandingStatus.ACTIVE).exists()
 
 
 def _open_to(items: QuerySet[GoldItem], *, stage: str, user: Any) -> QuerySet[GoldItem]:
@@ -462,16 +446,12 @@ def gold_pick(
     ``balance`` (the stage's ``gold_classes``): the item comes from one class of answers drawn with
     equal chances among the classes the open items hold (an answer in none of them is a class of its
     own), so a class the project lacks never leaves the annotator without gold. One query more.
-    ``every_class`` (qualification items, from ``gold_for_qualification``): ``None`` while the open items
-    hold one class only and another
+    ``every_class`` (qualification items): ``None`` while the open items hold one class only and another
     class the annotator could get is held by items whose units are still in the queue (``gold_coming_to``):
     a set drawn meanwhile would be of that one class, and passes a constant answer (the adversarial
     benchmark's constant answerer qualified so when the only servable answers gold was not answerable).
     With two classes open the draw goes on: a constant answer is right on about half. One query more."""
-    if every_class:  # a qualification item
-        items = gold_for_qualification(project=project, stage=stage, user=user)
-    else:
-        items = gold_open_to(project=project, stage=stage, user=user)
+    items = gold_open_to(project=project, stage=stage, user=user)
     if exclude is not None:
         items = items.exclude(exclude)
     if balance:

@@ -68,7 +68,7 @@ from annotation.services.assignments import assignment_leases_end
 from pipeline.stages.base import StageDefinition, qualification_mode, trusted
 from pipeline.stages.registry import stage_get
 
-from .gold import gold_available, gold_coming_to, gold_for_qualification, qualification_allowed_wrong
+from .gold import gold_available, gold_coming_to, gold_open_to, qualification_allowed_wrong
 from .rules import LEAD_ACTIONS, Seen, rules_on
 from .sequential import sequential_test
 
@@ -458,7 +458,7 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
 
 def _gold_left(*, project: Project, user_id: int, stage: str) -> bool:
     """Whether a gold item is left that ``gold_pick`` could serve the annotator."""
-    return gold_for_qualification(project=project, stage=stage, user=user_id).exists()
+    return gold_open_to(project=project, stage=stage, user=user_id).exists()
 
 
 def _monitor(*, stage: StageDefinition, standing: Standing, project: Project, correct: bool, now: datetime) -> None:
