@@ -55,6 +55,15 @@ until two more careful annotators agree with it. Held-back work whose author is 
 against them vouches for nobody: spammers whose random judgments of a redo unit happen to agree do not
 end the loop. Work already held back is never held again (it is out of the data).
 
+An annotator let into a stage that qualifies on gold without a qualification set (no gold item was
+servable nor coming when they arrived: a stage's first annotators when all its gold is on units still in
+the queue, as with two answers per train question; ``standing.entered_unqualified``) has nothing
+confirmed until they have passed a qualification set's worth of control items (``qualification_items``,
+or ``provisional_min_controls`` if more), and their work is not corroborated by agreement meanwhile, nor
+does their held work witness a redo: nobody has seen them do the task right, and the agreement rule is
+lenient (overlapping answers agree). The adversarial benchmark's random answerer got in so at the start
+of the answers stage with ``answers_train`` 2 and had 46 answers in the release, in majority groups.
+
 Each annotator whose work is held back gets a ``QualityEvent`` (rule ``provisional-held``, their
 standing unchanged) that names the items; the stages' ``withdraw`` takes them out with requeue.
 """
@@ -102,7 +111,7 @@ from pipeline.stages.base import qualification_mode
 
 from .consensus import majority_of
 from .sequential import sequential_test
-from .standing import event, reviews_since_active, with_accepted_since_active, writer_work
+from .standing import entered_unqualified, event, reviews_since_active, with_accepted_since_active, writer_work
 
 HELD = "provisional-held"  # the rule of the events that hold work back
 REVIEW_FIRST = "provisional-review"  # the rule of the events that send a writer's work to review first
@@ -164,6 +173,11 @@ def provisional_held(*, project: Project) -> list[Held]:
         passed: dict[int, int] = defaultdict(int)
         for user_id in results.filter(correct=True, purpose=Purpose.CONTROL).values_list("user_id", flat=True):
             passed[user_id] += 1
+        # Annotators let in without a qualification set (no gold item was free then): nothing of theirs
+        # stands until they have passed a qualification set's worth of control items, and agreement does
+        # not vouch for them meanwhile (the module docstring)
+        qualify_on = max(project.provisional_min_controls, project.qualification_items)
+        unproven = {u for u in entered_unqualified(project=project, stage=stage.name) if passed[u] < qualify_on}
         unit_id = f"{stage.unit.field}_id"
         work = Assignment.objects.filter(
             project=project, stage=stage.name, purpose=Purpose.WORK, status=AssignmentStatus.SUBMITTED
@@ -177,7 +191,7 @@ def provisional_held(*, project: Project) -> list[Held]:
             user_id
             for user_id, (status, evidence, _) in standings.items()
             if status == StandingStatus.PAUSED or evidence > 0
-        }
+        } | unproven
         witnessed = _witnessed(
             project=project,
             stage=stage.name,
@@ -194,7 +208,7 @@ def provisional_held(*, project: Project) -> list[Held]:
             if not _confirmed_or_trusted(
                 policy=policy,
                 passed=passed[user_id],
-                min_controls=project.provisional_min_controls,
+                min_controls=qualify_on if user_id in unproven else project.provisional_min_controls,
                 evidence=evidence,
                 one_slip=one_slip,
                 since=last_passed.get(user_id) if evidence <= one_slip or clear_at is None else clear_at,
@@ -209,7 +223,9 @@ def provisional_held(*, project: Project) -> list[Held]:
                 trailing[user_id].append(pk)
                 redos.add(pk)
         corroborated = _corroborated(
-            project=project, stage=stage.name, ids=[i for ids in trailing.values() for i in ids]
+            project=project,
+            stage=stage.name,
+            ids=[i for user_id, ids in trailing.items() if user_id not in unproven for i in ids],
         )
         for user_id, ids in sorted(trailing.items()):
             kept = [i for i in ids if i in corroborated]
@@ -217,7 +233,9 @@ def provisional_held(*, project: Project) -> list[Held]:
             _, evidence, clear_at = standings.get(user_id, ("", 0.0, None))
             if not left:
                 continue
-            if all(i in redos for i in left):
+            if user_id in unproven:
+                why = f"let in without a qualification set, fewer than {qualify_on} control items passed since"
+            elif all(i in redos for i in left):
                 why = "a redo of held-back work that two other annotators have not yet done alike"
             elif passed[user_id] < project.provisional_min_controls and evidence <= one_slip:
                 why = f"fewer than {project.provisional_min_controls} control items passed"
@@ -241,6 +259,7 @@ def provisional_held(*, project: Project) -> list[Held]:
                         "evidence": round(evidence, 3),
                         "evidence_clear_at": clear_at.isoformat() if clear_at else None,
                         "controls_passed": passed[user_id],
+                        "entered_unqualified": user_id in unproven,
                         "held": len(left),
                         "corroborated": len(kept),
                     },

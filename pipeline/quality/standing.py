@@ -39,7 +39,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, DateTimeField, IntegerField, OuterRef, QuerySet, Subquery, Value
+from django.db.models import Count, DateTimeField, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -142,8 +142,15 @@ def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime
     """The standing of an annotator's first contact with a stage (qualifying where the stage has
     a way to qualify: gold items, or review)."""
     mode = qualification_mode(stage)
-    if mode == "gold" and gold_available(project=project, stage=stage.name) == 0:
-        mode = ""  # no gold yet: nothing to qualify on; control items start once a lead adds some
+    if (
+        mode == "gold"
+        and gold_available(project=project, stage=stage.name) == 0
+        and not gold_coming_to(project=project, stage=stage.name, user=user).exists()
+    ):
+        # no gold yet, nor any coming (gold whose units others are finishing: the set waits for it):
+        # nothing to qualify on; control items start once a lead adds some, and the annotator's work
+        # stands only on them (``entered_unqualified``)
+        mode = ""
     status = StandingStatus.QUALIFYING if mode else StandingStatus.ACTIVE
     standing, created = Standing.objects.get_or_create(
         project=project,
@@ -157,6 +164,23 @@ def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime
         standing.save(update_fields=["reason"])
         event(standing=standing, rule="started", before="", figures={"mode": mode})
     return standing
+
+
+def entered_unqualified(*, project: Project, stage: str) -> set[int]:
+    """The annotators let into ``stage`` without a qualification set although the stage qualifies on gold:
+    at their first contact no gold item was servable nor coming (``_start``, mode ""), or their set
+    found none left to serve before its first item (the ``no-gold`` rule), and they have not passed a
+    qualification set since (a lead sent them back to qualify). Their work stands only on the control
+    items they pass afterwards (``pipeline.quality.provisional``). One query."""
+    if qualification_mode(stage_get(stage)) != "gold":
+        return set()
+    let_in = Q(rule="no-gold") | Q(rule="started", figures__mode="")
+    events = QualityEvent.objects.filter(let_in | Q(rule="qualification-passed"), project=project, stage=stage)
+    users: set[int] = set()
+    passed: set[int] = set()
+    for user_id, rule in events.values_list("user_id", "rule"):
+        (passed if rule == "qualification-passed" else users).add(user_id)
+    return users - passed
 
 
 def standing_read(*, project: Project, user: Any, stage: str) -> StandingBrief | None:

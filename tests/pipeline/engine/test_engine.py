@@ -41,7 +41,7 @@ from pipeline.engine import (
     work_payload,
 )
 from pipeline.engine.services import _next, _still_open, member_context_get
-from pipeline.quality.standing import StandingBrief
+from pipeline.quality.standing import StandingBrief, entered_unqualified
 from pipeline.stages.registry import stage_get
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 from tests.pipeline.quality.builders import RIGHT, gold_prefilter, rule_pause
@@ -1061,6 +1061,34 @@ def test_a_qualification_waits_for_gold_whose_units_are_still_in_the_queue_rathe
     assert _judge_next(project, other, RIGHT).purpose == Purpose.QUALIFICATION
     assert assignment_next(project=project, user=other, stage="prefilter").purpose == Purpose.WORK
     assert Standing.objects.get(project=project, user=other).reason == "qualified with 1 of 1"
+
+
+def test_a_first_contact_while_all_gold_waits_in_the_queue_starts_a_set_that_waits_not_work(project):
+    """With two answers per train question no answers gold was servable at the start of the stage, and an
+    annotator's first contact then made them active with no qualification set at all, whoever was active."""
+    from annotation.models import Screen
+
+    # given four gold items, all on screens still waiting in pre-filtering, and a judge active there
+    gold = gold_prefilter(project, 4)
+    Screen.objects.filter(pk__in=[g.screen_id for g in gold]).update(state=ScreenState.PREFILTER)
+    Standing.objects.create(project=project, user=member(project, "busy"), stage="prefilter", status="active")
+    # when a new judge asks for work: qualifying, refused with a reason to wait, nothing served
+    judge = member(project, "judge")
+    with pytest.raises(PermissionDeniedError) as refused:
+        assignment_next(project=project, user=judge, stage="prefilter")
+    assert refused.value.extra == {"waiting_for": "qualification-items"}
+    assert not Assignment.objects.filter(annotator=judge).exists()
+    assert not Standing.objects.filter(user=judge, status=StandingStatus.ACTIVE).exists()
+    # and once the screens have left the queue, the set is served
+    Screen.objects.filter(pk__in=[g.screen_id for g in gold]).update(state=ScreenState.QUESTIONS_1)
+    assert assignment_next(project=project, user=judge, stage="prefilter").purpose == Purpose.QUALIFICATION
+    # and with nobody active to finish such screens, a new judge is let in without a set (the stage would
+    # stall): their work stands on control items only (``entered_unqualified``)
+    Standing.objects.filter(user__username="busy").delete()
+    Screen.objects.filter(pk__in=[g.screen_id for g in gold]).update(state=ScreenState.PREFILTER)
+    first = member(project, "first")
+    assert assignment_next(project=project, user=first, stage="prefilter").purpose == Purpose.WORK
+    assert entered_unqualified(project=project, stage="prefilter") == {first.pk}
 
 
 def test_a_qualification_set_is_not_drawn_from_one_kind_of_gold_while_another_kind_waits_in_the_queue(project):

@@ -526,6 +526,7 @@ def test_the_hold_reads_this_projects_standings_results_and_passed_controls_only
         "evidence": 0.0,
         "evidence_clear_at": held.figures["evidence_clear_at"],
         "controls_passed": 1,
+        "entered_unqualified": False,
         "held": 2,
         "corroborated": 0,
     }
@@ -1007,3 +1008,52 @@ def test_each_annotators_confirmations_are_counted_among_their_own_passed_items(
     # the first judge's junk is confirmed by their own two later items, whatever the other judge did
     assert provisional_held(project=project) == []
     assert mine["junk1"]
+
+
+def test_an_annotator_let_in_without_a_qualification_set_has_nothing_stand_until_they_pass_a_sets_worth(world):
+    """The adversarial benchmark with two answers per train question: at the start of the answers stage all
+    gold was on questions still waiting, nobody was active, and the random answerer was let in without a
+    qualification set; 46 of its answers reached the release, in majority groups by the lenient agreement
+    rule. Such an annotator's work now stands on passed control items only, a qualification set's worth."""
+    project, _ = world
+    project.prefilter_judgments = 2
+    project.save(update_fields=["prefilter_judgments"])
+    # given a careful judge with a record, and a judge let in while no gold item was servable nor coming
+    other = member(project, "other")
+    Standing.objects.create(project=project, user=other, stage="prefilter", status=StandingStatus.ACTIVE)
+    rates(project, 1.0)
+    for _ in range(3):
+        judge(project, other, RIGHT, purpose="control")
+    rates(project, 0.0)
+    Standing.objects.filter(user=other).delete()  # nobody active in the stage
+    GoldItem.objects.filter(project=project).update(active=False)
+    early = member(project, "early")
+    junk = [judge(project, early, JUNK, purpose="work") for _ in range(2)]
+    assert QualityEvent.objects.get(user=early, rule="started").figures == {"mode": ""}
+    GoldItem.objects.filter(project=project).update(active=True)
+    Standing.objects.create(project=project, user=other, stage="prefilter", status=StandingStatus.ACTIVE)
+    # when the careful judge judges the same screens alike (their second judgment)
+    screens_of = dict(
+        PrefilterJudgment.objects.filter(assignment_id__in=junk).values_list("screen_id", "assignment_id")
+    )
+    while screens_of:
+        lease = assignment_next(project=project, user=other, stage="prefilter")
+        agree = lease.screen_id in screens_of
+        screens_of.pop(lease.screen_id, None)
+        assignment_submit(assignment_id=lease.pk, user=other, data={**(JUNK if agree else RIGHT), "note": ""})
+    # then the agreement does not vouch for the judge let in: all their work is held, and says why
+    (held,) = provisional_held(project=project)
+    assert (held.user_id, sorted(held.assignments), held.corroborated) == (early.pk, sorted(junk), 0)
+    assert held.why == "let in without a qualification set, fewer than 10 control items passed since"
+    assert held.figures["entered_unqualified"] is True
+    # and three passed control items (enough for anybody else) are not enough; ten (a set's worth) are
+    rates(project, 1.0)
+    for passed in range(1, 11):
+        judge(project, early, RIGHT, purpose="control")
+        assert bool(provisional_held(project=project)) is (passed < 10), passed
+    # and a judge who qualified later (a lead sent them back to qualify) is like anybody else: with their
+    # control items gone, thin, but the agreement vouches for their work again
+    ControlResult.objects.filter(user=early).delete()
+    assert provisional_held(project=project)[0].why.startswith("let in without")
+    QualityEvent.objects.create(project=project, user=early, stage="prefilter", rule="qualification-passed")
+    assert provisional_held(project=project) == []
