@@ -11,7 +11,8 @@ Deterministic (no timestamp), like the rest of the manifest:
     questions, reviews standing), ``total`` and ``by_standing``: by their author's standing in the
     stage when the release is made. ``lead`` (leads and site admins are never gated) and
     ``no_standing`` (no author, or work from before quality control) are counts; every other
-    standing (``active``, ``reinstated``: active because a lead reinstated them, ``qualifying``,
+    standing (``active``, ``reinstated``: active because a lead reinstated them, ``unqualified``:
+    active but let in without a qualification set (``standing.entered_unqualified``), ``qualifying``,
     ``paused`` and ``not_qualified``: work a project keeps with ``paused_work=keep``) splits by the
     evidence behind each item: ``controlled`` (its author passed a control item of the stage
     after it), ``review_accepted`` (else: the item was accepted in review) or ``provisional``
@@ -77,6 +78,7 @@ from pipeline.decisions.decide import (
 from pipeline.stages import stages
 
 from .consensus import prefilter_dawid_skene
+from .standing import entered_unqualified
 
 # Why quality control took an item out (``withdrawn``), in this order.
 CAUSES = ("rule-pause", "not-qualified-by-review", "review-rejected")
@@ -166,7 +168,7 @@ ITEMS: dict[str, tuple[str, Callable[[Project], tuple[Iterable[Item], Iterable[W
 
 class _Authors:
     """The project's authors' standings per stage (``reinstated`` when a lead's reinstate made them
-    active), who is never gated, and the times of each one's passed control items per stage."""
+    active, ``unqualified`` when they are active without a qualification set), who is never gated, and the times of each one's passed control items per stage."""
 
     def __init__(self, project: Project) -> None:
         self.ungated = set(
@@ -190,6 +192,10 @@ class _Authors:
         for key, rule in last.items():
             if rule == "lead-reinstate" and self.status.get(key) == StandingStatus.ACTIVE:
                 self.status[key] = "reinstated"
+        for name in stages():
+            for user_id in entered_unqualified(project=project, stage=name):
+                if self.status.get((user_id, name)) == StandingStatus.ACTIVE:
+                    self.status[(user_id, name)] = "unqualified"
         self.passed: dict[tuple[int, str], list[datetime]] = defaultdict(list)
         for user_id, stage, at in (
             ControlResult.objects.filter(project=project, purpose=Purpose.CONTROL, correct=True)

@@ -160,6 +160,8 @@ def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime
     )
     if created:
         reason = {"gold": "qualification set", "review": "first submissions are reviewed"}.get(mode, "")
+        if not mode and qualification_mode(stage) == "gold":
+            reason = "no gold item to qualify on yet: passed control items decide"
         standing.reason = reason
         standing.save(update_fields=["reason"])
         event(standing=standing, rule="started", before="", figures={"mode": mode})

@@ -1089,6 +1089,7 @@ def test_a_first_contact_while_all_gold_waits_in_the_queue_starts_a_set_that_wai
     first = member(project, "first")
     assert assignment_next(project=project, user=first, stage="prefilter").purpose == Purpose.WORK
     assert entered_unqualified(project=project, stage="prefilter") == {first.pk}
+    assert Standing.objects.get(user=first).reason == "no gold item to qualify on yet: passed control items decide"
 
 
 def test_a_qualification_set_is_not_drawn_from_one_kind_of_gold_while_another_kind_waits_in_the_queue(project):

@@ -153,6 +153,24 @@ def test_in_release_by_standing_and_evidence(project):
     assert list(found["by_standing"]) == ["active", "lead", "no_standing", "paused", "reinstated"]
 
 
+def test_an_author_let_in_without_a_qualification_set_is_counted_apart(project):
+    # given two active answerers: one qualified, one let in without a set (no gold was servable nor coming
+    # when they arrived), and one let in so who qualified later
+    ann, una, late = (member(project, n) for n in ("ann", "una", "late"))
+    for user in (ann, una, late):
+        Standing.objects.create(project=project, user=user, stage="answers", status=StandingStatus.ACTIVE)
+    QualityEvent.objects.create(project=project, user=ann, stage="answers", rule="qualification-passed")
+    QualityEvent.objects.create(project=project, user=una, stage="answers", rule="started", figures={"mode": ""})
+    QualityEvent.objects.create(project=project, user=late, stage="answers", rule="no-gold")
+    QualityEvent.objects.create(project=project, user=late, stage="answers", rule="qualification-passed")
+    for user in (ann, una, late):
+        kept_answer(project, user, at=0)
+    # then the manifest says whose work stands on no qualification
+    found = stage_evidence(project=project)["answers"]["in_release"]["by_standing"]
+    assert found["active"] == {"controlled": 0, "review_accepted": 0, "provisional": 2}
+    assert found["unqualified"] == {"controlled": 0, "review_accepted": 0, "provisional": 1}
+
+
 def test_withdrawn_items_by_cause(project):
     ann, lead = member(project, "ann"), member(project, "lead", role="lead")
     rule = QualityEvent.objects.create(

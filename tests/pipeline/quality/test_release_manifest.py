@@ -123,11 +123,12 @@ def test_each_kind_of_work_lands_in_its_bucket(project, tmp_path, django_capture
     }
     assert answers["withdrawn"] == {"rule-pause": 1, "not-qualified-by-review": 0, "review-rejected": 0}
     # and pre-filtering: the withdrawn judge's two judgments are out by the rule, jo's counts, and
-    # the screen that went on on sam's word alone is in the release on withdrawn evidence
+    # the screen that went on on sam's word alone is in the release on withdrawn evidence; jo came to a
+    # stage with no gold, so is counted as let in without a qualification set
     prefilter = quality["stages"]["prefilter"]
     assert prefilter["in_release"]["total"] == 1
     assert prefilter["in_release"]["by_standing"] == {
-        "active": {**NO_EVIDENCE, "provisional": 1},
+        "unqualified": {**NO_EVIDENCE, "provisional": 1},
         "lead": 0,
         "no_standing": 0,
     }

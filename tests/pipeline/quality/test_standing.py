@@ -894,7 +894,15 @@ class TestFirstContactAndPauses:
         ("stage", "with_gold", "status", "attempt", "reason", "mode"),
         [
             ("prefilter", True, StandingStatus.QUALIFYING, 1, "qualification set", "gold"),
-            ("prefilter", False, StandingStatus.ACTIVE, 0, "", ""),  # no gold yet: nothing to qualify on
+            # no gold yet: nothing to qualify on
+            (
+                "prefilter",
+                False,
+                StandingStatus.ACTIVE,
+                0,
+                "no gold item to qualify on yet: passed control items decide",
+                "",
+            ),
             ("questions-1", False, StandingStatus.QUALIFYING, 1, "first submissions are reviewed", "review"),
         ],
     )
