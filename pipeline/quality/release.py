@@ -168,7 +168,8 @@ ITEMS: dict[str, tuple[str, Callable[[Project], tuple[Iterable[Item], Iterable[W
 
 class _Authors:
     """The project's authors' standings per stage (``reinstated`` when a lead's reinstate made them
-    active, ``unqualified`` when they are active without a qualification set), who is never gated, and the times of each one's passed control items per stage."""
+    active, ``unqualified`` when they are active without a qualification set), who is never gated, and
+    the times of each one's passed control items per stage."""
 
     def __init__(self, project: Project) -> None:
         self.ungated = set(
