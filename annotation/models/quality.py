@@ -41,6 +41,11 @@ class Standing(models.Model):
         help_text="when the evidence was last 0 (after a control item, or set so): while it is above 0, the "
         "sequential test's estimate of when the run of wrong control items began",
     )
+    qualification_owed = models.BooleanField(
+        default=False,
+        help_text="let in without a qualification set (no gold item was free): one is served once enough gold "
+        "is open to them, and failing it withdraws their work",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

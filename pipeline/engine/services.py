@@ -138,6 +138,7 @@ def _member_open_build(stage: str) -> compiled.Build:
                 standing_items=Subquery(standing.values("items_done")[:1]),
                 standing_controls=Subquery(standing.values("controls_done")[:1]),
                 standing_evidence=Subquery(standing.values("evidence")[:1]),
+                standing_owed=Subquery(standing.values("qualification_owed")[:1]),
             )
             .values_list(
                 "open_id",
@@ -147,6 +148,7 @@ def _member_open_build(stage: str) -> compiled.Build:
                 "standing_items",
                 "standing_controls",
                 "standing_evidence",
+                "standing_owed",
                 *_MEMBER.paths,
                 *_PROJECT.paths,
             )
@@ -165,9 +167,9 @@ def member_context_get(*, slug: str, user: Any, stage: str) -> MemberContext:
         key=("member-open", stage), build=_member_open_build(stage), values={"slug": slug, "user_id": user.pk}
     )
     if row is not None:
-        membership, project = compiled.load_row((_MEMBER, _PROJECT), row[7:])
+        membership, project = compiled.load_row((_MEMBER, _PROJECT), row[8:])
         membership.project = project
-        standing = StandingBrief(row[2], row[3], row[4], row[5], row[6]) if row[2] is not None else None
+        standing = StandingBrief(*row[2:8]) if row[2] is not None else None
         return MemberContext(project, membership, (row[0], row[1]) if row[0] is not None else None, standing)
     found = Project.objects.filter(slug=slug).first() if user.is_superuser else None
     if found is None:

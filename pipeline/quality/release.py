@@ -12,7 +12,8 @@ Deterministic (no timestamp), like the rest of the manifest:
     stage when the release is made. ``lead`` (leads and site admins are never gated) and
     ``no_standing`` (no author, or work from before quality control) are counts; every other
     standing (``active``, ``reinstated``: active because a lead reinstated them, ``unqualified``:
-    active but let in without a qualification set (``standing.entered_unqualified``), ``qualifying``,
+    active but let in without a qualification set, which they still owe (``Standing.qualification_owed``),
+    ``qualifying``,
     ``paused`` and ``not_qualified``: work a project keeps with ``paused_work=keep``) splits by the
     evidence behind each item: ``controlled`` (its author passed a control item of the stage
     after it), ``review_accepted`` (else: the item was accepted in review) or ``provisional``
@@ -20,7 +21,8 @@ Deterministic (no timestamp), like the rest of the manifest:
     items their author passed after them (0, 1, 2, 3+).
   - ``withdrawn``: items quality control took out, by cause: ``rule-pause`` (a monitoring rule
     paused the author), ``not-qualified-by-review`` (a writer's first submissions were rejected),
-    ``review-rejected`` (the item itself was rejected). A lead's pause withdraws nothing.
+    ``review-rejected`` (the item itself was rejected), ``owed-qualification-failed`` (an annotator let
+    in without a qualification set failed it once it was served). A lead's pause withdraws nothing.
   - pre-filtering only, ``released_on_withdrawn_evidence``: screens with kept questions whose
     pre-filtering decision rested on judgments withdrawn after the screen had moved on (with
     fewer judgments that count than the project takes), and their kept questions.
@@ -78,10 +80,9 @@ from pipeline.decisions.decide import (
 from pipeline.stages import stages
 
 from .consensus import prefilter_dawid_skene
-from .standing import entered_unqualified
 
 # Why quality control took an item out (``withdrawn``), in this order.
-CAUSES = ("rule-pause", "not-qualified-by-review", "review-rejected")
+CAUSES = ("rule-pause", "not-qualified-by-review", "review-rejected", "owed-qualification-failed")
 EVIDENCE = ("controlled", "review_accepted", "provisional")
 # An item of the release: its author, when it was submitted, and its review state.
 Item = tuple[int | None, datetime | None, str]
@@ -177,11 +178,12 @@ class _Authors:
             .filter(Q(role=Role.LEAD) | Q(user__is_superuser=True))
             .values_list("user_id", flat=True)
         )
-        self.status = {
-            (user_id, stage): status
-            for user_id, stage, status in Standing.objects.filter(project=project).values_list(
-                "user_id", "stage", "status"
-            )
+        standings = Standing.objects.filter(project=project).values_list(
+            "user_id", "stage", "status", "qualification_owed"
+        )
+        self.status = {(user_id, stage): status for user_id, stage, status, _ in standings}
+        owed = {
+            (user_id, stage) for user_id, stage, status, owes in standings if owes and status == StandingStatus.ACTIVE
         }
         last: dict[tuple[int, str], str] = {}
         for user_id, stage, rule in (
@@ -193,10 +195,8 @@ class _Authors:
         for key, rule in last.items():
             if rule == "lead-reinstate" and self.status.get(key) == StandingStatus.ACTIVE:
                 self.status[key] = "reinstated"
-        for name in stages():
-            for user_id in entered_unqualified(project=project, stage=name):
-                if self.status.get((user_id, name)) == StandingStatus.ACTIVE:
-                    self.status[(user_id, name)] = "unqualified"
+        for key in owed:
+            self.status[key] = "unqualified"
         self.passed: dict[tuple[int, str], list[datetime]] = defaultdict(list)
         for user_id, stage, at in (
             ControlResult.objects.filter(project=project, purpose=Purpose.CONTROL, correct=True)
@@ -244,13 +244,15 @@ def _in_release(stage: str, items: Iterable[Item], authors: _Authors) -> dict[st
     return found
 
 
-def _withdrawn(rows: Iterable[Withdrawn], decisions: Mapping[int, tuple[int | None, str]]) -> dict[str, int]:
+def _withdrawn(rows: Iterable[Withdrawn], decisions: Mapping[int, tuple[int | None, str, str]]) -> dict[str, int]:
     """Withdrawn items by cause (``CAUSES``)."""
     out = dict.fromkeys(CAUSES, 0)
     for reason, event_id in rows:
-        actor_id, status_after = decisions.get(event_id, (None, "")) if event_id else (None, "")
+        actor_id, status_after, rule = decisions.get(event_id, (None, "", "")) if event_id else (None, "", "")
         if reason == REASON_REVIEW_REJECTED:
             cause = "review-rejected"
+        elif rule == "qualification-failed":
+            cause = "owed-qualification-failed"
         elif reason == REASON_AUTHOR_NOT_QUALIFIED or status_after == StandingStatus.NOT_QUALIFIED:
             cause = "not-qualified-by-review"
         elif actor_id is not None:
@@ -282,9 +284,9 @@ def stage_evidence(*, project: Project) -> dict[str, dict[str, Any]]:
     """The ``stages`` part of the section (the module docstring)."""
     authors = _Authors(project)
     decisions = {
-        pk: (actor_id, status_after)
-        for pk, actor_id, status_after in QualityEvent.objects.filter(project=project).values_list(
-            "pk", "actor_id", "status_after"
+        pk: (actor_id, status_after, rule)
+        for pk, actor_id, status_after, rule in QualityEvent.objects.filter(project=project).values_list(
+            "pk", "actor_id", "status_after", "rule"
         )
     }
     out: dict[str, dict[str, Any]] = {}

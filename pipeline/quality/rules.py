@@ -254,6 +254,7 @@ TABLE: tuple[Rule, ...] = (
     Rule("qualification-failed", "did not pass the qualification"),
     Rule("qualification-retry", "started another qualification attempt"),
     Rule("no-gold", "no gold items left for the qualification"),
+    Rule("qualification-owed", "served the qualification set they were let in without"),
     Rule("review-qualified", "first submissions accepted in review"),
     Rule("review-not-qualified", "first submissions rejected in review"),
     Rule("review-reopened", "a review the qualification counted was withdrawn: decided again on new reviews"),

@@ -39,7 +39,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, DateTimeField, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, DateTimeField, IntegerField, OuterRef, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -85,6 +85,7 @@ class StandingBrief:
     items_done: int
     controls_done: int = 0
     evidence: float = 0.0
+    owed: bool = False  # ``Standing.qualification_owed``
 
 
 @dataclass(frozen=True)
@@ -152,16 +153,22 @@ def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime
         # stands only on them (``entered_unqualified``)
         mode = ""
     status = StandingStatus.QUALIFYING if mode else StandingStatus.ACTIVE
+    owed = not mode and qualification_mode(stage) == "gold"
     standing, created = Standing.objects.get_or_create(
         project=project,
         user=user,
         stage=stage.name,
-        defaults={"status": status, "attempt": 1 if mode else 0, "attempt_started_at": now if mode else None},
+        defaults={
+            "status": status,
+            "attempt": 1 if mode else 0,
+            "attempt_started_at": now if mode else None,
+            "qualification_owed": owed,
+        },
     )
     if created:
         reason = {"gold": "qualification set", "review": "first submissions are reviewed"}.get(mode, "")
-        if not mode and qualification_mode(stage) == "gold":
-            reason = "no gold item to qualify on yet: passed control items decide"
+        if owed:
+            reason = "no gold item to qualify on yet: your qualification set comes once there is"
         standing.reason = reason
         standing.save(update_fields=["reason"])
         event(standing=standing, rule="started", before="", figures={"mode": mode})
@@ -169,26 +176,19 @@ def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime
 
 
 def entered_unqualified(*, project: Project, stage: str) -> set[int]:
-    """The annotators let into ``stage`` without a qualification set although the stage qualifies on gold:
-    at their first contact no gold item was servable nor coming (``_start``, mode ""), or their set
-    found none left to serve before its first item (the ``no-gold`` rule), and they have not passed a
-    qualification set since (a lead sent them back to qualify). Their work stands only on the control
-    items they pass afterwards (``pipeline.quality.provisional``). One query."""
-    if qualification_mode(stage_get(stage)) != "gold":
-        return set()
-    let_in = Q(rule="no-gold") | Q(rule="started", figures__mode="")
-    events = QualityEvent.objects.filter(let_in | Q(rule="qualification-passed"), project=project, stage=stage)
-    users: set[int] = set()
-    passed: set[int] = set()
-    for user_id, rule in events.values_list("user_id", "rule"):
-        (passed if rule == "qualification-passed" else users).add(user_id)
-    return users - passed
+    """The annotators let into ``stage`` without a qualification set although the stage qualifies on gold
+    (``Standing.qualification_owed``): at their first contact no gold item was servable nor coming
+    (``_start``), or their set found none left to serve before its first item (the ``no-gold`` rule), and
+    they have not passed the set they owe yet (``_owed_set``). Their work stands only on the control
+    items they pass meanwhile (``pipeline.quality.provisional``). One query."""
+    owed = Standing.objects.filter(project=project, stage=stage, qualification_owed=True)
+    return set(owed.values_list("user_id", flat=True))
 
 
 def standing_read(*, project: Project, user: Any, stage: str) -> StandingBrief | None:
     row = (
         Standing.objects.filter(project=project, user=user, stage=stage)
-        .values_list("status", "attempt", "items_done", "controls_done", "evidence")
+        .values_list("status", "attempt", "items_done", "controls_done", "evidence", "qualification_owed")
         .first()
     )
     return StandingBrief(*row) if row else None
@@ -211,7 +211,9 @@ def plan_next(
         return WORK
     if standing is None:
         row = _start(stage=stage, project=project, user=user, now=now)
-        standing = StandingBrief(row.status, row.attempt, row.items_done, row.controls_done, row.evidence)
+        standing = StandingBrief(
+            row.status, row.attempt, row.items_done, row.controls_done, row.evidence, row.qualification_owed
+        )
     if standing.status == StandingStatus.PAUSED:
         raise PermissionDeniedError(_refusal(project=project, user=user, stage=stage))
     if standing.status == StandingStatus.NOT_QUALIFIED:
@@ -231,8 +233,38 @@ def plan_next(
         rate = control_rate_for(project=project, standing=standing)
         # A fresh draw per lease (``control_random``): unpredictable, and at the rate on average.
         if rate > 0 and control_random.random() < rate:
+            if standing.owed and standing.status == StandingStatus.ACTIVE and mode == "gold":
+                standing = _owed_set(stage=stage, project=project, user=user, standing=standing, now=now)
+                if standing.status == StandingStatus.QUALIFYING:
+                    return Plan(Purpose.QUALIFICATION, standing.attempt)
             return Plan(Purpose.CONTROL)
     return WORK
+
+
+def _owed_set(
+    *, stage: StageDefinition, project: Project, user: Any, standing: StandingBrief, now: datetime
+) -> StandingBrief:
+    """An annotator let in without a qualification set (``qualification_owed``) is served it at their
+    first control draw once a set's worth of gold items is open to them (``qualification_items``): their
+    standing goes back to qualifying, with the attempt that found no gold (the first, for one let in at
+    their first contact), and the draw's lease is its first item. Passing it makes their work stand as
+    anybody's; failing it withdraws their work in the stage (``qualification_check``). One query per
+    control draw while the set is owed (none on the other leases), two more when it starts."""
+    if gold_open_to(project=project, stage=stage.name, user=user).count() < project.qualification_items:
+        return standing
+    row = standing_lock(project_id=project.pk, user_id=user.pk, stage=stage.name)
+    if row is None or row.status != StandingStatus.ACTIVE or not row.qualification_owed:
+        return standing
+    before = row.status
+    _set(
+        row,
+        status=StandingStatus.QUALIFYING,
+        reason="the qualification set you were let in without, now that gold items are free",
+        attempt=max(row.attempt, 1),
+        attempt_started_at=now,
+    )
+    event(standing=row, rule="qualification-owed", before=before, figures={"attempt": row.attempt})
+    return StandingBrief(row.status, row.attempt, row.items_done, row.controls_done, row.evidence, True)
 
 
 def control_rate_for(*, project: Project, standing: StandingBrief) -> float:
@@ -460,7 +492,13 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
         return False
     before = standing.status
     if done == 0:
-        _set(standing, status=StandingStatus.ACTIVE, reason="no gold items were left for a qualification", evidence=0.0)
+        _set(
+            standing,
+            status=StandingStatus.ACTIVE,
+            reason="no gold items were left for a qualification",
+            evidence=0.0,
+            qualification_owed=qualification_mode(stage) == "gold",
+        )
         event(standing=standing, rule="no-gold", before=before)
         return False
     correct, items = sum(deciding), len(deciding)
@@ -471,14 +509,23 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
     if second:
         figures["first_correct"] = sum(results[: project.qualification_items])
     of = f"{correct} of {items}" + (" more items (a second sample)" if second else "")
+    owed = standing.qualification_owed
     if score >= project.qualification_threshold:
-        _set(standing, status=StandingStatus.ACTIVE, reason=f"qualified with {of}", evidence=0.0)
+        _set(
+            standing,
+            status=StandingStatus.ACTIVE,
+            reason=f"qualified with {of}",
+            evidence=0.0,
+            qualification_owed=False,
+        )
         event(standing=standing, rule="qualification-passed", before=before, figures=figures)
     else:
         left = project.qualification_attempts - standing.attempt
         retry = f"; you can try again in {project.qualification_cooldown_hours} hours" if left > 0 else ""
-        _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=f"{of} right{retry}")
-        event(standing=standing, rule="qualification-failed", before=before, figures=figures)
+        _set(standing, status=StandingStatus.NOT_QUALIFIED, reason=f"{of} right{retry}", qualification_owed=False)
+        decision = event(standing=standing, rule="qualification-failed", before=before, figures=figures)
+        if owed:  # the work they did before the set they owed is out with it (a lead's reinstate brings it back)
+            _release_and_withdraw(stage=stage, standing=standing, project=project, now=now, decision=decision)
     return False
 
 

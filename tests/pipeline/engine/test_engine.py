@@ -1083,13 +1083,61 @@ def test_a_first_contact_while_all_gold_waits_in_the_queue_starts_a_set_that_wai
     Screen.objects.filter(pk__in=[g.screen_id for g in gold]).update(state=ScreenState.QUESTIONS_1)
     assert assignment_next(project=project, user=judge, stage="prefilter").purpose == Purpose.QUALIFICATION
     # and with nobody active to finish such screens, a new judge is let in without a set (the stage would
-    # stall): their work stands on control items only (``entered_unqualified``)
+    # stall), owing it (``entered_unqualified``)
     Standing.objects.filter(user__username="busy").delete()
     Screen.objects.filter(pk__in=[g.screen_id for g in gold]).update(state=ScreenState.PREFILTER)
     first = member(project, "first")
     assert assignment_next(project=project, user=first, stage="prefilter").purpose == Purpose.WORK
     assert entered_unqualified(project=project, stage="prefilter") == {first.pk}
-    assert Standing.objects.get(user=first).reason == "no gold item to qualify on yet: passed control items decide"
+    row = Standing.objects.get(user=first)
+    assert (row.status, row.qualification_owed) == (StandingStatus.ACTIVE, True)
+    assert row.reason == "no gold item to qualify on yet: your qualification set comes once there is"
+
+
+@pytest.mark.parametrize("passes", [False, True])
+def test_an_annotator_let_in_without_a_set_is_served_it_once_gold_is_free_and_failing_it_withdraws_their_work(
+    project, passes
+):
+    """The adversarial benchmark with two answers per train question: the random answerer, let in at the start
+    of the answers stage with every gold item waiting, did 53 answers before a control item rule paused it."""
+    from annotation.models import PrefilterJudgment, Screen
+    from tests.pipeline.quality.builders import WRONG
+
+    # given a set of two, four gold items all on screens waiting in pre-filtering, nobody active, every
+    # lease a control draw: a judge let in without a set judges two screens (no control item is servable)
+    project.qualification_items, project.qualification_extra_items = 2, 0
+    project.control_rate = project.control_rate_new = 1.0
+    project.save(update_fields=["qualification_items", "qualification_extra_items", "control_rate", "control_rate_new"])
+    gold = gold_prefilter(project, 4)
+    screens(project, 4)
+    waiting = Screen.objects.filter(pk__in=[g.screen_id for g in gold])
+    waiting.update(state=ScreenState.PREFILTER)
+    judge = member(project, "judge")
+    real = [_judge_next(project, judge, RIGHT) for _ in range(2)]
+    assert {lease.purpose for lease in real} == {Purpose.WORK}
+    # when the gold screens leave the queue (others judged them): the judge's next control draw starts the set
+    waiting.update(state=ScreenState.QUESTIONS_1)
+    served = [_judge_next(project, judge, RIGHT if passes else WRONG) for _ in range(2)]
+    assert [lease.purpose for lease in served] == [Purpose.QUALIFICATION] * 2
+    rules = list(QualityEvent.objects.filter(user=judge).order_by("pk").values_list("rule", flat=True))
+    assert rules[:2] == ["started", "qualification-owed"]
+    row = Standing.objects.get(user=judge)
+    assert row.qualification_owed is False
+    mine = PrefilterJudgment.objects.filter(assignment__in=[lease.pk for lease in real])
+    if passes:
+        # then passing it makes them active like anybody, their work standing
+        assert (row.status, row.reason) == (StandingStatus.ACTIVE, "qualified with 2 of 2")
+        assert not mine.exclude(withdrawn_reason="").exists()
+        assert entered_unqualified(project=project, stage="prefilter") == set()
+        assert _judge_next(project, judge, RIGHT).purpose == Purpose.WORK
+    else:
+        # then failing it withdraws what they did before it, as a failed set does
+        assert row.status == StandingStatus.NOT_QUALIFIED
+        assert mine.count() == 2 and not mine.filter(withdrawn_reason="").exists()
+        failed = QualityEvent.objects.get(user=judge, rule="qualification-failed")
+        assert failed.figures["withdrawn"] == 2
+        with pytest.raises(PermissionDeniedError):
+            assignment_next(project=project, user=judge, stage="prefilter")
 
 
 def test_a_qualification_set_is_not_drawn_from_one_kind_of_gold_while_another_kind_waits_in_the_queue(project):

@@ -1029,7 +1029,7 @@ def test_an_annotator_let_in_without_a_qualification_set_has_nothing_stand_until
     GoldItem.objects.filter(project=project).update(active=False)
     early = member(project, "early")
     junk = [judge(project, early, JUNK, purpose="work") for _ in range(2)]
-    assert QualityEvent.objects.get(user=early, rule="started").figures == {"mode": ""}
+    assert Standing.objects.get(user=early).qualification_owed is True
     GoldItem.objects.filter(project=project).update(active=True)
     Standing.objects.create(project=project, user=other, stage="prefilter", status=StandingStatus.ACTIVE)
     # when the careful judge judges the same screens alike (their second judgment)
@@ -1046,14 +1046,20 @@ def test_an_annotator_let_in_without_a_qualification_set_has_nothing_stand_until
     assert (held.user_id, sorted(held.assignments), held.corroborated) == (early.pk, sorted(junk), 0)
     assert held.why == "let in without a qualification set, fewer than 10 control items passed since"
     assert held.figures["entered_unqualified"] is True
-    # and three passed control items (enough for anybody else) are not enough; ten (a set's worth) are
+    # and while fewer gold items are open to them than a set takes (so the set they owe is not served),
+    # three passed control items (enough for anybody else) are not enough, a set's worth is
+    project.qualification_items = 11
+    project.save(update_fields=["qualification_items"])
     rates(project, 1.0)
-    for passed in range(1, 11):
+    for _ in range(10):
         judge(project, early, RIGHT, purpose="control")
-        assert bool(provisional_held(project=project)) is (passed < 10), passed
-    # and a judge who qualified later (a lead sent them back to qualify) is like anybody else: with their
-    # control items gone, thin, but the agreement vouches for their work again
+        assert provisional_held(project=project)[0].why.endswith("fewer than 11 control items passed since")
+    project.qualification_items = 10
+    project.save(update_fields=["qualification_items"])
+    assert provisional_held(project=project) == []
+    # and once they no longer owe a set (they passed it), they are like anybody else: with their control
+    # items gone, thin, but the agreement vouches for their work again
     ControlResult.objects.filter(user=early).delete()
     assert provisional_held(project=project)[0].why.startswith("let in without")
-    QualityEvent.objects.create(project=project, user=early, stage="prefilter", rule="qualification-passed")
+    Standing.objects.filter(user=early).update(qualification_owed=False)
     assert provisional_held(project=project) == []

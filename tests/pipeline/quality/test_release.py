@@ -154,15 +154,13 @@ def test_in_release_by_standing_and_evidence(project):
 
 
 def test_an_author_let_in_without_a_qualification_set_is_counted_apart(project):
-    # given two active answerers: one qualified, one let in without a set (no gold was servable nor coming
-    # when they arrived), and one let in so who qualified later
+    # given three active answerers: one let in without a set (no gold was servable nor coming when they
+    # arrived) who still owes it, the others qualified (one of them after being let in so)
     ann, una, late = (member(project, n) for n in ("ann", "una", "late"))
     for user in (ann, una, late):
-        Standing.objects.create(project=project, user=user, stage="answers", status=StandingStatus.ACTIVE)
-    QualityEvent.objects.create(project=project, user=ann, stage="answers", rule="qualification-passed")
-    QualityEvent.objects.create(project=project, user=una, stage="answers", rule="started", figures={"mode": ""})
-    QualityEvent.objects.create(project=project, user=late, stage="answers", rule="no-gold")
-    QualityEvent.objects.create(project=project, user=late, stage="answers", rule="qualification-passed")
+        Standing.objects.create(
+            project=project, user=user, stage="answers", status=StandingStatus.ACTIVE, qualification_owed=user == una
+        )
     for user in (ann, una, late):
         kept_answer(project, user, at=0)
     # then the manifest says whose work stands on no qualification
@@ -180,9 +178,13 @@ def test_withdrawn_items_by_cause(project):
         project=project, user=ann, stage="answers", rule="review", status_after="not_qualified"
     )
     by_lead = QualityEvent.objects.create(project=project, user=ann, stage="answers", rule="lead-pause", actor=lead)
+    owed = QualityEvent.objects.create(
+        project=project, user=ann, stage="answers", rule="qualification-failed", status_after="not_qualified"
+    )
     # given answers taken out: rejected in review, withdrawn by a rule's pause (with and without
-    # its event), by a not-qualified decision, by a lead's pause; and decoys: an answer dropped by
-    # post-processing, another project's withdrawn answer
+    # its event), by a not-qualified decision, by a lead's pause, by a failed set its author owed; and
+    # decoys: an answer dropped by post-processing, another project's withdrawn answer
+    kept_answer(project, ann, at=8, kept=False, drop_reason="withdrawn", withdrawn_by=owed)
     kept_answer(project, ann, at=1, kept=False, drop_reason="review-rejected", withdrawn_by=failed)
     kept_answer(project, ann, at=2, kept=False, drop_reason="withdrawn", withdrawn_by=rule)
     kept_answer(project, ann, at=3, kept=False, drop_reason="withdrawn")
@@ -199,9 +201,15 @@ def test_withdrawn_items_by_cause(project):
         "rule-pause": 2,
         "not-qualified-by-review": 1,
         "review-rejected": 1,
+        "owed-qualification-failed": 1,
         "lead-pause": 1,
     }
-    assert found["questions-1"]["withdrawn"] == {"rule-pause": 0, "not-qualified-by-review": 1, "review-rejected": 0}
+    assert found["questions-1"]["withdrawn"] == {
+        "rule-pause": 0,
+        "not-qualified-by-review": 1,
+        "review-rejected": 0,
+        "owed-qualification-failed": 0,
+    }
 
 
 def test_control_accuracy_of_one_annotator(project):
@@ -420,7 +428,12 @@ def test_questions_count_in_the_stage_that_wrote_them(project):
                 "no_standing": 1,
             },
         },
-        "withdrawn": {"rule-pause": 2, "not-qualified-by-review": 1, "review-rejected": 1},
+        "withdrawn": {
+            "rule-pause": 2,
+            "not-qualified-by-review": 1,
+            "review-rejected": 1,
+            "owed-qualification-failed": 0,
+        },
     }
     assert found["questions-2"] == {
         "items": "questions",
@@ -432,7 +445,12 @@ def test_questions_count_in_the_stage_that_wrote_them(project):
                 "qualifying": {"controlled": 0, "review_accepted": 1, "provisional": 0},
             },
         },
-        "withdrawn": {"rule-pause": 1, "not-qualified-by-review": 0, "review-rejected": 0},
+        "withdrawn": {
+            "rule-pause": 1,
+            "not-qualified-by-review": 0,
+            "review-rejected": 0,
+            "owed-qualification-failed": 0,
+        },
     }
     assert found["not-answerable"] == {
         "items": "questions",
@@ -440,7 +458,12 @@ def test_questions_count_in_the_stage_that_wrote_them(project):
             "total": 1,
             "by_standing": {**counts, "paused": {"controlled": 0, "review_accepted": 0, "provisional": 1}},
         },
-        "withdrawn": {"rule-pause": 0, "not-qualified-by-review": 0, "review-rejected": 1},
+        "withdrawn": {
+            "rule-pause": 0,
+            "not-qualified-by-review": 0,
+            "review-rejected": 1,
+            "owed-qualification-failed": 0,
+        },
     }
 
 
@@ -522,7 +545,12 @@ def test_reviews_in_the_quality_section(project):
             },
             "passed_controls_after": {"0": 1, "1": 1, "2": 0, "3+": 0},
         },
-        "withdrawn": {"rule-pause": 2, "not-qualified-by-review": 0, "review-rejected": 0},
+        "withdrawn": {
+            "rule-pause": 2,
+            "not-qualified-by-review": 0,
+            "review-rejected": 0,
+            "owed-qualification-failed": 0,
+        },
     }
     one = {"annotators": 1, "min": 1.0, "q1": 1.0, "median": 1.0, "q3": 1.0, "max": 1.0}
     assert {part: found for part, found in figures.items() if part != "stages"} == {

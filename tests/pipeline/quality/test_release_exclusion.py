@@ -122,7 +122,12 @@ def test_work_of_an_annotator_a_rule_paused_is_withdrawn_requeued_and_not_releas
         "lead": 0,
         "no_standing": 0,
     }
-    assert answers["withdrawn"] == {"rule-pause": 2, "not-qualified-by-review": 0, "review-rejected": 0}
+    assert answers["withdrawn"] == {
+        "rule-pause": 2,
+        "not-qualified-by-review": 0,
+        "review-rejected": 0,
+        "owed-qualification-failed": 0,
+    }
     assert quality["reviews"] == {}
 
 

@@ -121,7 +121,12 @@ def test_each_kind_of_work_lands_in_its_bucket(project, tmp_path, django_capture
         },
         "passed_controls_after": {"0": 2, "1": 3, "2": 0, "3+": 0},
     }
-    assert answers["withdrawn"] == {"rule-pause": 1, "not-qualified-by-review": 0, "review-rejected": 0}
+    assert answers["withdrawn"] == {
+        "rule-pause": 1,
+        "not-qualified-by-review": 0,
+        "review-rejected": 0,
+        "owed-qualification-failed": 0,
+    }
     # and pre-filtering: the withdrawn judge's two judgments are out by the rule, jo's counts, and
     # the screen that went on on sam's word alone is in the release on withdrawn evidence; jo came to a
     # stage with no gold, so is counted as let in without a qualification set
@@ -132,7 +137,12 @@ def test_each_kind_of_work_lands_in_its_bucket(project, tmp_path, django_capture
         "lead": 0,
         "no_standing": 0,
     }
-    assert prefilter["withdrawn"] == {"rule-pause": 2, "not-qualified-by-review": 0, "review-rejected": 0}
+    assert prefilter["withdrawn"] == {
+        "rule-pause": 2,
+        "not-qualified-by-review": 0,
+        "review-rejected": 0,
+        "owed-qualification-failed": 0,
+    }
     assert prefilter["released_on_withdrawn_evidence"] == {"screens": 1, "questions": 1}
     # and the app-language drop is filed apart, not as a quality withdrawal
     assert quality["app_language"] == {
@@ -141,7 +151,12 @@ def test_each_kind_of_work_lands_in_its_bucket(project, tmp_path, django_capture
         "questions_dropped": 1,
     }
     for name in stages():
-        assert set(quality["stages"][name]["withdrawn"]) == {"rule-pause", "not-qualified-by-review", "review-rejected"}
+        assert set(quality["stages"][name]["withdrawn"]) == {
+            "rule-pause",
+            "not-qualified-by-review",
+            "review-rejected",
+            "owed-qualification-failed",
+        }
     questions = quality["stages"]["questions-1"]
     assert questions["withdrawn"]["rule-pause"] == 0 and "passed_controls_after" not in questions["in_release"]
 

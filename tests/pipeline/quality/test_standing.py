@@ -900,7 +900,7 @@ class TestFirstContactAndPauses:
                 False,
                 StandingStatus.ACTIVE,
                 0,
-                "no gold item to qualify on yet: passed control items decide",
+                "no gold item to qualify on yet: your qualification set comes once there is",
                 "",
             ),
             ("questions-1", False, StandingStatus.QUALIFYING, 1, "first submissions are reviewed", "review"),
