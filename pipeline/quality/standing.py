@@ -143,14 +143,11 @@ def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime
     """The standing of an annotator's first contact with a stage (qualifying where the stage has
     a way to qualify: gold items, or review)."""
     mode = qualification_mode(stage)
-    if (
-        mode == "gold"
-        and gold_available(project=project, stage=stage.name) == 0
-        and not gold_coming_to(project=project, stage=stage.name, user=user).exists()
-    ):
-        # no gold yet, nor any coming (gold whose units others are finishing: the set waits for it):
-        # nothing to qualify on; control items start once a lead adds some, and the annotator's work
-        # stands only on them (``entered_unqualified``)
+    if mode == "gold" and gold_available(project=project, stage=stage.name) == 0:
+        # no gold to serve yet: nothing to qualify on now. The annotator works, owing the set
+        # (``_owed_set``); their work stands only once they pass it (``entered_unqualified``). Waiting
+        # instead for gold whose units are still in the queue stalled honest workers in the adversarial
+        # benchmark (the units' last answerers may all have met them as control items)
         mode = ""
     status = StandingStatus.QUALIFYING if mode else StandingStatus.ACTIVE
     owed = not mode and qualification_mode(stage) == "gold"

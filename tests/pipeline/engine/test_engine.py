@@ -1063,29 +1063,16 @@ def test_a_qualification_waits_for_gold_whose_units_are_still_in_the_queue_rathe
     assert Standing.objects.get(project=project, user=other).reason == "qualified with 1 of 1"
 
 
-def test_a_first_contact_while_all_gold_waits_in_the_queue_starts_a_set_that_waits_not_work(project):
+def test_a_first_contact_while_all_gold_waits_in_the_queue_lets_the_annotator_work_owing_the_set(project):
     """With two answers per train question no answers gold was servable at the start of the stage, and an
-    annotator's first contact then made them active with no qualification set at all, whoever was active."""
+    annotator's first contact then made them active with no qualification set at all; they now owe it."""
     from annotation.models import Screen
 
     # given four gold items, all on screens still waiting in pre-filtering, and a judge active there
     gold = gold_prefilter(project, 4)
     Screen.objects.filter(pk__in=[g.screen_id for g in gold]).update(state=ScreenState.PREFILTER)
     Standing.objects.create(project=project, user=member(project, "busy"), stage="prefilter", status="active")
-    # when a new judge asks for work: qualifying, refused with a reason to wait, nothing served
-    judge = member(project, "judge")
-    with pytest.raises(PermissionDeniedError) as refused:
-        assignment_next(project=project, user=judge, stage="prefilter")
-    assert refused.value.extra == {"waiting_for": "qualification-items"}
-    assert not Assignment.objects.filter(annotator=judge).exists()
-    assert not Standing.objects.filter(user=judge, status=StandingStatus.ACTIVE).exists()
-    # and once the screens have left the queue, the set is served
-    Screen.objects.filter(pk__in=[g.screen_id for g in gold]).update(state=ScreenState.QUESTIONS_1)
-    assert assignment_next(project=project, user=judge, stage="prefilter").purpose == Purpose.QUALIFICATION
-    # and with nobody active to finish such screens, a new judge is let in without a set (the stage would
-    # stall), owing it (``entered_unqualified``)
-    Standing.objects.filter(user__username="busy").delete()
-    Screen.objects.filter(pk__in=[g.screen_id for g in gold]).update(state=ScreenState.PREFILTER)
+    # when a new judge asks for work: real work, owing the set (``entered_unqualified``), and told so
     first = member(project, "first")
     assert assignment_next(project=project, user=first, stage="prefilter").purpose == Purpose.WORK
     assert entered_unqualified(project=project, stage="prefilter") == {first.pk}
