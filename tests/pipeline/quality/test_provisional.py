@@ -73,6 +73,17 @@ def hit_and_run(project: Project, name: str, *, passed: int, junk: int, fail_at_
     return user, junk_ids
 
 
+def with_record(project: Project, name: str, *, passed: int):
+    """An active judge who passed ``passed`` control items."""
+    user = member(project, name)
+    Standing.objects.create(project=project, user=user, stage="prefilter", status=StandingStatus.ACTIVE)
+    rates(project, 1.0)
+    for _ in range(passed):
+        judge(project, user, RIGHT, purpose="control")
+    rates(project, 0.0)
+    return user
+
+
 def test_a_hit_and_run_workers_last_items_are_held_back_and_their_screens_judged_again(world):
     project, _ = world
     user, junk = hit_and_run(project, "runner", passed=5, junk=4, fail_at_end=True)
@@ -246,12 +257,7 @@ def test_a_redo_by_a_judge_with_a_clean_record_stands_only_when_two_others_did_t
     assert held_back_sweep(project=project)["held"] == {"prefilter": 3}
     redo_screens = set(Screen.objects.filter(judgments__assignment_id__in=junk).values_list("pk", flat=True))
     # given a judge with a clean record (five control items passed, nothing against them) who turned
-    sly = member(project, "sly")
-    Standing.objects.create(project=project, user=sly, stage="prefilter", status=StandingStatus.ACTIVE)
-    rates(project, 1.0)
-    for _ in range(5):
-        judge(project, sly, RIGHT, purpose="control")
-    rates(project, 0.0)
+    sly = with_record(project, "sly", passed=5)
     # when they take the redo units with junk, then pass one more control item (luck, on a two-way judgment)
     sly_redos = {}
     while (lease := assignment_next(project=project, user=sly, stage="prefilter")) is not None:
@@ -1019,12 +1025,7 @@ def test_an_annotator_let_in_without_a_qualification_set_has_nothing_stand_until
     project.prefilter_judgments = 2
     project.save(update_fields=["prefilter_judgments"])
     # given a careful judge with a record, and a judge let in while no gold item was servable nor coming
-    other = member(project, "other")
-    Standing.objects.create(project=project, user=other, stage="prefilter", status=StandingStatus.ACTIVE)
-    rates(project, 1.0)
-    for _ in range(3):
-        judge(project, other, RIGHT, purpose="control")
-    rates(project, 0.0)
+    other = with_record(project, "other", passed=3)
     Standing.objects.filter(user=other).delete()  # nobody active in the stage
     GoldItem.objects.filter(project=project).update(active=False)
     early = member(project, "early")
