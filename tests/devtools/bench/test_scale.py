@@ -1,6 +1,6 @@
 """The scale benchmark at a small size (issue 21): a simulated template cloned to a base size, each lead
 page and API timed, then the data multiplied by 10 and timed again. Each page's time at 10x the data
-stays within 2x of its time at the base size (a ratio, not an absolute time: this machine is shared; the
+stays within 3x of its time at the base size (a ratio, not an absolute time: this machine is shared; the
 project page, the analysis page and the actions page's not-answerable counts read their stored figures,
 ``pipeline.analytics.stored``), every page's query count does not change, and every page stays under 1 MB."""
 
@@ -15,7 +15,10 @@ from pipeline.analytics.stored import snapshot_refresh
 from pipeline.quality.figures import quality_figures_refresh
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
-RATIO = 2.0
+# A page that reads rows in proportion to the data is about 10x slower at 10x; at 2.0 the test failed on
+# unchanged code (2026-11-29: the actions page 27 -> 57 ms, the project's screens page 54 -> 113 ms, one
+# run in three on a machine at load 1-2), so 3.0 keeps the margin above noise and far below 10.
+RATIO = 3.0
 
 
 def analyze() -> None:
