@@ -59,12 +59,7 @@ def hit_and_run(project: Project, name: str, *, passed: int, junk: int, fail_at_
     """An active judge: ``passed`` control items right, then ``junk`` real judgments at random (all
     "out of sync": each screen excluded on their word alone), then perhaps one wrong control item;
     then they leave."""
-    user = member(project, name)
-    Standing.objects.create(project=project, user=user, stage="prefilter", status=StandingStatus.ACTIVE)
-    rates(project, 1.0)
-    for _ in range(passed):
-        judge(project, user, RIGHT, purpose="control")
-    rates(project, 0.0)
+    user = with_record(project, name, passed=passed)
     junk_ids = [judge(project, user, JUNK, purpose="work") for _ in range(junk)]
     if fail_at_end:
         rates(project, 1.0)
