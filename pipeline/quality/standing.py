@@ -143,14 +143,14 @@ def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime
     """The standing of an annotator's first contact with a stage (qualifying where the stage has
     a way to qualify: gold items, or review)."""
     mode = qualification_mode(stage)
-    if mode == "gold" and gold_available(project=project, stage=stage.name) == 0:
+    owed = mode == "gold" and gold_available(project=project, stage=stage.name) == 0
+    if owed:
         # no gold to serve yet: nothing to qualify on now. The annotator works, owing the set
         # (``_owed_set``); their work stands only once they pass it (``entered_unqualified``). Waiting
         # instead for gold whose units are still in the queue stalled honest workers in the adversarial
         # benchmark (the units' last answerers may all have met them as control items)
         mode = ""
     status = StandingStatus.QUALIFYING if mode else StandingStatus.ACTIVE
-    owed = not mode and qualification_mode(stage) == "gold"
     standing, created = Standing.objects.get_or_create(
         project=project,
         user=user,
@@ -494,7 +494,7 @@ def qualification_check(*, stage: StageDefinition, standing: Standing, project: 
             status=StandingStatus.ACTIVE,
             reason="no gold items were left for a qualification",
             evidence=0.0,
-            qualification_owed=qualification_mode(stage) == "gold",
+            qualification_owed=True,  # a set of gold items: the stage qualifies on gold
         )
         event(standing=standing, rule="no-gold", before=before)
         return False
