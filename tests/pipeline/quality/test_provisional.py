@@ -1042,6 +1042,10 @@ def test_an_annotator_let_in_without_a_qualification_set_has_nothing_stand_until
     assert (held.user_id, sorted(held.assignments), held.corroborated) == (early.pk, sorted(junk), 0)
     assert held.why == "let in without a qualification set, fewer than 10 control items passed since"
     assert held.figures["entered_unqualified"] is True
+    # and stopping once the set they owe is served (qualifying, never finishing it) changes nothing
+    Standing.objects.filter(user=early).update(status=StandingStatus.QUALIFYING, attempt=1)
+    assert [item.user_id for item in provisional_held(project=project)] == [early.pk]
+    Standing.objects.filter(user=early).update(status=StandingStatus.ACTIVE, attempt=0)
     # and while fewer gold items are open to them than a set takes (so the set they owe is not served),
     # three passed control items (enough for anybody else) are not enough, a set's worth is
     project.qualification_items = 11
