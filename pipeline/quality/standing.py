@@ -68,7 +68,7 @@ from annotation.services.assignments import assignment_leases_end
 from pipeline.stages.base import StageDefinition, qualification_mode, trusted
 from pipeline.stages.registry import stage_get
 
-from .gold import gold_available, gold_coming_to, gold_open_to, gold_pick, qualification_allowed_wrong
+from .gold import gold_available, gold_coming_to, gold_open_to, qualification_allowed_wrong
 from .rules import LEAD_ACTIONS, Seen, rules_on
 from .sequential import sequential_test
 
@@ -246,16 +246,8 @@ def _owed_set(
     standing goes back to qualifying, with the attempt that found no gold (the first, for one let in at
     their first contact), and the draw's lease is its first item. Passing it makes their work stand as
     anybody's; failing it withdraws their work in the stage (``qualification_check``). One query per
-    control draw while the set is owed (none on the other leases), two more when it starts.
-
-    Not while the set could only be of one kind of gold, another kind waiting in the queue (``gold_pick``'s
-    ``every_class``): it would stop at its first item and refuse the annotator until that gold is free,
-    an active worker kept from work they were doing. They go on owing it, at a few queries per control
-    draw while enough gold is open."""
+    control draw while the set is owed (none on the other leases), two more when it starts."""
     if gold_open_to(project=project, stage=stage.name, user=user).count() < project.qualification_items:
-        return standing
-    rules = stage.gold_pick_rules(project=project, user=user, purpose=Purpose.QUALIFICATION)
-    if gold_pick(project=project, stage=stage.name, user=user, **rules) is None:
         return standing
     row = standing_lock(project_id=project.pk, user_id=user.pk, stage=stage.name)
     if row is None or row.status != StandingStatus.ACTIVE or not row.qualification_owed:

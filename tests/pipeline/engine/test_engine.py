@@ -1138,38 +1138,6 @@ def test_an_annotator_let_in_without_a_set_is_served_it_once_gold_is_free_and_fa
         assert assignment_next(project=project, user=judge, stage="prefilter") is not None
 
 
-def test_an_owed_set_does_not_start_while_it_could_only_be_of_one_kind_of_gold(project):
-    """The owed set started at a control draw once enough gold was open, though the open gold was of one kind
-    while another waited in the queue: the pick then found nothing to serve and the judge was let back in
-    owing it, two events (``qualification-owed``, ``no-gold``) at every control draw and nothing to show."""
-    from annotation.models import Screen
-    from tests.pipeline.quality.builders import WRONG
-
-    # given a set of two, every lease a control draw; three servable gold items of one kind (no flag) and
-    # one of another (non-English) on a screen still waiting in pre-filtering (another judge active, who
-    # can finish it); a judge active owing the set
-    project.qualification_items, project.qualification_extra_items = 2, 0
-    project.control_rate = project.control_rate_new = 1.0
-    project.save(update_fields=["qualification_items", "qualification_extra_items", "control_rate", "control_rate_new"])
-    gold_prefilter(project, 3)
-    (flagged,) = gold_prefilter(project, 1)
-    GoldItem.objects.filter(pk=flagged.pk).update(answer=WRONG)
-    Screen.objects.filter(pk=flagged.screen_id).update(state=ScreenState.PREFILTER)
-    Standing.objects.create(project=project, user=member(project, "busy"), stage="prefilter", status="active")
-    judge = member(project, "judge")
-    Standing.objects.create(project=project, user=judge, stage="prefilter", status="active", qualification_owed=True)
-    # when the judge works: the control draws serve control items, the set waits, no event is written
-    served = [_judge_next(project, judge, RIGHT).purpose for _ in range(2)]
-    assert served == [Purpose.CONTROL] * 2
-    assert not QualityEvent.objects.filter(user=judge).exists()
-    row = Standing.objects.get(user=judge)
-    assert (row.status, row.qualification_owed) == (StandingStatus.ACTIVE, True)
-    # and once the other kind is servable too, the next control draw starts the set
-    Screen.objects.filter(pk=flagged.screen_id).update(state=ScreenState.QUESTIONS_1)
-    assert _judge_next(project, judge, RIGHT).purpose == Purpose.QUALIFICATION
-    assert list(QualityEvent.objects.filter(user=judge).values_list("rule", flat=True)) == ["qualification-owed"]
-
-
 def test_a_qualification_set_is_not_drawn_from_one_kind_of_gold_while_another_kind_waits_in_the_queue(project):
     """With two answers per train question the only servable answers gold was not answerable for a while:
     qualification sets drawn then were all of it, and the adversarial benchmark's constant answerer
