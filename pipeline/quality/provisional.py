@@ -56,9 +56,10 @@ against them vouches for nobody: spammers whose random judgments of a redo unit 
 end the loop. Work already held back is never held again (it is out of the data).
 
 An annotator let into a stage that qualifies on gold without a qualification set, who still owes it (no
-gold item was servable nor coming when they arrived: a stage's first annotators when all its gold is on
-units still in the queue, as with two answers per train question; ``standing.entered_unqualified``; the
-set is served once enough gold is open to them, and failing it withdraws their work) has nothing
+gold item was servable when they arrived, though some may be on units still in the queue: a stage's
+first annotators when all its gold is, as with two answers per train question;
+``standing.entered_unqualified``; the set is served once enough gold is open to them, and failing it
+withdraws their work) has nothing
 confirmed until they have passed a qualification set's worth of control items (``qualification_items``,
 or ``provisional_min_controls`` if more), and their work is not corroborated by agreement meanwhile, nor
 does their held work witness a redo: nobody has seen them do the task right, and the agreement rule is

@@ -174,10 +174,10 @@ def _start(*, stage: StageDefinition, project: Project, user: Any, now: datetime
 
 def entered_unqualified(*, project: Project, stage: str) -> set[int]:
     """The annotators let into ``stage`` without a qualification set although the stage qualifies on gold
-    (``Standing.qualification_owed``): at their first contact no gold item was servable nor coming
-    (``_start``), or their set found none left to serve before its first item (the ``no-gold`` rule), and
-    they have not passed the set they owe yet (``_owed_set``). Their work stands only on the control
-    items they pass meanwhile (``pipeline.quality.provisional``). One query."""
+    (``Standing.qualification_owed``): at their first contact no gold item was servable, whether or not
+    some was coming (``_start``), or their set found none left to serve before its first item (the
+    ``no-gold`` rule), and they have not passed the set they owe yet (``_owed_set``). Their work stands
+    only on the control items they pass meanwhile (``pipeline.quality.provisional``). One query."""
     owed = Standing.objects.filter(project=project, stage=stage, qualification_owed=True)
     return set(owed.values_list("user_id", flat=True))
 
